@@ -1,0 +1,283 @@
+//! Label match expressions.
+//!
+//! One grammar serves host selectors, volume selectors and constraints. It is the edge-platform
+//! grammar (`and`, `or`, `not`, parentheses, `key = value`, `key ~ regex`, a bare `key`, `{}`)
+//! extended with the selector forms users know from Kubernetes (`!=`, `in (…)`, `notin (…)`):
+//!
+//! ```text
+//! expr      := or
+//! or        := and  ( ("or"  | "||") and )*
+//! and       := unary ( ("and" | "&&" | ",") unary )*
+//! unary     := ("not" | "!") unary | "(" expr ")" | "{}" | predicate
+//! predicate := key [ ("=" | "==") value | "!=" value | "~" value
+//!                  | "in" "(" value ("," value)* ")" | "notin" "(" value ("," value)* ")" ]
+//! key       := word | quoted        value := word | quoted
+//! word      := one or more of  A–Z a–z 0–9 . _ / - : * +   (not a keyword)
+//! quoted    := '…' (literal)  |  "…" (with \" and \\ escapes)
+//! ```
+//!
+//! Precedence is `not` > `and` > `or`; both binary operators are left-associative. Keywords are
+//! reserved only as whole words, so `order = x` is fine.
+//!
+//! Semantics on a label set: `k = v` and `k ~ re` and `k in (…)` are false when `k` is absent;
+//! `k != v` and `k notin (…)` are their negations, so they are **true** when `k` is absent; a bare
+//! `k` means "has key `k`"; `{}` matches only the empty label set. Matching is case-sensitive.
+//!
+//! Regular expressions use the [`regex`] crate and are unanchored (like PCRE's default search):
+//! `zone ~ "^eu-"` anchors explicitly. Unlike PCRE there are no look-around assertions and no
+//! backreferences; such a pattern is a parse error naming its position.
+//!
+//! [`Display`](std::fmt::Display) prints a canonical form that parses back to the same tree.
+//!
+//! ```
+//! use placewise::LabelExpr;
+//! use std::collections::BTreeMap;
+//!
+//! let e: LabelExpr = "(gpu and not(tier = bronze)) or zone ~ '^eu-'".parse()?;
+//! let labels = BTreeMap::from([("gpu".to_string(), "a100".to_string())]);
+//! assert!(e.matches_map(&labels));
+//! assert_eq!(e.to_string(), "gpu and not tier = bronze or zone ~ \"^eu-\"");
+//! # Ok::<(), placewise::ParseError>(())
+//! ```
+
+mod compile;
+mod parse;
+
+pub use compile::CompiledExpr;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A compiled regular expression that remembers its source (equality compares sources).
+#[derive(Clone)]
+pub struct Pattern {
+    source: String,
+    regex: regex::Regex,
+}
+
+impl Pattern {
+    /// The source text.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the pattern matches anywhere in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.regex.is_match(text)
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for Pattern {}
+
+impl fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Pattern({:?})", self.source)
+    }
+}
+
+/// A parsed label expression. Build one with [`str::parse`]; see the [module docs](self) for the
+/// grammar and semantics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LabelExpr {
+    /// Both hold.
+    And(Box<LabelExpr>, Box<LabelExpr>),
+    /// Either holds.
+    Or(Box<LabelExpr>, Box<LabelExpr>),
+    /// The inner one does not hold.
+    Not(Box<LabelExpr>),
+    /// The key is present with this value.
+    Eq {
+        /// Label key.
+        key: String,
+        /// Required value.
+        value: String,
+    },
+    /// The key is absent or has another value.
+    Ne {
+        /// Label key.
+        key: String,
+        /// Excluded value.
+        value: String,
+    },
+    /// The key is present with one of these values.
+    In {
+        /// Label key.
+        key: String,
+        /// Allowed values.
+        values: Vec<String>,
+    },
+    /// The key is absent or has none of these values.
+    NotIn {
+        /// Label key.
+        key: String,
+        /// Excluded values.
+        values: Vec<String>,
+    },
+    /// The key is present and its value matches the pattern (unanchored).
+    Matches {
+        /// Label key.
+        key: String,
+        /// The pattern.
+        pattern: Pattern,
+    },
+    /// The key is present.
+    Has(String),
+    /// The label set is empty (`{}`).
+    Empty,
+}
+
+impl std::str::FromStr for LabelExpr {
+    type Err = crate::ParseError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse::parse(s)
+    }
+}
+
+impl LabelExpr {
+    /// Parses an expression.
+    ///
+    /// # Errors
+    ///
+    /// A [`ParseError`](crate::ParseError) with the byte position and what was expected.
+    pub fn parse(s: &str) -> Result<LabelExpr, crate::ParseError> {
+        parse::parse(s)
+    }
+
+    /// Evaluates against labels given as a lookup function and an "is the set empty" flag.
+    pub fn matches_with<'a>(&self, get: &dyn Fn(&str) -> Option<&'a str>, empty: bool) -> bool {
+        match self {
+            LabelExpr::And(a, b) => a.matches_with(get, empty) && b.matches_with(get, empty),
+            LabelExpr::Or(a, b) => a.matches_with(get, empty) || b.matches_with(get, empty),
+            LabelExpr::Not(e) => !e.matches_with(get, empty),
+            LabelExpr::Eq { key, value } => get(key) == Some(value.as_str()),
+            LabelExpr::Ne { key, value } => get(key) != Some(value.as_str()),
+            LabelExpr::In { key, values } => get(key).is_some_and(|v| values.iter().any(|x| x == v)),
+            LabelExpr::NotIn { key, values } => !get(key).is_some_and(|v| values.iter().any(|x| x == v)),
+            LabelExpr::Matches { key, pattern } => get(key).is_some_and(|v| pattern.is_match(v)),
+            LabelExpr::Has(key) => get(key).is_some(),
+            LabelExpr::Empty => empty,
+        }
+    }
+
+    /// Evaluates against a string map (volume labels, site labels, test fixtures).
+    pub fn matches_map(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.matches_with(&|k| labels.get(k).map(String::as_str), labels.is_empty())
+    }
+
+    fn precedence(&self) -> u8 {
+        match self {
+            LabelExpr::Or(..) => 1,
+            LabelExpr::And(..) => 2,
+            LabelExpr::Not(_) => 3,
+            _ => 4,
+        }
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-' | ':' | '*' | '+')
+}
+
+pub(crate) fn is_keyword(s: &str) -> bool {
+    matches!(s, "and" | "or" | "not" | "in" | "notin")
+}
+
+/// Writes a key or value bare when it is a plain word, else double-quoted with escapes.
+fn write_atom(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+    if !s.is_empty() && s.chars().all(is_word_char) && !is_keyword(s) {
+        return f.write_str(s);
+    }
+    f.write_str("\"")?;
+    for c in s.chars() {
+        if c == '"' || c == '\\' {
+            f.write_str("\\")?;
+        }
+        write!(f, "{c}")?;
+    }
+    f.write_str("\"")
+}
+
+fn write_list(f: &mut fmt::Formatter<'_>, values: &[String]) -> fmt::Result {
+    f.write_str("(")?;
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write_atom(f, v)?;
+    }
+    f.write_str(")")
+}
+
+impl fmt::Display for LabelExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Parenthesise a child only where the grammar would otherwise regroup it: a looser
+        // operator anywhere, or the same operator on the right (both are left-associative).
+        let child = |f: &mut fmt::Formatter<'_>, e: &LabelExpr, min: u8| {
+            if e.precedence() < min {
+                write!(f, "({e})")
+            } else {
+                write!(f, "{e}")
+            }
+        };
+        match self {
+            LabelExpr::Or(a, b) | LabelExpr::And(a, b) => {
+                let p = self.precedence();
+                let op = if p == 1 { " or " } else { " and " };
+                child(f, a, p)?;
+                f.write_str(op)?;
+                child(f, b, p + 1)
+            }
+            LabelExpr::Not(e) => {
+                f.write_str("not ")?;
+                child(f, e, 3)
+            }
+            LabelExpr::Eq { key, value } => {
+                write_atom(f, key)?;
+                f.write_str(" = ")?;
+                write_atom(f, value)
+            }
+            LabelExpr::Ne { key, value } => {
+                write_atom(f, key)?;
+                f.write_str(" != ")?;
+                write_atom(f, value)
+            }
+            LabelExpr::In { key, values } => {
+                write_atom(f, key)?;
+                f.write_str(" in ")?;
+                write_list(f, values)
+            }
+            LabelExpr::NotIn { key, values } => {
+                write_atom(f, key)?;
+                f.write_str(" notin ")?;
+                write_list(f, values)
+            }
+            LabelExpr::Matches { key, pattern } => {
+                write_atom(f, key)?;
+                f.write_str(" ~ ")?;
+                write_atom(f, pattern.as_str())
+            }
+            LabelExpr::Has(key) => write_atom(f, key),
+            LabelExpr::Empty => f.write_str("{}"),
+        }
+    }
+}
+
+impl serde::Serialize for LabelExpr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LabelExpr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,401 @@
+//! Lexer and recursive-descent parser for label expressions.
+
+use super::{is_keyword, is_word_char, LabelExpr, Pattern};
+use crate::error::ParseError;
+
+const MAX_DEPTH: usize = 128;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Word(String),
+    Quoted(String),
+    LParen,
+    RParen,
+    Empty,
+    Eq,
+    Ne,
+    Tilde,
+    Comma,
+    Bang,
+    AndAnd,
+    OrOr,
+    End,
+}
+
+impl Tok {
+    fn describe(&self) -> String {
+        match self {
+            Tok::Word(w) => format!("`{w}`"),
+            Tok::Quoted(q) => format!("quoted `{q}`"),
+            Tok::LParen => "`(`".into(),
+            Tok::RParen => "`)`".into(),
+            Tok::Empty => "`{}`".into(),
+            Tok::Eq => "`=`".into(),
+            Tok::Ne => "`!=`".into(),
+            Tok::Tilde => "`~`".into(),
+            Tok::Comma => "`,`".into(),
+            Tok::Bang => "`!`".into(),
+            Tok::AndAnd => "`&&`".into(),
+            Tok::OrOr => "`||`".into(),
+            Tok::End => "end of input".into(),
+        }
+    }
+}
+
+fn lex(input: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
+    let err = |pos: usize, msg: &str| ParseError::new(input, pos, msg);
+    let bytes = input.as_bytes();
+    let mut out = Vec::new();
+    let mut chars = input.char_indices().peekable();
+    while let Some(&(pos, c)) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let next_is = |b: u8| bytes.get(pos + 1) == Some(&b);
+        let tok = match c {
+            '(' => Tok::LParen,
+            ')' => Tok::RParen,
+            ',' => Tok::Comma,
+            '~' => Tok::Tilde,
+            '=' if next_is(b'=') => {
+                chars.next();
+                Tok::Eq
+            }
+            '=' => Tok::Eq,
+            '!' if next_is(b'=') => {
+                chars.next();
+                Tok::Ne
+            }
+            '!' => Tok::Bang,
+            '&' if next_is(b'&') => {
+                chars.next();
+                Tok::AndAnd
+            }
+            '|' if next_is(b'|') => {
+                chars.next();
+                Tok::OrOr
+            }
+            '{' => {
+                chars.next();
+                while chars.peek().is_some_and(|&(_, c)| c.is_whitespace()) {
+                    chars.next();
+                }
+                match chars.peek() {
+                    Some(&(_, '}')) => {}
+                    Some(&(p, _)) => return Err(err(p, "expected `}` to close `{}`")),
+                    None => return Err(err(input.len(), "expected `}` to close `{}`")),
+                }
+                Tok::Empty
+            }
+            '\'' => {
+                chars.next();
+                let mut s = String::new();
+                loop {
+                    match chars.next() {
+                        Some((_, '\'')) => break,
+                        Some((_, c)) => s.push(c),
+                        None => return Err(err(pos, "unterminated quoted string")),
+                    }
+                }
+                out.push((Tok::Quoted(s), pos));
+                continue;
+            }
+            '"' => {
+                chars.next();
+                let mut s = String::new();
+                loop {
+                    match chars.next() {
+                        Some((_, '"')) => break,
+                        Some((_, '\\')) => match chars.peek() {
+                            Some(&(_, c @ ('"' | '\\'))) => {
+                                s.push(c);
+                                chars.next();
+                            }
+                            _ => s.push('\\'),
+                        },
+                        Some((_, c)) => s.push(c),
+                        None => return Err(err(pos, "unterminated quoted string")),
+                    }
+                }
+                out.push((Tok::Quoted(s), pos));
+                continue;
+            }
+            c if is_word_char(c) => {
+                let mut s = String::new();
+                while let Some(&(_, c)) = chars.peek() {
+                    if !is_word_char(c) {
+                        break;
+                    }
+                    s.push(c);
+                    chars.next();
+                }
+                out.push((Tok::Word(s), pos));
+                continue;
+            }
+            other => return Err(err(pos, &format!("unexpected character `{other}`"))),
+        };
+        chars.next();
+        out.push((tok, pos));
+    }
+    out.push((Tok::End, input.len()));
+    Ok(out)
+}
+
+struct Parser<'a> {
+    input: &'a str,
+    toks: Vec<(Tok, usize)>,
+    at: usize,
+    depth: usize,
+}
+
+pub(super) fn parse(input: &str) -> Result<LabelExpr, ParseError> {
+    let toks = lex(input)?;
+    let mut p = Parser { input, toks, at: 0, depth: 0 };
+    if p.peek() == &Tok::End {
+        return Err(p.error("expected an expression"));
+    }
+    let e = p.or()?;
+    if p.peek() != &Tok::End {
+        return Err(p.error(&format!("expected `and`, `or` or end of input, found {}", p.peek().describe())));
+    }
+    Ok(e)
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.at].0
+    }
+
+    fn pos(&self) -> usize {
+        self.toks[self.at].1
+    }
+
+    fn bump(&mut self) -> Tok {
+        let t = self.toks[self.at].0.clone();
+        if self.at + 1 < self.toks.len() {
+            self.at += 1;
+        }
+        t
+    }
+
+    fn error(&self, msg: &str) -> ParseError {
+        ParseError::new(self.input, self.pos(), msg)
+    }
+
+    fn is_word(&self, w: &str) -> bool {
+        matches!(self.peek(), Tok::Word(x) if x == w)
+    }
+
+    fn or(&mut self) -> Result<LabelExpr, ParseError> {
+        let mut left = self.and()?;
+        while self.is_word("or") || self.peek() == &Tok::OrOr {
+            self.bump();
+            let right = self.and()?;
+            left = LabelExpr::Or(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<LabelExpr, ParseError> {
+        let mut left = self.unary()?;
+        while self.is_word("and") || matches!(self.peek(), Tok::AndAnd | Tok::Comma) {
+            self.bump();
+            let right = self.unary()?;
+            left = LabelExpr::And(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<LabelExpr, ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error("expression nested too deeply"));
+        }
+        let e = self.unary_inner();
+        self.depth -= 1;
+        e
+    }
+
+    fn unary_inner(&mut self) -> Result<LabelExpr, ParseError> {
+        if self.is_word("not") || self.peek() == &Tok::Bang {
+            self.bump();
+            return Ok(LabelExpr::Not(Box::new(self.unary()?)));
+        }
+        match self.peek() {
+            Tok::LParen => {
+                self.bump();
+                let e = self.or()?;
+                if self.peek() != &Tok::RParen {
+                    return Err(self.error(&format!("expected `)`, found {}", self.peek().describe())));
+                }
+                self.bump();
+                Ok(e)
+            }
+            Tok::Empty => {
+                self.bump();
+                Ok(LabelExpr::Empty)
+            }
+            _ => self.predicate(),
+        }
+    }
+
+    fn atom(&mut self, what: &str) -> Result<(String, usize), ParseError> {
+        let pos = self.pos();
+        match self.peek().clone() {
+            Tok::Word(w) if !is_keyword(&w) => {
+                self.bump();
+                Ok((w, pos))
+            }
+            Tok::Quoted(q) => {
+                self.bump();
+                Ok((q, pos))
+            }
+            other => Err(self.error(&format!("expected {what}, found {}", other.describe()))),
+        }
+    }
+
+    fn predicate(&mut self) -> Result<LabelExpr, ParseError> {
+        let (key, _) = self.atom("a label key")?;
+        match self.peek() {
+            Tok::Eq => {
+                self.bump();
+                let (value, _) = self.atom("a value after `=`")?;
+                Ok(LabelExpr::Eq { key, value })
+            }
+            Tok::Ne => {
+                self.bump();
+                let (value, _) = self.atom("a value after `!=`")?;
+                Ok(LabelExpr::Ne { key, value })
+            }
+            Tok::Tilde => {
+                self.bump();
+                let (source, pos) = self.atom("a regular expression after `~`")?;
+                let regex = regex::RegexBuilder::new(&source).size_limit(1 << 20).build().map_err(|e| {
+                    let detail = e.to_string();
+                    let last = detail.lines().last().unwrap_or("").trim().to_owned();
+                    ParseError::new(self.input, pos, format!("invalid regular expression ({last})"))
+                })?;
+                Ok(LabelExpr::Matches { key, pattern: Pattern { source, regex } })
+            }
+            Tok::Word(w) if w == "in" || w == "notin" => {
+                let negate = w == "notin";
+                self.bump();
+                let values = self.list()?;
+                Ok(if negate { LabelExpr::NotIn { key, values } } else { LabelExpr::In { key, values } })
+            }
+            _ => Ok(LabelExpr::Has(key)),
+        }
+    }
+
+    fn list(&mut self) -> Result<Vec<String>, ParseError> {
+        if self.peek() != &Tok::LParen {
+            return Err(self.error(&format!("expected `(` to open a value list, found {}", self.peek().describe())));
+        }
+        self.bump();
+        let mut values = vec![self.atom("a value")?.0];
+        while self.peek() == &Tok::Comma {
+            self.bump();
+            values.push(self.atom("a value")?.0);
+        }
+        if self.peek() != &Tok::RParen {
+            return Err(self.error(&format!("expected `,` or `)` in a value list, found {}", self.peek().describe())));
+        }
+        self.bump();
+        Ok(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn published_examples_parse() {
+        for src in [
+            "(foo and not(bar = xx)) or (baz = red) or {}",
+            "(foo and not(bar = xx)) or (baz = 'red') or baz = \"blue\" or {}",
+            "function = heating",
+            "system/type = edge and region = europe",
+            "tier in (gold, silver), rack notin (r3)",
+        ] {
+            parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        }
+    }
+
+    #[test]
+    fn semantics() {
+        let e = |s: &str| parse(s).unwrap();
+        let l = labels(&[("foo", "1"), ("baz", "red"), ("system/type", "edge")]);
+        assert!(e("(foo and not(bar = xx)) or (baz = red) or {}").matches_map(&l));
+        assert!(e("{}").matches_map(&BTreeMap::new()));
+        assert!(!e("{}").matches_map(&l));
+        assert!(e("bar != xx").matches_map(&l), "!= holds when the key is absent");
+        assert!(!e("bar = xx").matches_map(&l));
+        assert!(e("not (bar = xx)").matches_map(&l));
+        assert!(e("baz in (blue, red)").matches_map(&l));
+        assert!(!e("baz notin (blue, red)").matches_map(&l));
+        assert!(e("nope notin (a)").matches_map(&l));
+        assert!(e("system/type ~ 'ed'").matches_map(&l), "regex is unanchored");
+        assert!(!e("system/type ~ '^dge'").matches_map(&l));
+        assert!(e("foo").matches_map(&l));
+        assert!(!e("Foo").matches_map(&l), "case-sensitive");
+        assert!(e("a = 1 or foo and baz = red").matches_map(&l), "and binds tighter than or");
+        assert!(!e("not foo and baz = red").matches_map(&l), "not binds tightest");
+    }
+
+    #[test]
+    fn errors_name_position_and_expectation() {
+        let err = parse("zone = ").unwrap_err();
+        assert_eq!(err.position, 7);
+        assert!(err.expected.contains("a value after `=`"), "{err}");
+        let err = parse("a = b or (c = d").unwrap_err();
+        assert_eq!(err.position, 15);
+        assert!(err.expected.contains("expected `)`"));
+        let err = parse("a ~ '(unclosed'").unwrap_err();
+        assert_eq!(err.position, 4);
+        assert!(err.expected.contains("invalid regular expression"));
+        let err = parse("a = 'open").unwrap_err();
+        assert_eq!((err.position, err.expected.as_str()), (4, "unterminated quoted string"));
+        assert_eq!(parse("").unwrap_err().expected, "expected an expression");
+        assert_eq!(parse("a b").unwrap_err().position, 2);
+        assert!(parse("a in b").unwrap_err().expected.contains("expected `(`"));
+        assert!(parse("{ x").is_err());
+        assert!(parse("a @ b").unwrap_err().expected.contains("unexpected character `@`"));
+        assert!(parse("(?<=x)").is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = "(".repeat(10_000) + "a" + &")".repeat(10_000);
+        assert!(parse(&deep).unwrap_err().expected.contains("nested too deeply"));
+        let nots = "not ".repeat(10_000) + "a";
+        assert!(parse(&nots).is_err());
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for src in [
+            "a = 1 or b = 2 and c",
+            "(a or b) and c",
+            "a or (b or c)",
+            "not (a and b)",
+            "not not a",
+            "k = \"with space\" and \"odd key\" != 'x\"y'",
+            "k in (\"a b\", c) or k notin (\"and\")",
+            "r ~ \"^eu-(west|north)\\\\d\"",
+            "{} or x",
+        ] {
+            let e = parse(src).unwrap_or_else(|err| panic!("{src}: {err}"));
+            let printed = e.to_string();
+            assert_eq!(parse(&printed).unwrap(), e, "{src} printed as {printed}");
+        }
+        assert_eq!(parse("(a or b) and c").unwrap().to_string(), "(a or b) and c");
+        assert_eq!(parse("a==b && !c || {}").unwrap().to_string(), "a = b and not c or {}");
+    }
+}

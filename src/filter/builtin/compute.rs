@@ -1,0 +1,48 @@
+//! Host state: up, enabled, not cordoned, not evicting.
+
+use crate::filter::{Filter, Reason, Verdict};
+use crate::id::HostId;
+use crate::request::Cx;
+
+/// Passes hosts that are up, enabled, not cordoned and not being evicted. Reasons: `host down`,
+/// `host disabled`, `host cordoned`, `host evicting` (the first that applies, in that order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ComputeFilter;
+
+impl Filter for ComputeFilter {
+    fn name(&self) -> &str {
+        "compute"
+    }
+
+    #[inline]
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        // The dense flag column answers the common case without touching the host record.
+        if cx.cluster().is_schedulable(host) {
+            return Verdict::Pass;
+        }
+        let s = cx.host(host).state;
+        Verdict::reject(if !s.up {
+            0
+        } else if !s.enabled {
+            1
+        } else if s.cordoned {
+            2
+        } else {
+            3
+        })
+    }
+
+    fn describe(&self, _cx: &Cx<'_>, reason: Reason) -> String {
+        match reason.0 {
+            0 => "host down",
+            1 => "host disabled",
+            2 => "host cordoned",
+            _ => "host evicting",
+        }
+        .into()
+    }
+
+    fn once_per_request(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,266 @@
+//! Filters: which hosts may take an instance.
+//!
+//! A [`Filter`] looks at one host and says [`Verdict::Pass`] or [`Verdict::Reject`] with a small
+//! [`Reason`] code; text is built only when an explanation is rendered ([`Filter::describe`]).
+//! Filters are object-safe (`Box<dyn Filter>` works), compose with [`FilterExt`] (`and`, `or`,
+//! `not`, `named`), and a closure becomes one with [`filter_fn`].
+//!
+//! ```
+//! use placewise::{filter_fn, Filter, FilterExt, ComputeFilter};
+//!
+//! let no_canary = filter_fn("canary host", |cx, host| cx.cluster().label(host, "canary").is_none());
+//! let filter = ComputeFilter.and(no_canary);
+//! assert_eq!(filter.name(), "compute and canary host");
+//! let boxed: Box<dyn Filter> = Box::new(filter);
+//! # let _ = boxed;
+//! ```
+
+pub mod builtin;
+mod combinator;
+
+pub use combinator::{And, FilterExt, Named, Not, Or};
+
+use crate::error::ScheduleError;
+use crate::id::HostId;
+use crate::request::{Cx, Prepared};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::Arc;
+
+/// Why a filter rejected a host: a code that means something to that filter only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Reason(pub u32);
+
+/// A filter's answer for one host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The host may take the instance.
+    Pass,
+    /// The host may not, for this reason.
+    Reject(Reason),
+}
+
+impl Verdict {
+    /// A rejection with code `code`.
+    #[inline]
+    pub const fn reject(code: u32) -> Verdict {
+        Verdict::Reject(Reason(code))
+    }
+
+    /// Whether this is [`Verdict::Pass`].
+    #[inline]
+    pub const fn is_pass(self) -> bool {
+        matches!(self, Verdict::Pass)
+    }
+}
+
+impl From<bool> for Verdict {
+    /// `true` passes; `false` rejects with reason 0.
+    #[inline]
+    fn from(pass: bool) -> Verdict {
+        if pass {
+            Verdict::Pass
+        } else {
+            Verdict::Reject(Reason(0))
+        }
+    }
+}
+
+/// Collects the rejections of a filtering pass: a histogram by (filter, reason), and, when asked
+/// for, every rejected host.
+#[derive(Debug, Clone, Default)]
+pub struct Rejections {
+    filter: u32,
+    counts: Vec<(u32, Reason, u32)>,
+    hosts: Option<Vec<(HostId, u32, Reason)>>,
+}
+
+impl Rejections {
+    /// An empty collector; `per_host` also records each rejected host.
+    pub fn new(per_host: bool) -> Self {
+        Rejections { filter: 0, counts: Vec::new(), hosts: per_host.then(Vec::new) }
+    }
+
+    /// Empties the collector, keeping its allocations.
+    pub fn clear(&mut self, per_host: bool) {
+        self.filter = 0;
+        self.counts.clear();
+        match (&mut self.hosts, per_host) {
+            (Some(h), true) => h.clear(),
+            (slot, want) => *slot = want.then(Vec::new),
+        }
+    }
+
+    /// Sets which filter (by position in the scheduler) the next rejections belong to.
+    pub fn set_filter(&mut self, filter: u32) {
+        self.filter = filter;
+    }
+
+    /// Records that `host` was rejected for `reason` by the current filter.
+    #[inline]
+    pub fn reject(&mut self, host: HostId, reason: Reason) {
+        let filter = self.filter;
+        match self.counts.iter_mut().rev().find(|c| c.0 == filter && c.1 == reason) {
+            Some(c) => c.2 += 1,
+            None => self.counts.push((filter, reason, 1)),
+        }
+        if let Some(hosts) = &mut self.hosts {
+            hosts.push((host, filter, reason));
+        }
+    }
+
+    /// `(filter position, reason, count)` in the order first seen.
+    pub fn counts(&self) -> &[(u32, Reason, u32)] {
+        &self.counts
+    }
+
+    /// Every rejected host with its filter position and reason, if recorded.
+    pub fn hosts(&self) -> Option<&[(HostId, u32, Reason)]> {
+        self.hosts.as_deref()
+    }
+
+    /// Total number of rejections.
+    pub fn total(&self) -> u32 {
+        self.counts.iter().map(|c| c.2).sum()
+    }
+}
+
+/// Decides, host by host, whether a host may take an instance.
+///
+/// Only [`name`](Filter::name) and [`check`](Filter::check) are required. The scheduler calls
+/// [`prepare`](Filter::prepare) once per request (to compile whatever the request carries for
+/// this filter; the result comes back through [`Cx::state`]), then
+/// [`check_batch`](Filter::check_batch) once per instance over the current candidates.
+///
+/// Filters are assumed **monotone within a request**: placing an instance never makes a rejected
+/// host acceptable, so the scheduler re-checks only the hosts that passed for the previous
+/// instance.
+pub trait Filter: Send + Sync {
+    /// A short name for explanations and configuration.
+    fn name(&self) -> &str;
+
+    /// Per-request preparation. The default prepares nothing.
+    ///
+    /// # Errors
+    ///
+    /// A [`ScheduleError`] when the request carries input this filter cannot use.
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        let _ = cx;
+        Ok(None)
+    }
+
+    /// The verdict for one host.
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict;
+
+    /// Keeps the passing hosts of `hosts` (in order) and records the others in `rejected`. The
+    /// default loops over [`check`](Filter::check); it is compiled per filter type, so the
+    /// per-host call is static even when the filter is used as `dyn Filter`.
+    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
+        hosts.retain(|&h| match self.check(cx, h) {
+            Verdict::Pass => true,
+            Verdict::Reject(r) => {
+                rejected.reject(h, r);
+                false
+            }
+        });
+    }
+
+    /// Text for a rejection reason, such as `insufficient memory`. The default is
+    /// `rejected by <name>`.
+    fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
+        let _ = (cx, reason);
+        format!("rejected by {}", self.name())
+    }
+
+    /// Whether the verdict depends only on the request and the snapshot, not on earlier
+    /// instances of the same request; such a filter runs for the first instance only.
+    fn once_per_request(&self) -> bool {
+        false
+    }
+}
+
+macro_rules! forward_filter {
+    ($($ty:ty),*) => {$(
+        impl<F: Filter + ?Sized> Filter for $ty {
+            fn name(&self) -> &str { (**self).name() }
+            fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> { (**self).prepare(cx) }
+            fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict { (**self).check(cx, host) }
+            fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
+                (**self).check_batch(cx, hosts, rejected)
+            }
+            fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String { (**self).describe(cx, reason) }
+            fn once_per_request(&self) -> bool { (**self).once_per_request() }
+        }
+    )*};
+}
+
+forward_filter!(&F, Box<F>, Arc<F>);
+
+/// A filter made from a closure; see [`filter_fn`].
+#[derive(Clone)]
+pub struct FilterFn<F> {
+    name: String,
+    f: F,
+}
+
+impl<F> fmt::Debug for FilterFn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FilterFn").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Wraps a closure `|cx, host| -> bool` as a [`Filter`] called `name`. A rejected host is
+/// explained as `rejected by <name>`.
+pub fn filter_fn<F>(name: impl Into<String>, f: F) -> FilterFn<F>
+where
+    F: Fn(&Cx<'_>, HostId) -> bool + Send + Sync,
+{
+    FilterFn { name: name.into(), f }
+}
+
+impl<F> Filter for FilterFn<F>
+where
+    F: Fn(&Cx<'_>, HostId) -> bool + Send + Sync,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[inline]
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        (self.f)(cx, host).into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_is_object_safe_and_forwards() {
+        let f = filter_fn("even", |_, h| h.0 % 2 == 0);
+        let boxed: Box<dyn Filter> = Box::new(f.clone());
+        let arc: Arc<dyn Filter> = Arc::new(f.clone());
+        let by_ref: &dyn Filter = &f;
+        for f in [&*boxed, &*arc, by_ref, &&f as &dyn Filter] {
+            assert_eq!(f.name(), "even");
+        }
+    }
+
+    #[test]
+    fn rejections_count_by_filter_and_reason() {
+        let mut r = Rejections::new(true);
+        r.set_filter(0);
+        r.reject(HostId(1), Reason(2));
+        r.reject(HostId(2), Reason(2));
+        r.set_filter(1);
+        r.reject(HostId(3), Reason(2));
+        assert_eq!(r.counts(), &[(0, Reason(2), 2), (1, Reason(2), 1)]);
+        assert_eq!(r.total(), 3);
+        assert_eq!(r.hosts().unwrap().len(), 3);
+        r.clear(false);
+        assert!(r.hosts().is_none());
+        assert_eq!(r.total(), 0);
+    }
+}

@@ -1,0 +1,98 @@
+//! Dense `u32` identifiers.
+//!
+//! Every entity the scheduler touches on its hot path is named by a small integer that indexes a
+//! dense `Vec`: hosts, disks, topology domains, aggregates, resource kinds and interned strings.
+//! Names are mapped to ids once, at the edges (building a cluster, compiling a request).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! id_type {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The id as a `usize`, for indexing a dense `Vec`.
+            #[inline]
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+
+            /// The id for the given dense index.
+            ///
+            /// # Panics
+            ///
+            /// Panics if `index` does not fit in a `u32`; the snapshot never holds that many items.
+            #[inline]
+            pub fn from_index(index: usize) -> Self {
+                Self(u32::try_from(index).expect("id space is u32"))
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!(stringify!($name), "({})"), self.0)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A host in a [`Cluster`](crate::Cluster): an index into its dense host table.
+    ///
+    /// Ids are stable across [`ClusterEvent`](crate::ClusterEvent)s: a removed host leaves a
+    /// hole, an added host gets the next id.
+    HostId
+);
+id_type!(
+    /// A disk of one host: its position in [`Host::disks`](crate::Host::disks). A disk is fully
+    /// addressed by `(HostId, DiskId)`.
+    DiskId
+);
+id_type!(
+    /// A domain (one value) of one topology level, such as zone `az1`: an index into that level's
+    /// domain list in [`Topology`](crate::Topology).
+    DomainId
+);
+id_type!(
+    /// An interned string (label key or value, metric name, group name), compared as an integer.
+    Symbol
+);
+id_type!(
+    /// A named host set with metadata, an index into [`Cluster::aggregates`](crate::Cluster::aggregates).
+    AggregateId
+);
+id_type!(
+    /// A resource kind (vCPUs, memory, disk, or a named extended resource such as `gpu`): an
+    /// index into [`ResourceKinds`](crate::ResourceKinds).
+    ResourceId
+);
+
+impl ResourceId {
+    /// Virtual CPUs.
+    pub const VCPUS: ResourceId = ResourceId(0);
+    /// Memory in MiB.
+    pub const MEMORY_MB: ResourceId = ResourceId(1);
+    /// Local disk in GiB.
+    pub const DISK_GB: ResourceId = ResourceId(2);
+}
+
+impl DomainId {
+    /// The host has no value for this topology level.
+    pub const NONE: DomainId = DomainId(u32::MAX);
+
+    /// Whether this is [`DomainId::NONE`].
+    #[inline]
+    pub const fn is_none(self) -> bool {
+        self.0 == u32::MAX
+    }
+}

@@ -1,0 +1,106 @@
+//! placewise decides where workloads go.
+//!
+//! Give it an in-memory [`Cluster`] snapshot and a [`Request`]; a [`Scheduler`] made of
+//! [`Filter`]s and [`Weigher`]s returns a [`Placement`] that says which host takes each instance,
+//! and an [`Explanation`] of every decision.
+//!
+//! # Contents
+//!
+//! - [Quick start](#quick-start)
+//! - [API themes](#api-themes)
+//! - [Modules](#modules)
+//!
+//! # Quick start
+//!
+//! ```
+//! use placewise::{
+//!     AvailabilityZoneFilter, Cluster, ComputeFilter, FreeResourceWeigher, HostSpec, Request,
+//!     ResourceFilter, Scheduler,
+//! };
+//!
+//! let cluster = Cluster::builder()
+//!     .host(HostSpec::new("node-1").vcpus(16.0).memory_mb(65536.0).zone("az1"))
+//!     .host(HostSpec::new("node-2").vcpus(16.0).memory_mb(32768.0).zone("az1"))
+//!     .host(HostSpec::new("node-3").vcpus(16.0).memory_mb(65536.0).zone("az2"))
+//!     .build()?;
+//!
+//! let scheduler = Scheduler::builder()
+//!     .filter(ComputeFilter)
+//!     .filter(ResourceFilter::new())
+//!     .filter(AvailabilityZoneFilter)
+//!     .weigher(FreeResourceWeigher::ram(), 1.0) // positive: spread by free memory
+//!     .build()?;
+//!
+//! let request = Request::new(2).vcpus(4.0).memory_mb(16384.0).zone("az1");
+//! let placement = scheduler.schedule(&cluster, &request)?;
+//! let hosts: Vec<&str> = placement.selections.iter().map(|s| s.host_name.as_str()).collect();
+//! assert_eq!(hosts, ["node-1", "node-1"]);
+//!
+//! let too_big = Request::new(1).memory_mb(100_000.0);
+//! let failed = scheduler.schedule(&cluster, &too_big)?;
+//! assert!(!failed.is_complete());
+//! assert_eq!(failed.explanation.to_string(), "0/3 hosts are available: 3 insufficient memory");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # API themes
+//!
+//! - **Snapshots are values.** A [`Cluster`] never changes; [`Cluster::apply`] returns a new one
+//!   for a [`ClusterEvent`] and shares every untouched host. Hosts are dense [`HostId`]s; labels
+//!   are interned [`Symbol`]s.
+//! - **Validation at the edges.** [`ClusterBuilder`], JSON deserialisation and
+//!   [`Request::compile`] check names, numbers and expressions once and report a typed
+//!   [`BuildError`] naming the host, field or position. The core then trusts its input.
+//! - **Composable traits.** [`Filter`] and [`Weigher`] are object-safe, have closure adapters
+//!   ([`filter_fn`], [`weigher_fn`]) and pass-through impls for `&T`, `Box<T>` and `Arc<T>`;
+//!   filters combine with [`FilterExt`] (`and`, `or`, `not`, `named`).
+//! - **Ranking is tiers.** Weighers in a tier are [normalised](normalize) and summed with their
+//!   multipliers; tiers compare one after another; ties go to the lowest host id, or to a seeded
+//!   pick among the best `k` ([`SchedulerBuilder::host_subset_size`]).
+//! - **Rejections are data.** "No valid host" is a [`Placement`] with fewer selections and an
+//!   [`Explanation`] (`0/12 hosts are available: 7 insufficient memory, 5 not in zone az2`), not
+//!   an error. `Err` means the input was wrong.
+//! - **No allocation per host on the hot path.** Candidate lists, scores and the [`Overlay`] of
+//!   virtual consumption live in a reusable [`Scratch`] ([`Scheduler::schedule_with`]).
+//!
+//! # Modules
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`id`] | dense `u32` ids |
+//! | [`error`] | [`BuildError`], [`EventError`], [`ScheduleError`], [`ParseError`] |
+//! | [`snapshot`] | [`Cluster`], its builder and JSON form, [`ClusterEvent`], [`Overlay`] |
+//! | [`expr`] | label expressions ([`LabelExpr`]) and their compiled form |
+//! | [`request`] | [`Request`], and [`Cx`], what filters and weighers see |
+//! | [`filter`] | the [`Filter`] trait, adapters, combinators and [`filter::builtin`] |
+//! | [`weigh`] | the [`Weigher`] trait, [`normalize`] and [`weigh::builtin`] |
+//! | [`rng`] | the seeded generator behind random picks |
+//! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
+//! | [`explain`] | [`Explanation`] and its parts |
+
+pub mod error;
+pub mod explain;
+pub mod expr;
+pub mod filter;
+pub mod id;
+pub mod request;
+pub mod rng;
+pub mod schedule;
+pub mod snapshot;
+pub mod weigh;
+
+pub use error::{BuildError, EventError, ParseError, ScheduleError};
+pub use explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
+pub use expr::{CompiledExpr, LabelExpr};
+pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
+pub use filter::{filter_fn, Filter, FilterExt, Reason, Rejections, Verdict};
+pub use id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
+pub use request::{CompiledRequest, Cx, ExplainOptions, Prepared, Request};
+pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection};
+pub use snapshot::{
+    Aggregate, AggregateSpec, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk, DiskSpec, Host, HostSpec,
+    HostState, Instance, InstanceSpec, Interner, Labels, Overlay, Resource, ResourceKinds, ResourceSpec, StateChange,
+    Topology,
+};
+pub use weigh::builtin::FreeResourceWeigher;
+pub use weigh::{normalize, weigher_fn, Bounds, Weigher};

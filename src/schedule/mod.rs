@@ -1,0 +1,521 @@
+//! The scheduler: filter, rank in tiers, pick, consume virtually, repeat.
+//!
+//! [`Scheduler::schedule`] places `request.count` instances one after another:
+//!
+//! 1. **Filter.** Filters run in the order they were added; a host stops at the first filter that
+//!    rejects it, and once a filter leaves no host the later ones do not run. For the first
+//!    instance every live host is a candidate; each later instance starts from the hosts that
+//!    passed for the previous one (filters are monotone within a request), and filters that say
+//!    [`once_per_request`](crate::Filter::once_per_request) are not run again.
+//! 2. **Rank.** With two or more candidates, every weigher of a tier gives raw values, which are
+//!    [normalised](crate::normalize) over the candidates, multiplied by the weigher's multiplier and
+//!    summed into the tier's score. Hosts compare by tier 0's score (higher wins), then tier 1's,
+//!    and so on; remaining ties go to the lower [`HostId`].
+//! 3. **Pick.** The best host, or with [`host_subset_size`](SchedulerBuilder::host_subset_size)
+//!    `k > 1` a uniformly random one of the best `k`, drawn from a generator seeded by the
+//!    request's seed or the scheduler's. Same snapshot, request and seed: same answer.
+//! 4. **Consume.** The pick's resources are recorded in an [`Overlay`]; the next instance sees
+//!    them as used. The [`Cluster`] is never mutated.
+//!
+//! If an instance finds no host, scheduling stops there: the [`Placement`] holds the instances
+//! placed so far and an [`Explanation`] of the failure. That is an outcome, not an error.
+
+use crate::error::{BuildError, ScheduleError};
+use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
+use crate::filter::{Filter, Rejections};
+use crate::id::HostId;
+use crate::request::{Cx, Prepared, Request};
+use crate::snapshot::{Cluster, Overlay};
+use crate::weigh::{normalize, Weigher};
+use crate::rng::SplitMix64;
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+use std::cmp::Ordering;
+use std::fmt;
+
+/// One placed instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Selection {
+    /// Index of the instance within the request.
+    pub instance: u32,
+    /// The chosen host.
+    pub host: HostId,
+    /// Its name.
+    pub host_name: String,
+    /// Its score in each ranking tier (all 0 when it was the only candidate).
+    pub scores: Vec<f64>,
+}
+
+/// The outcome of scheduling one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Placement {
+    /// Instances requested.
+    pub requested: u32,
+    /// Instances placed, in order; fewer than requested when one found no host.
+    pub selections: Vec<Selection>,
+    /// Why.
+    pub explanation: Explanation,
+}
+
+impl Placement {
+    /// Whether every requested instance found a host.
+    pub fn is_complete(&self) -> bool {
+        self.selections.len() == self.requested as usize
+    }
+
+    /// The chosen hosts, in instance order.
+    pub fn hosts(&self) -> impl Iterator<Item = HostId> + '_ {
+        self.selections.iter().map(|s| s.host)
+    }
+}
+
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "placed {}/{}", self.selections.len(), self.requested)?;
+        for (i, s) in self.selections.iter().enumerate() {
+            f.write_str(if i == 0 { ": " } else { ", " })?;
+            f.write_str(&s.host_name)?;
+        }
+        write!(f, " ({})", self.explanation)
+    }
+}
+
+struct Weighed {
+    weigher: Box<dyn Weigher>,
+    multiplier: f64,
+}
+
+/// Reusable buffers for [`Scheduler::schedule_with`]: candidates, scores and the overlay. After
+/// the first call on a cluster of a given size, scheduling allocates only for its output.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    candidates: Vec<HostId>,
+    raw: Vec<f64>,
+    scores: Vec<f64>,
+    order: Vec<u32>,
+    overlay: Overlay,
+    rejections: Rejections,
+}
+
+impl Scratch {
+    /// Empty buffers.
+    pub fn new() -> Self {
+        Scratch::default()
+    }
+}
+
+/// Filters, ranking tiers and selection settings; see the [module docs](self).
+///
+/// ```
+/// use placewise::{Cluster, HostSpec, Request, Scheduler, ComputeFilter, ResourceFilter, FreeResourceWeigher};
+///
+/// let cluster = Cluster::builder()
+///     .host(HostSpec::new("small").vcpus(4.0).memory_mb(8192.0))
+///     .host(HostSpec::new("big").vcpus(32.0).memory_mb(131072.0))
+///     .build()?;
+/// let scheduler = Scheduler::builder()
+///     .filter(ComputeFilter)
+///     .filter(ResourceFilter::new())
+///     .weigher(FreeResourceWeigher::ram(), 1.0)
+///     .build()?;
+/// let placement = scheduler.schedule(&cluster, &Request::new(1).memory_mb(16384.0))?;
+/// assert_eq!(placement.selections[0].host_name, "big");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Scheduler {
+    filters: Vec<Box<dyn Filter>>,
+    tiers: Vec<Vec<Weighed>>,
+    host_subset_size: usize,
+    seed: u64,
+}
+
+impl fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let filters: Vec<&str> = self.filters.iter().map(|x| x.name()).collect();
+        let tiers: Vec<Vec<(&str, f64)>> =
+            self.tiers.iter().map(|t| t.iter().map(|w| (w.weigher.name(), w.multiplier)).collect()).collect();
+        f.debug_struct("Scheduler")
+            .field("filters", &filters)
+            .field("tiers", &tiers)
+            .field("host_subset_size", &self.host_subset_size)
+            .field("seed", &self.seed)
+            .finish()
+    }
+}
+
+/// Builds a [`Scheduler`]. Filters run in the order added; weighers go into the current tier,
+/// and [`tier`](SchedulerBuilder::tier) starts the next one.
+#[derive(Default)]
+pub struct SchedulerBuilder {
+    filters: Vec<Box<dyn Filter>>,
+    tiers: Vec<Vec<Weighed>>,
+    host_subset_size: usize,
+    seed: u64,
+}
+
+impl fmt::Debug for SchedulerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SchedulerBuilder").field("filters", &self.filters.len()).finish_non_exhaustive()
+    }
+}
+
+impl SchedulerBuilder {
+    /// Appends a filter.
+    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
+        self.filter_boxed(Box::new(filter))
+    }
+
+    /// Appends a boxed filter.
+    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
+        self.filters.push(filter);
+        self
+    }
+
+    /// Adds a weigher with its multiplier to the current tier.
+    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
+        self.weigher_boxed(Box::new(weigher), multiplier)
+    }
+
+    /// Adds a boxed weigher with its multiplier to the current tier.
+    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
+        if self.tiers.is_empty() {
+            self.tiers.push(Vec::new());
+        }
+        if let Some(tier) = self.tiers.last_mut() {
+            tier.push(Weighed { weigher, multiplier });
+        }
+        self
+    }
+
+    /// Starts a new ranking tier: hosts tied on every earlier tier are compared by this one.
+    pub fn tier(mut self) -> Self {
+        if self.tiers.last().is_some_and(|t| !t.is_empty()) {
+            self.tiers.push(Vec::new());
+        }
+        self
+    }
+
+    /// Picks at random among the best `k` hosts (default 1: always the best).
+    pub fn host_subset_size(mut self, k: usize) -> Self {
+        self.host_subset_size = k;
+        self
+    }
+
+    /// Seed for the random pick when the request has none (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Validates and builds.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Config`] for a non-finite multiplier or a subset size of 0.
+    pub fn build(mut self) -> Result<Scheduler, BuildError> {
+        if self.host_subset_size == 0 {
+            return Err(BuildError::Config { message: "host_subset_size must be at least 1".into() });
+        }
+        for w in self.tiers.iter().flatten() {
+            if !w.multiplier.is_finite() {
+                return Err(BuildError::Config {
+                    message: format!("weigher `{}` has a non-finite multiplier ({})", w.weigher.name(), w.multiplier),
+                });
+            }
+        }
+        self.tiers.retain(|t| !t.is_empty());
+        Ok(Scheduler {
+            filters: self.filters,
+            tiers: self.tiers,
+            host_subset_size: self.host_subset_size,
+            seed: self.seed,
+        })
+    }
+}
+
+impl Scheduler {
+    /// A builder with no filters, no weighers, subset size 1 and seed 0.
+    pub fn builder() -> SchedulerBuilder {
+        SchedulerBuilder { host_subset_size: 1, ..SchedulerBuilder::default() }
+    }
+
+    /// The filters, in run order.
+    pub fn filters(&self) -> impl Iterator<Item = &dyn Filter> + '_ {
+        self.filters.iter().map(|f| &**f)
+    }
+
+    /// Places `request.count` instances on `cluster`; see the [module docs](self).
+    ///
+    /// Computes in O(instances × candidates × (filters + weighers)), allocating only for the
+    /// result; use [`schedule_with`](Scheduler::schedule_with) to reuse buffers across calls.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError`] when the request is malformed or a filter or weigher cannot prepare for
+    /// it. A request that does not fit is an `Ok` [`Placement`] with fewer selections.
+    pub fn schedule(&self, cluster: &Cluster, request: &Request) -> Result<Placement, ScheduleError> {
+        self.schedule_with(&mut Scratch::new(), cluster, request)
+    }
+
+    /// As [`schedule`](Scheduler::schedule), with caller-owned buffers.
+    ///
+    /// # Errors
+    ///
+    /// As [`schedule`](Scheduler::schedule).
+    pub fn schedule_with(
+        &self,
+        scratch: &mut Scratch,
+        cluster: &Cluster,
+        request: &Request,
+    ) -> Result<Placement, ScheduleError> {
+        let compiled = request.compile(cluster)?;
+        let Scratch { candidates, raw, scores, order, overlay, rejections } = scratch;
+        overlay.clear();
+        rejections.clear(request.explain.verdicts);
+        candidates.clear();
+        cluster.collect_host_ids(candidates);
+        let hosts = candidates.len() as u32;
+
+        let (filter_states, weigher_states) = {
+            let cx = Cx::new(cluster, request, &compiled, overlay, 0);
+            let f: SmallVec<[Prepared; 8]> = self.filters.iter().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
+            let w: SmallVec<[Prepared; 8]> =
+                self.tiers.iter().flatten().map(|w| w.weigher.prepare(&cx)).collect::<Result<_, _>>()?;
+            (f, w)
+        };
+
+        let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
+        let mut selections = Vec::with_capacity(request.count as usize);
+        let mut top = Vec::new();
+        let mut instance = 0;
+        for i in 0..request.count {
+            instance = i;
+            let cx = Cx::new(cluster, request, &compiled, overlay, i);
+            for (fi, f) in self.filters.iter().enumerate() {
+                if candidates.is_empty() {
+                    break;
+                }
+                if i > 0 && f.once_per_request() {
+                    continue;
+                }
+                rejections.set_filter(fi as u32);
+                f.check_batch(&cx.with_state(filter_states[fi].as_deref()), candidates, rejections);
+            }
+            if candidates.is_empty() {
+                break;
+            }
+            let n = candidates.len();
+            let explain_top = if i == 0 { request.explain.top as usize } else { 0 };
+            let mut terms = Vec::new();
+            self.score(&cx, &weigher_states, candidates, raw, scores, explain_top > 0, &mut terms);
+            let best = self.pick(n, candidates, scores, order, &mut rng);
+            if explain_top > 0 {
+                top = self.breakdown(cluster, candidates, scores, order, &terms, explain_top);
+            }
+            let host = candidates[best];
+            let tiers = self.tiers.len();
+            selections.push(Selection {
+                instance: i,
+                host,
+                host_name: cluster.host_name(host).to_owned(),
+                scores: (0..tiers).map(|t| scores[t * n + best]).collect(),
+            });
+            overlay.consume(host, &compiled.resources);
+        }
+
+        let cx = Cx::new(cluster, request, &compiled, overlay, instance);
+        let explanation = self.explain(&cx, &filter_states, hosts, candidates, rejections, top);
+        Ok(Placement { requested: request.count, selections, explanation })
+    }
+
+    /// Fills `scores` (tier-major, `tiers × n`) for the candidates. With fewer than two
+    /// candidates nothing is weighed and every score is 0.
+    #[allow(clippy::too_many_arguments)]
+    fn score(
+        &self,
+        cx: &Cx<'_>,
+        states: &[Prepared],
+        candidates: &[HostId],
+        raw: &mut Vec<f64>,
+        scores: &mut Vec<f64>,
+        keep_terms: bool,
+        terms: &mut Vec<(f64, f64)>,
+    ) {
+        let n = candidates.len();
+        scores.clear();
+        scores.resize(self.tiers.len() * n, 0.0);
+        if n < 2 {
+            return;
+        }
+        raw.resize(n, 0.0);
+        let mut wi = 0;
+        for (t, tier) in self.tiers.iter().enumerate() {
+            let out = &mut scores[t * n..(t + 1) * n];
+            for w in tier {
+                let wcx = cx.with_state(states[wi].as_deref());
+                wi += 1;
+                w.weigher.weigh_batch(&wcx, candidates, raw);
+                if keep_terms {
+                    terms.extend(raw.iter().map(|&r| (r, 0.0)));
+                }
+                normalize(raw, w.weigher.bounds());
+                if keep_terms {
+                    let base = terms.len() - n;
+                    for (term, &v) in terms[base..].iter_mut().zip(raw.iter()) {
+                        term.1 = v;
+                    }
+                }
+                for (s, &v) in out.iter_mut().zip(raw.iter()) {
+                    *s += w.multiplier * v;
+                }
+            }
+        }
+    }
+
+    /// Compares candidates `a` and `b` (indices): `Less` means `a` ranks first.
+    #[inline]
+    fn rank(&self, a: usize, b: usize, n: usize, candidates: &[HostId], scores: &[f64]) -> Ordering {
+        for t in 0..self.tiers.len() {
+            let (sa, sb) = (scores[t * n + a], scores[t * n + b]);
+            match sb.partial_cmp(&sa) {
+                Some(Ordering::Equal) | None => {}
+                Some(o) => return o,
+            }
+        }
+        candidates[a].cmp(&candidates[b])
+    }
+
+    /// Index of the chosen candidate; leaves the best `k` (sorted) in `order` when `k > 1`.
+    fn pick(
+        &self,
+        n: usize,
+        candidates: &[HostId],
+        scores: &[f64],
+        order: &mut Vec<u32>,
+        rng: &mut SplitMix64,
+    ) -> usize {
+        let k = self.host_subset_size.min(n);
+        if k <= 1 {
+            let mut best = 0;
+            for c in 1..n {
+                if self.rank(c, best, n, candidates, scores) == Ordering::Less {
+                    best = c;
+                }
+            }
+            return best;
+        }
+        self.best_k(k, n, candidates, scores, order);
+        order[rng.below(k)] as usize
+    }
+
+    fn best_k(&self, k: usize, n: usize, candidates: &[HostId], scores: &[f64], order: &mut Vec<u32>) {
+        order.clear();
+        order.extend(0..n as u32);
+        let cmp = |a: &u32, b: &u32| self.rank(*a as usize, *b as usize, n, candidates, scores);
+        if k < n {
+            order.select_nth_unstable_by(k - 1, cmp);
+            order.truncate(k);
+        }
+        order.sort_unstable_by(cmp);
+    }
+
+    fn breakdown(
+        &self,
+        cluster: &Cluster,
+        candidates: &[HostId],
+        scores: &[f64],
+        order: &mut Vec<u32>,
+        terms: &[(f64, f64)],
+        top: usize,
+    ) -> Vec<RankedHost> {
+        let n = candidates.len();
+        let k = top.min(n);
+        self.best_k(k, n, candidates, scores, order);
+        order
+            .iter()
+            .map(|&c| {
+                let c = c as usize;
+                let mut list = Vec::new();
+                let mut wi = 0;
+                for (t, tier) in self.tiers.iter().enumerate() {
+                    for w in tier {
+                        // With one candidate nothing was weighed: report zeros.
+                        let (raw, normalized) = terms.get(wi * n + c).copied().unwrap_or((0.0, 0.0));
+                        wi += 1;
+                        list.push(WeightTerm {
+                            tier: t as u32,
+                            weigher: w.weigher.name().to_owned(),
+                            raw,
+                            normalized,
+                            multiplier: w.multiplier,
+                            weighted: normalized * w.multiplier,
+                        });
+                    }
+                }
+                RankedHost {
+                    host: cluster.host_name(candidates[c]).to_owned(),
+                    scores: (0..self.tiers.len()).map(|t| scores[t * n + c]).collect(),
+                    terms: list,
+                }
+            })
+            .collect()
+    }
+
+    fn explain(
+        &self,
+        cx: &Cx<'_>,
+        states: &[Prepared],
+        hosts: u32,
+        candidates: &[HostId],
+        rejections: &Rejections,
+        top: Vec<RankedHost>,
+    ) -> Explanation {
+        let describe = |filter: u32, reason| {
+            let f = &self.filters[filter as usize];
+            (f.name().to_owned(), f.describe(&cx.with_state(states[filter as usize].as_deref()), reason))
+        };
+        let mut counts: Vec<RejectionCount> = rejections
+            .counts()
+            .iter()
+            .map(|&(filter, reason, count)| {
+                let (filter, reason) = describe(filter, reason);
+                RejectionCount { filter, reason, count }
+            })
+            .collect();
+        counts.sort_by(|a, b| b.count.cmp(&a.count));
+        let mut verdicts = Vec::new();
+        if let Some(rejected) = rejections.hosts() {
+            let cluster = cx.cluster();
+            let mut rejected = rejected.to_vec();
+            rejected.sort_by_key(|r| r.0);
+            for (id, host) in cluster.hosts() {
+                let verdict = match rejected.binary_search_by_key(&id, |r| r.0) {
+                    Ok(i) => {
+                        let (filter, reason) = describe(rejected[i].1, rejected[i].2);
+                        HostVerdict {
+                            host: host.name.to_string(),
+                            passed: false,
+                            filter: Some(filter),
+                            reason: Some(reason),
+                        }
+                    }
+                    Err(_) => HostVerdict { host: host.name.to_string(), passed: true, filter: None, reason: None },
+                };
+                verdicts.push(verdict);
+            }
+        }
+        Explanation {
+            hosts,
+            available: candidates.len() as u32,
+            instance: cx.instance(),
+            rejections: counts,
+            verdicts,
+            top,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

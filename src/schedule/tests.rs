@@ -1,0 +1,209 @@
+use super::*;
+use crate::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
+use crate::filter::filter_fn;
+use crate::request::ExplainOptions;
+use crate::snapshot::{HostSpec, HostState, ResourceSpec};
+use crate::weigh::builtin::FreeResourceWeigher;
+use crate::weigh::weigher_fn;
+
+fn cluster() -> Cluster {
+    Cluster::builder()
+        .host(HostSpec::new("a").vcpus(8.0).memory_mb(4096.0).zone("az1").label("tier", "gold"))
+        .host(HostSpec::new("b").vcpus(8.0).memory_mb(8192.0).zone("az1"))
+        .host(HostSpec::new("c").vcpus(8.0).memory_mb(2048.0).zone("az2"))
+        .host(
+            HostSpec::new("d")
+                .vcpus(8.0)
+                .memory_mb(16384.0)
+                .zone("az2")
+                .state(HostState { up: false, ..HostState::default() }),
+        )
+        .build()
+        .unwrap()
+}
+
+fn standard(multiplier: f64) -> Scheduler {
+    Scheduler::builder()
+        .filter(ComputeFilter)
+        .filter(ResourceFilter::new())
+        .filter(AvailabilityZoneFilter)
+        .filter(LabelSelectorFilter)
+        .weigher(FreeResourceWeigher::ram(), multiplier)
+        .build()
+        .unwrap()
+}
+
+fn names(p: &Placement) -> Vec<&str> {
+    p.selections.iter().map(|s| s.host_name.as_str()).collect()
+}
+
+#[test]
+fn spreads_and_stacks_by_multiplier_sign() {
+    let c = cluster();
+    let spread = standard(1.0).schedule(&c, &Request::new(3).memory_mb(1024.0)).unwrap();
+    // b has most free memory (8192) and keeps the lead until it drops below a's 4096.
+    assert_eq!(names(&spread), ["b", "b", "b"]);
+    let spread5 = standard(1.0).schedule(&c, &Request::new(6).memory_mb(1024.0)).unwrap();
+    assert_eq!(names(&spread5), ["b", "b", "b", "b", "a", "b"]);
+    let stack = standard(-1.0).schedule(&c, &Request::new(3).memory_mb(1024.0)).unwrap();
+    assert_eq!(names(&stack), ["c", "c", "a"]);
+}
+
+#[test]
+fn consumption_is_virtual_and_never_overcommits() {
+    let c = cluster();
+    let p = standard(1.0).schedule(&c, &Request::new(20).memory_mb(2048.0)).unwrap();
+    // a: 2, b: 4, c: 1 fit; the down host d takes nothing.
+    assert_eq!(p.selections.len(), 7);
+    assert!(!p.is_complete());
+    assert_eq!(p.explanation.instance, 7);
+    assert_eq!(p.explanation.to_string(), "0/4 hosts are available: 3 insufficient memory, 1 host down");
+    // The snapshot itself is untouched.
+    assert_eq!(c.host(HostId(1)).unwrap().resource(crate::ResourceId::MEMORY_MB).used, 0.0);
+}
+
+#[test]
+fn zone_and_selector_explanations() {
+    let c = cluster();
+    let s = standard(1.0);
+    let p = s.schedule(&c, &Request::new(1).memory_mb(4096.0).zone("az2")).unwrap();
+    assert!(p.selections.is_empty());
+    assert_eq!(
+        p.explanation.to_string(),
+        "0/4 hosts are available: 2 not in zone az2, 1 host down, 1 insufficient memory"
+    );
+    let p = s.schedule(&c, &Request::new(1).selector("tier = gold".parse().unwrap())).unwrap();
+    assert_eq!(names(&p), ["a"]);
+    assert_eq!(p.explanation.to_string(), "1/4 hosts are available: 2 labels do not match `tier = gold`, 1 host down");
+}
+
+#[test]
+fn filters_stop_at_first_rejection_and_at_an_empty_list() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use std::sync::Arc;
+    let c = cluster();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let counting = Arc::new(filter_fn("counting", move |_, _| {
+        seen.fetch_add(1, Relaxed);
+        true
+    }));
+    let s = Scheduler::builder().filter(ComputeFilter).filter(counting.clone()).build().unwrap();
+    s.schedule(&c, &Request::new(1)).unwrap();
+    assert_eq!(calls.load(Relaxed), 3, "the down host never reaches the second filter");
+    let none = filter_fn("none", |_, _| false);
+    let s = Scheduler::builder().filter(none).filter(counting).build().unwrap();
+    let p = s.schedule(&c, &Request::new(1)).unwrap();
+    assert_eq!(calls.load(Relaxed), 3, "no filter runs after the list is empty");
+    assert_eq!(p.explanation.to_string(), "0/4 hosts are available: 4 rejected by none");
+}
+
+#[test]
+fn ties_go_to_the_lowest_host_id_and_tiers_compare_in_order() {
+    let mut b = Cluster::builder();
+    for i in 0..5 {
+        b = b.host(HostSpec::new(format!("h{i}")).vcpus(4.0).memory_mb(if i == 3 { 100.0 } else { 50.0 }));
+    }
+    let c = b.build().unwrap();
+    let flat = Scheduler::builder().weigher(weigher_fn("flat", |_, _| 1.0), 1.0).build().unwrap();
+    assert_eq!(names(&flat.schedule(&c, &Request::new(1)).unwrap()), ["h0"]);
+    // Tier 0 prefers odd ids (h1, h3 tie); tier 1 (more memory) breaks the tie for h3.
+    let tiered = Scheduler::builder()
+        .weigher(weigher_fn("odd", |_, h| (h.0 % 2) as f64), 1.0)
+        .tier()
+        .weigher(FreeResourceWeigher::ram(), 1.0)
+        .build()
+        .unwrap();
+    let p = tiered.schedule(&c, &Request::new(1)).unwrap();
+    assert_eq!(names(&p), ["h3"]);
+    assert_eq!(p.selections[0].scores, vec![1.0, 1.0]);
+}
+
+#[test]
+fn top_k_pick_is_seeded_and_stays_in_the_top_k() {
+    let mut b = Cluster::builder();
+    for i in 0..50 {
+        b = b.host(HostSpec::new(format!("h{i}")).memory_mb(1000.0 + i as f64));
+    }
+    let c = b.build().unwrap();
+    let s = Scheduler::builder().weigher(FreeResourceWeigher::ram(), 1.0).host_subset_size(5).build().unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..200 {
+        let req = Request::new(1).seed(seed);
+        let p1 = s.schedule(&c, &req).unwrap();
+        let p2 = s.schedule(&c, &req).unwrap();
+        assert_eq!(p1, p2, "same seed, same answer");
+        let id = p1.selections[0].host.0;
+        assert!((45..50).contains(&id), "picked h{id}, outside the top 5");
+        seen.insert(id);
+    }
+    assert_eq!(seen.len(), 5, "every one of the top 5 gets picked for some seed");
+}
+
+#[test]
+fn explanation_detail_on_request() {
+    let c = cluster();
+    let req = Request::new(1).memory_mb(3000.0).explain(ExplainOptions::detailed(2));
+    let p = standard(2.0).schedule(&c, &req).unwrap();
+    let v = &p.explanation.verdicts;
+    assert_eq!(v.len(), 4);
+    assert!(v[0].passed && v[1].passed);
+    assert_eq!(v[2].reason.as_deref(), Some("insufficient memory"));
+    assert_eq!(v[3].filter.as_deref(), Some("compute"));
+    let top = &p.explanation.top;
+    assert_eq!(top.len(), 2);
+    assert_eq!(top[0].host, "b");
+    assert_eq!(top[0].terms[0].raw, 8192.0);
+    assert_eq!(top[0].terms[0].normalized, 1.0);
+    assert_eq!(top[0].terms[0].weighted, 2.0);
+    assert_eq!(top[1].terms[0].normalized, 0.5);
+    let json = serde_json::to_string(&p).unwrap();
+    assert_eq!(serde_json::from_str::<Placement>(&json).unwrap(), p);
+}
+
+#[test]
+fn extended_resources_and_unknown_kinds() {
+    let c = Cluster::builder()
+        .host(HostSpec::new("cpu-only").vcpus(8.0))
+        .host(HostSpec::new("gpu").vcpus(8.0).resource("gpu", ResourceSpec::new(1.0)))
+        .build()
+        .unwrap();
+    let s = standard(1.0);
+    let p = s.schedule(&c, &Request::new(2).resource("gpu", 1.0)).unwrap();
+    assert_eq!(names(&p), ["gpu"]);
+    assert_eq!(p.explanation.to_string(), "0/2 hosts are available: 2 insufficient gpu");
+    let p = s.schedule(&c, &Request::new(1).resource("fpga", 1.0)).unwrap();
+    assert_eq!(p.explanation.to_string(), "0/2 hosts are available: 2 insufficient fpga");
+}
+
+#[test]
+fn bad_configuration_and_requests_are_errors() {
+    assert!(Scheduler::builder().host_subset_size(0).build().is_err());
+    assert!(Scheduler::builder().weigher(FreeResourceWeigher::ram(), f64::NAN).build().is_err());
+    let err = standard(1.0).schedule(&cluster(), &Request::new(1).vcpus(f64::INFINITY)).unwrap_err();
+    assert!(matches!(err, ScheduleError::Request(_)), "{err}");
+}
+
+#[test]
+fn allocation_ratio_and_physical_ceiling() {
+    let c = Cluster::builder()
+        .host(HostSpec::new("h").resource("vcpus", ResourceSpec::new(4.0).allocation_ratio(4.0)))
+        .build()
+        .unwrap();
+    let s = standard(1.0);
+    // 16 vCPUs of limit, but no single instance larger than the 4 physical ones.
+    assert_eq!(s.schedule(&c, &Request::new(10).vcpus(2.0)).unwrap().selections.len(), 8);
+    assert!(s.schedule(&c, &Request::new(1).vcpus(5.0)).unwrap().selections.is_empty());
+}
+
+#[test]
+fn scratch_reuse_gives_identical_results() {
+    let c = cluster();
+    let s = standard(1.0);
+    let mut scratch = Scratch::new();
+    let req = Request::new(4).memory_mb(1500.0);
+    let first = s.schedule_with(&mut scratch, &c, &req).unwrap();
+    let other = s.schedule_with(&mut scratch, &c, &Request::new(2).zone("az2")).unwrap();
+    assert_eq!(names(&other), ["c", "c"]);
+    assert_eq!(s.schedule_with(&mut scratch, &c, &req).unwrap(), first);
+}

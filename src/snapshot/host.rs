@@ -1,0 +1,343 @@
+//! One host of a snapshot and the values it carries.
+
+use crate::id::{AggregateId, DomainId, ResourceId, Symbol};
+use smallvec::SmallVec;
+use std::collections::HashMap;
+
+/// One resource dimension of a host: how much there is, how much is set aside, how much is used,
+/// and how far it may be over-committed.
+///
+/// The schedulable limit is `(capacity − reserved) × allocation_ratio` (the formula of OpenStack
+/// Placement and of Kubernetes' allocatable); what is left is that limit minus `used`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resource {
+    /// Physical amount.
+    pub capacity: f64,
+    /// Amount set aside for the host itself; never schedulable.
+    pub reserved: f64,
+    /// Amount in use, including every running instance's share.
+    pub used: f64,
+    /// Over-commit factor (`1.0` = none).
+    pub allocation_ratio: f64,
+}
+
+impl Resource {
+    /// A resource with `capacity`, nothing reserved or used, and ratio 1.
+    pub const fn new(capacity: f64) -> Self {
+        Self { capacity, reserved: 0.0, used: 0.0, allocation_ratio: 1.0 }
+    }
+
+    /// What one instance may use at most: `capacity − reserved` (an instance never over-commits
+    /// against itself).
+    #[inline]
+    pub fn physical(&self) -> f64 {
+        self.capacity - self.reserved
+    }
+
+    /// The schedulable limit: `(capacity − reserved) × allocation_ratio`.
+    #[inline]
+    pub fn limit(&self) -> f64 {
+        self.physical() * self.allocation_ratio
+    }
+
+    /// What is left to schedule: `limit − used` (negative when over-committed by outside use).
+    #[inline]
+    pub fn free(&self) -> f64 {
+        self.limit() - self.used
+    }
+
+    pub(crate) const ZERO: Resource = Resource { capacity: 0.0, reserved: 0.0, used: 0.0, allocation_ratio: 1.0 };
+}
+
+/// The names of the resource kinds a cluster knows, indexed by [`ResourceId`].
+///
+/// The first three are always `vcpus`, `memory_mb` and `disk_gb`; extended resources (`gpu`,
+/// `nic_vf`, …) follow in the order they were first seen.
+#[derive(Debug, Clone)]
+pub struct ResourceKinds {
+    names: Vec<Box<str>>,
+    index: HashMap<Box<str>, ResourceId>,
+}
+
+impl Default for ResourceKinds {
+    fn default() -> Self {
+        let mut kinds = ResourceKinds { names: Vec::new(), index: HashMap::new() };
+        for name in ["vcpus", "memory_mb", "disk_gb"] {
+            kinds.insert(name);
+        }
+        kinds
+    }
+}
+
+impl ResourceKinds {
+    /// Number of kinds, standard ones included.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Always false: the three standard kinds are always present.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The id of the kind called `name`.
+    pub fn get(&self, name: &str) -> Option<ResourceId> {
+        self.index.get(name).copied()
+    }
+
+    /// The name of `id`.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `id` is not a kind of this cluster.
+    pub fn name(&self, id: ResourceId) -> &str {
+        &self.names[id.index()]
+    }
+
+    /// All kinds in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (ResourceId, &str)> + '_ {
+        self.names.iter().enumerate().map(|(i, n)| (ResourceId::from_index(i), &**n))
+    }
+
+    /// A short human name for explanations: `memory`, `vcpus`, `disk`, or the kind's own name.
+    pub fn display_name(&self, id: ResourceId) -> &str {
+        match id {
+            ResourceId::MEMORY_MB => "memory",
+            ResourceId::DISK_GB => "disk",
+            _ => self.name(id),
+        }
+    }
+
+    pub(crate) fn insert(&mut self, name: &str) -> ResourceId {
+        if let Some(id) = self.get(name) {
+            return id;
+        }
+        let id = ResourceId::from_index(self.names.len());
+        self.names.push(name.into());
+        self.index.insert(name.into(), id);
+        id
+    }
+}
+
+/// Interned `key → value` labels, sorted by key symbol: lookups are a short binary search over
+/// integers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Labels(SmallVec<[(Symbol, Symbol); 4]>);
+
+impl Labels {
+    /// Builds from pairs; a later duplicate key replaces the earlier value.
+    pub(crate) fn from_pairs(mut pairs: SmallVec<[(Symbol, Symbol); 4]>) -> Self {
+        pairs.sort_by_key(|p| p.0);
+        pairs.dedup_by(|later, earlier| {
+            if later.0 == earlier.0 {
+                earlier.1 = later.1;
+                true
+            } else {
+                false
+            }
+        });
+        Labels(pairs)
+    }
+
+    /// The value of `key`. Computes in O(log labels).
+    #[inline]
+    pub fn get(&self, key: Symbol) -> Option<Symbol> {
+        self.0.binary_search_by_key(&key, |p| p.0).ok().map(|i| self.0[i].1)
+    }
+
+    /// Whether `key` is present.
+    #[inline]
+    pub fn contains_key(&self, key: Symbol) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// `(key, value)` pairs in key-symbol order.
+    pub fn iter(&self) -> impl Iterator<Item = (Symbol, Symbol)> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// Number of labels.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no labels.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Operational state of a host.
+///
+/// In JSON every field is optional; a missing one takes its default (up, enabled, not cordoned,
+/// not evicting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostState {
+    /// The host is reachable and its agent reports in.
+    pub up: bool,
+    /// An operator allows scheduling on the host.
+    pub enabled: bool,
+    /// The host takes no new work (running work stays).
+    pub cordoned: bool,
+    /// The host is being drained: no new work, running work is moving away.
+    pub evicting: bool,
+}
+
+impl Default for HostState {
+    fn default() -> Self {
+        HostState { up: true, enabled: true, cordoned: false, evicting: false }
+    }
+}
+
+impl HostState {
+    /// Whether new work may land here: up, enabled, not cordoned, not evicting.
+    #[inline]
+    pub fn schedulable(&self) -> bool {
+        self.up && self.enabled && !self.cordoned && !self.evicting
+    }
+}
+
+/// A running instance (VM, container, task, replica) on a host.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Instance {
+    /// Unique id.
+    pub id: Box<str>,
+    /// The group or service it belongs to.
+    pub group: Option<Symbol>,
+    /// What it uses, by kind; kinds it does not use are absent.
+    pub resources: SmallVec<[(ResourceId, f64); 3]>,
+    /// Free-form labels (flavor, image, application …).
+    pub labels: Labels,
+    /// Told to stop but still running (a grace period, a delayed shutdown).
+    pub terminating: bool,
+}
+
+/// A disk of a host, with the fields a storage replica scheduler reads. Sizes are bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Disk {
+    /// Name, unique on its host.
+    pub name: Box<str>,
+    /// Filesystem size.
+    pub maximum: u64,
+    /// Filesystem free space.
+    pub available: u64,
+    /// Space set aside, never scheduled.
+    pub reserved: u64,
+    /// Sum of the provisioned sizes of the replicas assigned to the disk.
+    pub scheduled: u64,
+    /// Tags, sorted and de-duplicated.
+    pub tags: SmallVec<[Symbol; 2]>,
+    /// An operator allows new replicas on the disk.
+    pub allow_scheduling: bool,
+    /// Replicas are being moved off the disk.
+    pub eviction_requested: bool,
+}
+
+/// One host of a [`Cluster`](crate::Cluster). Read-only: hosts change through
+/// [`ClusterEvent`](crate::ClusterEvent)s, which produce a new snapshot.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Host {
+    /// Unique name.
+    pub name: Box<str>,
+    /// Interned labels.
+    pub labels: Labels,
+    /// One domain per topology level of the cluster (region, zone, rack …), [`DomainId::NONE`]
+    /// where the host has no value.
+    pub topology: SmallVec<[DomainId; 3]>,
+    /// Resources by [`ResourceId`]; kinds beyond the end of the list have capacity 0.
+    pub resources: SmallVec<[Resource; 3]>,
+    /// Operational state.
+    pub state: HostState,
+    /// Metrics by interned name, sorted by symbol.
+    pub metrics: SmallVec<[(Symbol, f64); 2]>,
+    /// Running instances.
+    pub instances: Vec<Instance>,
+    /// Aggregates the host belongs to, sorted.
+    pub aggregates: SmallVec<[AggregateId; 2]>,
+    /// Disks.
+    pub disks: Vec<Disk>,
+    /// Bumped (to the cluster's generation at the time) on every change of this host.
+    pub generation: u64,
+}
+
+impl Host {
+    /// The resource of kind `id` (capacity 0 if the host does not have it).
+    #[inline]
+    pub fn resource(&self, id: ResourceId) -> Resource {
+        self.resources.get(id.index()).copied().unwrap_or(Resource::ZERO)
+    }
+
+    /// The metric named by `name`.
+    pub fn metric(&self, name: Symbol) -> Option<f64> {
+        self.metrics.binary_search_by_key(&name, |m| m.0).ok().map(|i| self.metrics[i].1)
+    }
+
+    /// The domain of topology level `level` (as in [`Topology::levels`](crate::Topology::levels)).
+    pub fn domain(&self, level: usize) -> DomainId {
+        self.topology.get(level).copied().unwrap_or(DomainId::NONE)
+    }
+
+    /// Number of running instances of `group`.
+    pub fn group_count(&self, group: Symbol) -> usize {
+        self.instances.iter().filter(|i| i.group == Some(group)).count()
+    }
+
+    /// Whether an instance with this id runs here.
+    pub fn has_instance(&self, id: &str) -> bool {
+        self.instances.iter().any(|i| &*i.id == id)
+    }
+
+    pub(crate) fn add_usage(&mut self, usage: &[(ResourceId, f64)], sign: f64) {
+        for &(r, amount) in usage {
+            if self.resources.len() <= r.index() {
+                self.resources.resize(r.index() + 1, Resource::ZERO);
+            }
+            let res = &mut self.resources[r.index()];
+            res.used += sign * amount;
+            if res.used < 0.0 {
+                // Removing an instance never leaves negative use (float drift on non-integers).
+                res.used = 0.0;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_formulas() {
+        let r = Resource { capacity: 64.0, reserved: 8.0, used: 100.0, allocation_ratio: 2.0 };
+        assert_eq!(r.physical(), 56.0);
+        assert_eq!(r.limit(), 112.0);
+        assert_eq!(r.free(), 12.0);
+    }
+
+    #[test]
+    fn labels_sort_and_replace_duplicates() {
+        let pairs = smallvec::smallvec![(Symbol(3), Symbol(1)), (Symbol(1), Symbol(2)), (Symbol(3), Symbol(9))];
+        let labels = Labels::from_pairs(pairs);
+        assert_eq!(labels.len(), 2);
+        assert_eq!(labels.get(Symbol(3)), Some(Symbol(9)));
+        assert_eq!(labels.get(Symbol(1)), Some(Symbol(2)));
+        assert_eq!(labels.get(Symbol(2)), None);
+    }
+
+    #[test]
+    fn schedulable_needs_every_flag() {
+        assert!(HostState::default().schedulable());
+        for s in [
+            HostState { up: false, ..HostState::default() },
+            HostState { enabled: false, ..HostState::default() },
+            HostState { cordoned: true, ..HostState::default() },
+            HostState { evicting: true, ..HostState::default() },
+        ] {
+            assert!(!s.schedulable());
+        }
+    }
+}

@@ -1,0 +1,729 @@
+//! Cluster snapshots: immutable values that share unchanged hosts.
+//!
+//! A [`Cluster`] is built once (by [`ClusterBuilder`] or from JSON, through the same validation)
+//! and never changes. [`Cluster::apply`] returns a new snapshot for a [`ClusterEvent`]; the new
+//! one shares every host the event did not touch, so keeping old snapshots around is cheap.
+//!
+//! Hosts live in chunks of 64. Each chunk carries the host records and dense columns of the hot
+//! data the scheduler reads for every host (free and physical vCPUs, memory and disk, and the
+//! schedulable flag). Changing one host copies one chunk's columns and pointers, not the cluster.
+
+mod event;
+mod host;
+mod intern;
+mod overlay;
+mod spec;
+mod topology;
+
+pub use event::{ClusterEvent, StateChange};
+pub use host::{Disk, Host, HostState, Instance, Labels, Resource, ResourceKinds};
+pub use intern::Interner;
+pub use overlay::Overlay;
+pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec};
+pub use topology::Topology;
+
+use crate::error::BuildError;
+use crate::id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
+use smallvec::SmallVec;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+pub(crate) const CHUNK_BITS: usize = 6;
+pub(crate) const CHUNK: usize = 1 << CHUNK_BITS;
+/// The standard kinds that get dense columns.
+pub(crate) const HOT_RESOURCES: usize = 3;
+
+const FLAG_LIVE: u8 = 1;
+const FLAG_SCHEDULABLE: u8 = 2;
+
+/// A named host set with metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Aggregate {
+    /// Unique name.
+    pub name: Box<str>,
+    /// Metadata.
+    pub metadata: BTreeMap<String, String>,
+}
+
+#[derive(Clone)]
+struct Chunk {
+    hosts: Vec<Option<Arc<Host>>>,
+    free: [[f64; CHUNK]; HOT_RESOURCES],
+    physical: [[f64; CHUNK]; HOT_RESOURCES],
+    flags: [u8; CHUNK],
+}
+
+impl Chunk {
+    fn new() -> Self {
+        Chunk {
+            hosts: Vec::with_capacity(CHUNK),
+            free: [[0.0; CHUNK]; HOT_RESOURCES],
+            physical: [[0.0; CHUNK]; HOT_RESOURCES],
+            flags: [0; CHUNK],
+        }
+    }
+
+    fn set(&mut self, slot: usize, host: Option<Arc<Host>>) {
+        match &host {
+            Some(h) => {
+                for r in 0..HOT_RESOURCES {
+                    let res = h.resource(ResourceId::from_index(r));
+                    self.free[r][slot] = res.free();
+                    self.physical[r][slot] = res.physical();
+                }
+                self.flags[slot] = FLAG_LIVE | if h.state.schedulable() { FLAG_SCHEDULABLE } else { 0 };
+            }
+            None => {
+                for r in 0..HOT_RESOURCES {
+                    self.free[r][slot] = 0.0;
+                    self.physical[r][slot] = 0.0;
+                }
+                self.flags[slot] = 0;
+            }
+        }
+        if slot == self.hosts.len() {
+            self.hosts.push(host);
+        } else {
+            self.hosts[slot] = host;
+        }
+    }
+}
+
+/// An immutable snapshot of a cluster: hosts with their resources, labels, topology, state,
+/// metrics, instances, aggregates and disks.
+///
+/// Cloning is cheap (reference counts on shared parts); [`apply`](Cluster::apply) returns a new
+/// snapshot and leaves this one as it was. Hosts are addressed by dense [`HostId`]s, stable
+/// across events; names are looked up once with [`host_id`](Cluster::host_id).
+///
+/// Serialises as a [`ClusterSpec`]; deserialising validates exactly as [`ClusterBuilder`] does.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "ClusterSpec", into = "ClusterSpec")]
+pub struct Cluster {
+    generation: u64,
+    slots: usize,
+    live: usize,
+    chunks: Vec<Arc<Chunk>>,
+    names: Arc<HashMap<Box<str>, HostId>>,
+    symbols: Arc<Interner>,
+    kinds: Arc<ResourceKinds>,
+    topology: Arc<Topology>,
+    aggregates: Arc<Vec<Aggregate>>,
+}
+
+impl fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cluster")
+            .field("generation", &self.generation)
+            .field("hosts", &self.live)
+            .field("topology", &self.topology.levels())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TryFrom<ClusterSpec> for Cluster {
+    type Error = BuildError;
+    fn try_from(spec: ClusterSpec) -> Result<Self, BuildError> {
+        Cluster::from_spec(&spec)
+    }
+}
+
+impl From<Cluster> for ClusterSpec {
+    fn from(cluster: Cluster) -> Self {
+        cluster.to_spec()
+    }
+}
+
+impl Cluster {
+    /// A builder for a new cluster.
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder::new()
+    }
+
+    /// Builds from JSON (a [`ClusterSpec`]).
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Json`] with line and column for malformed JSON or a field of the wrong type;
+    /// the validation errors of [`ClusterBuilder::build`] otherwise.
+    pub fn from_json(json: &str) -> Result<Cluster, BuildError> {
+        let spec: ClusterSpec = serde_json::from_str(json).map_err(|e| BuildError::from_json(&e))?;
+        Cluster::from_spec(&spec)
+    }
+
+    /// Builds from a spec. Computes in O(hosts + instances + labels).
+    ///
+    /// # Errors
+    ///
+    /// As [`ClusterBuilder::build`].
+    pub fn from_spec(spec: &ClusterSpec) -> Result<Cluster, BuildError> {
+        let mut seen_levels = HashSet::new();
+        for level in &spec.topology_levels {
+            if level.is_empty() {
+                return Err(BuildError::EmptyName { what: "topology level".into() });
+            }
+            if !seen_levels.insert(level.as_str()) {
+                return Err(BuildError::Config { message: format!("topology level `{level}` is declared twice") });
+            }
+        }
+        let mut aggregates = Vec::with_capacity(spec.aggregates.len());
+        for agg in &spec.aggregates {
+            if agg.name.is_empty() {
+                return Err(BuildError::EmptyName { what: "aggregate".into() });
+            }
+            if aggregates.iter().any(|a: &Aggregate| *a.name == *agg.name) {
+                return Err(BuildError::DuplicateAggregate { name: agg.name.clone() });
+            }
+            aggregates.push(Aggregate { name: agg.name.as_str().into(), metadata: agg.metadata.clone() });
+        }
+        let mut cluster = Cluster {
+            generation: 0,
+            slots: 0,
+            live: 0,
+            chunks: Vec::new(),
+            names: Arc::new(HashMap::with_capacity(spec.hosts.len())),
+            symbols: Arc::default(),
+            kinds: Arc::default(),
+            topology: Arc::new(Topology::new(&spec.topology_levels)),
+            aggregates: Arc::new(aggregates),
+        };
+        let mut instance_ids: HashSet<&str> = HashSet::new();
+        for host in &spec.hosts {
+            for inst in &host.instances {
+                if !instance_ids.insert(inst.id.as_str()) {
+                    return Err(BuildError::DuplicateInstance { host: host.name.clone(), id: inst.id.clone() });
+                }
+            }
+            cluster.insert_host(host)?;
+        }
+        Ok(cluster)
+    }
+
+    /// The spec this snapshot was built from (after normalisation: sorted labels, instance use
+    /// separated from other use). `Cluster::from_spec(&c.to_spec())` equals `c` up to generations.
+    pub fn to_spec(&self) -> ClusterSpec {
+        ClusterSpec {
+            topology_levels: self.topology.levels().iter().map(|l| l.to_string()).collect(),
+            aggregates: self
+                .aggregates
+                .iter()
+                .map(|a| AggregateSpec { name: a.name.to_string(), metadata: a.metadata.clone() })
+                .collect(),
+            hosts: self.hosts().map(|(_, h)| self.host_spec(h)).collect(),
+        }
+    }
+
+    /// Serialises to JSON (a [`ClusterSpec`]).
+    pub fn to_json(&self) -> String {
+        // A spec holds only strings, numbers, maps and lists: serialisation cannot fail.
+        serde_json::to_string_pretty(&self.to_spec()).unwrap_or_default()
+    }
+
+    /// The snapshot's generation: 0 when built, +1 for every applied event.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Number of hosts (removed hosts not counted).
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether the cluster has no host.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// One past the highest host id ever issued: the length a dense per-host array needs.
+    pub fn id_bound(&self) -> usize {
+        self.slots
+    }
+
+    /// The host `id`, or `None` if it was removed or never existed. Computes in O(1).
+    #[inline]
+    pub fn host(&self, id: HostId) -> Option<&Host> {
+        self.chunks.get(id.index() >> CHUNK_BITS)?.hosts.get(id.index() & (CHUNK - 1))?.as_deref()
+    }
+
+    /// The id of the host called `name`. Computes in O(1).
+    pub fn host_id(&self, name: &str) -> Option<HostId> {
+        self.names.get(name).copied()
+    }
+
+    /// The name of host `id`, or `""` if it does not exist.
+    pub fn host_name(&self, id: HostId) -> &str {
+        self.host(id).map_or("", |h| &h.name)
+    }
+
+    /// Hosts in id order.
+    pub fn hosts(&self) -> impl Iterator<Item = (HostId, &Host)> + '_ {
+        self.chunks.iter().enumerate().flat_map(|(c, chunk)| {
+            chunk
+                .hosts
+                .iter()
+                .enumerate()
+                .filter_map(move |(i, h)| h.as_deref().map(|h| (HostId::from_index((c << CHUNK_BITS) + i), h)))
+        })
+    }
+
+    /// Ids of the hosts, in order.
+    pub fn host_ids(&self) -> impl Iterator<Item = HostId> + '_ {
+        self.hosts().map(|(id, _)| id)
+    }
+
+    /// Appends the ids of all live hosts to `out`, in order, without allocating per host.
+    pub fn collect_host_ids(&self, out: &mut Vec<HostId>) {
+        out.reserve(self.live);
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            for (i, flags) in chunk.flags[..chunk.hosts.len()].iter().enumerate() {
+                if flags & FLAG_LIVE != 0 {
+                    out.push(HostId::from_index((c << CHUNK_BITS) + i));
+                }
+            }
+        }
+    }
+
+    /// The interned strings of this snapshot.
+    pub fn symbols(&self) -> &Interner {
+        &self.symbols
+    }
+
+    /// The string of a symbol.
+    pub fn resolve(&self, sym: Symbol) -> &str {
+        self.symbols.resolve(sym)
+    }
+
+    /// The resource kinds.
+    pub fn resource_kinds(&self) -> &ResourceKinds {
+        &self.kinds
+    }
+
+    /// The topology levels and domains.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// The aggregates, indexed by [`AggregateId`].
+    pub fn aggregates(&self) -> &[Aggregate] {
+        &self.aggregates
+    }
+
+    /// The aggregate called `name`.
+    pub fn aggregate_id(&self, name: &str) -> Option<AggregateId> {
+        self.aggregates.iter().position(|a| &*a.name == name).map(AggregateId::from_index)
+    }
+
+    /// The value of label `key` on host `id`.
+    pub fn label(&self, id: HostId, key: &str) -> Option<&str> {
+        let key = self.symbols.get(key)?;
+        self.host(id)?.labels.get(key).map(|v| self.resolve(v))
+    }
+
+    /// The zone name of host `id`.
+    pub fn zone(&self, id: HostId) -> Option<&str> {
+        let level = self.topology.zone_level()?;
+        let value = self.topology.value(level, self.host(id)?.domain(level))?;
+        Some(self.resolve(value))
+    }
+
+    /// The disk `disk` of host `host`.
+    pub fn disk(&self, host: HostId, disk: DiskId) -> Option<&Disk> {
+        self.host(host)?.disks.get(disk.index())
+    }
+
+    /// Free amount of a standard resource (vCPUs, memory, disk) from the dense columns: one
+    /// index, no pointer chase. Extended kinds read [`Host::resource`].
+    #[inline]
+    pub(crate) fn hot_free(&self, id: HostId, r: usize) -> f64 {
+        self.chunks[id.index() >> CHUNK_BITS].free[r][id.index() & (CHUNK - 1)]
+    }
+
+    #[inline]
+    pub(crate) fn hot_physical(&self, id: HostId, r: usize) -> f64 {
+        self.chunks[id.index() >> CHUNK_BITS].physical[r][id.index() & (CHUNK - 1)]
+    }
+
+    /// Whether host `id` exists and its state allows new work, from the dense columns.
+    #[inline]
+    pub fn is_schedulable(&self, id: HostId) -> bool {
+        self.chunks
+            .get(id.index() >> CHUNK_BITS)
+            .is_some_and(|c| c.flags[id.index() & (CHUNK - 1)] & FLAG_SCHEDULABLE != 0)
+    }
+
+    // ---- construction and mutation of a private copy (used by the builder and by events) ----
+
+    fn insert_host(&mut self, spec: &HostSpec) -> Result<HostId, BuildError> {
+        if spec.name.is_empty() {
+            return Err(BuildError::EmptyName { what: "host".into() });
+        }
+        if self.names.contains_key(spec.name.as_str()) {
+            return Err(BuildError::DuplicateHost { name: spec.name.clone() });
+        }
+        let host = self.host_from_spec(spec)?;
+        let id = HostId::from_index(self.slots);
+        Arc::make_mut(&mut self.names).insert(spec.name.as_str().into(), id);
+        self.put(id, Some(Arc::new(host)));
+        self.slots += 1;
+        self.live += 1;
+        Ok(id)
+    }
+
+    fn put(&mut self, id: HostId, host: Option<Arc<Host>>) {
+        let c = id.index() >> CHUNK_BITS;
+        if c == self.chunks.len() {
+            self.chunks.push(Arc::new(Chunk::new()));
+        }
+        Arc::make_mut(&mut self.chunks[c]).set(id.index() & (CHUNK - 1), host);
+    }
+
+    fn host_from_spec(&mut self, spec: &HostSpec) -> Result<Host, BuildError> {
+        let ctx = || format!("host `{}`", spec.name);
+        let check = |field: String, v: f64| -> Result<(), BuildError> {
+            if !v.is_finite() {
+                return Err(BuildError::number(ctx(), field, "not finite", v));
+            }
+            if v < 0.0 {
+                return Err(BuildError::number(ctx(), field, "negative", v));
+            }
+            Ok(())
+        };
+        let labels = self.labels(&spec.labels);
+
+        let levels = self.topology.levels().len();
+        let mut topology: SmallVec<[DomainId; 3]> = smallvec::smallvec![DomainId::NONE; levels];
+        for (level, value) in &spec.topology {
+            let Some(l) = self.topology.level(level) else {
+                return Err(BuildError::UnknownReference {
+                    kind: "topology level",
+                    name: level.clone(),
+                    context: ctx(),
+                });
+            };
+            let sym = Interner::intern(&mut self.symbols, value);
+            topology[l] = Arc::make_mut(&mut self.topology).insert(l, sym);
+        }
+
+        let mut resources: SmallVec<[Resource; 3]> = smallvec::smallvec![Resource::ZERO; HOT_RESOURCES];
+        for (kind, r) in &spec.resources {
+            if kind.is_empty() {
+                return Err(BuildError::EmptyName { what: format!("a resource of {}", ctx()) });
+            }
+            check(format!("{kind} capacity"), r.capacity)?;
+            check(format!("{kind} reserved"), r.reserved)?;
+            check(format!("{kind} used"), r.used)?;
+            check(format!("{kind} allocation_ratio"), r.allocation_ratio)?;
+            if r.allocation_ratio == 0.0 {
+                return Err(BuildError::number(ctx(), format!("{kind} allocation_ratio"), "zero", 0.0));
+            }
+            if r.reserved > r.capacity {
+                return Err(BuildError::number(ctx(), format!("{kind} reserved"), "larger than capacity", r.reserved));
+            }
+            let id = self.kind(kind);
+            if resources.len() <= id.index() {
+                resources.resize(id.index() + 1, Resource::ZERO);
+            }
+            resources[id.index()] = Resource {
+                capacity: r.capacity,
+                reserved: r.reserved,
+                used: r.used,
+                allocation_ratio: r.allocation_ratio,
+            };
+        }
+
+        let mut metrics: SmallVec<[(Symbol, f64); 2]> = SmallVec::new();
+        for (name, &value) in &spec.metrics {
+            if !value.is_finite() {
+                return Err(BuildError::number(ctx(), format!("metric {name}"), "not finite", value));
+            }
+            metrics.push((Interner::intern(&mut self.symbols, name), value));
+        }
+        metrics.sort_by_key(|m| m.0);
+
+        let mut aggregates: SmallVec<[AggregateId; 2]> = SmallVec::new();
+        for name in &spec.aggregates {
+            let id = self.aggregate_id(name).ok_or_else(|| BuildError::UnknownReference {
+                kind: "aggregate",
+                name: name.clone(),
+                context: ctx(),
+            })?;
+            aggregates.push(id);
+        }
+        aggregates.sort();
+        aggregates.dedup();
+
+        let mut disks = Vec::with_capacity(spec.disks.len());
+        for d in &spec.disks {
+            if d.name.is_empty() {
+                return Err(BuildError::EmptyName { what: format!("a disk of {}", ctx()) });
+            }
+            if disks.iter().any(|x: &Disk| *x.name == *d.name) {
+                return Err(BuildError::DuplicateDisk { host: spec.name.clone(), disk: d.name.clone() });
+            }
+            disks.push(self.disk_from_spec(&spec.name, d)?);
+        }
+
+        let mut host = Host {
+            name: spec.name.as_str().into(),
+            labels,
+            topology,
+            resources,
+            state: spec.state,
+            metrics,
+            instances: Vec::with_capacity(spec.instances.len()),
+            aggregates,
+            disks,
+            generation: self.generation,
+        };
+        for inst in &spec.instances {
+            if host.has_instance(&inst.id) {
+                return Err(BuildError::DuplicateInstance { host: spec.name.clone(), id: inst.id.clone() });
+            }
+            let instance = self.instance_from_spec(&spec.name, inst)?;
+            host.add_usage(&instance.resources, 1.0);
+            host.instances.push(instance);
+        }
+        Ok(host)
+    }
+
+    pub(crate) fn instance_from_spec(&mut self, host: &str, spec: &InstanceSpec) -> Result<Instance, BuildError> {
+        if spec.id.is_empty() {
+            return Err(BuildError::EmptyName { what: format!("an instance on host `{host}`") });
+        }
+        let mut resources = SmallVec::new();
+        for (kind, &amount) in &spec.resources {
+            if !amount.is_finite() || amount < 0.0 {
+                let problem = if amount.is_finite() { "negative" } else { "not finite" };
+                return Err(BuildError::number(
+                    format!("instance `{}` on host `{host}`", spec.id),
+                    kind.clone(),
+                    problem,
+                    amount,
+                ));
+            }
+            resources.push((self.kind(kind), amount));
+        }
+        Ok(Instance {
+            id: spec.id.as_str().into(),
+            group: spec.group.as_deref().map(|g| Interner::intern(&mut self.symbols, g)),
+            resources,
+            labels: self.labels(&spec.labels),
+            terminating: spec.terminating,
+        })
+    }
+
+    pub(crate) fn disk_from_spec(&mut self, host: &str, d: &DiskSpec) -> Result<Disk, BuildError> {
+        let ctx = format!("disk `{}` of host `{host}`", d.name);
+        let bytes = |field: &str, v: i64| -> Result<u64, BuildError> {
+            u64::try_from(v).map_err(|_| BuildError::number(ctx.clone(), field, "negative", v as f64))
+        };
+        let mut tags: SmallVec<[Symbol; 2]> = d.tags.iter().map(|t| Interner::intern(&mut self.symbols, t)).collect();
+        tags.sort();
+        tags.dedup();
+        Ok(Disk {
+            name: d.name.as_str().into(),
+            maximum: bytes("maximum", d.maximum)?,
+            available: bytes("available", d.available)?,
+            reserved: bytes("reserved", d.reserved)?,
+            scheduled: bytes("scheduled", d.scheduled)?,
+            tags,
+            allow_scheduling: d.allow_scheduling,
+            eviction_requested: d.eviction_requested,
+        })
+    }
+
+    fn kind(&mut self, name: &str) -> ResourceId {
+        match self.kinds.get(name) {
+            Some(id) => id,
+            None => Arc::make_mut(&mut self.kinds).insert(name),
+        }
+    }
+
+    fn labels(&mut self, labels: &BTreeMap<String, String>) -> Labels {
+        let pairs = labels
+            .iter()
+            .map(|(k, v)| (Interner::intern(&mut self.symbols, k), Interner::intern(&mut self.symbols, v)))
+            .collect();
+        Labels::from_pairs(pairs)
+    }
+
+    fn host_spec(&self, h: &Host) -> HostSpec {
+        let s = |sym: Symbol| self.resolve(sym).to_owned();
+        let labels = |l: &Labels| l.iter().map(|(k, v)| (s(k), s(v))).collect::<BTreeMap<_, _>>();
+        let mut resources = BTreeMap::new();
+        for (i, r) in h.resources.iter().enumerate() {
+            let id = ResourceId::from_index(i);
+            if i >= HOT_RESOURCES && *r == Resource::ZERO {
+                continue;
+            }
+            let by_instances: f64 =
+                h.instances.iter().flat_map(|inst| inst.resources.iter()).filter(|u| u.0 == id).map(|u| u.1).sum();
+            resources.insert(
+                self.kinds.name(id).to_owned(),
+                ResourceSpec {
+                    capacity: r.capacity,
+                    reserved: r.reserved,
+                    used: (r.used - by_instances).max(0.0),
+                    allocation_ratio: r.allocation_ratio,
+                },
+            );
+        }
+        let topology = h
+            .topology
+            .iter()
+            .enumerate()
+            .filter_map(|(l, &d)| self.topology.value(l, d).map(|v| (self.topology.levels()[l].to_string(), s(v))))
+            .collect();
+        HostSpec {
+            name: h.name.to_string(),
+            labels: labels(&h.labels),
+            topology,
+            resources,
+            state: h.state,
+            metrics: h.metrics.iter().map(|&(k, v)| (s(k), v)).collect(),
+            instances: h
+                .instances
+                .iter()
+                .map(|i| InstanceSpec {
+                    id: i.id.to_string(),
+                    group: i.group.map(s),
+                    resources: i.resources.iter().map(|&(r, a)| (self.kinds.name(r).to_owned(), a)).collect(),
+                    labels: labels(&i.labels),
+                    terminating: i.terminating,
+                })
+                .collect(),
+            aggregates: h.aggregates.iter().map(|a| self.aggregates[a.index()].name.to_string()).collect(),
+            disks: h
+                .disks
+                .iter()
+                .map(|d| DiskSpec {
+                    name: d.name.to_string(),
+                    maximum: d.maximum as i64,
+                    available: d.available as i64,
+                    reserved: d.reserved as i64,
+                    scheduled: d.scheduled as i64,
+                    tags: d.tags.iter().map(|&t| s(t)).collect(),
+                    allow_scheduling: d.allow_scheduling,
+                    eviction_requested: d.eviction_requested,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_hosts() -> Cluster {
+        Cluster::builder()
+            .topology_levels(["region", "zone", "rack"])
+            .aggregate(AggregateSpec::new("fast").metadata("ssd", "true"))
+            .host(
+                HostSpec::new("a")
+                    .vcpus(8.0)
+                    .memory_mb(1024.0)
+                    .zone("z1")
+                    .topology("rack", "r1")
+                    .label("tier", "gold")
+                    .aggregate("fast")
+                    .instance(InstanceSpec::new("i1").group("web").resource("memory_mb", 256.0)),
+            )
+            .host(HostSpec::new("b").vcpus(4.0).resource("gpu", ResourceSpec::new(2.0)))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn builds_and_looks_up() {
+        let c = two_hosts();
+        assert_eq!(c.len(), 2);
+        let a = c.host_id("a").unwrap();
+        assert_eq!(c.host_name(a), "a");
+        assert_eq!(c.label(a, "tier"), Some("gold"));
+        assert_eq!(c.zone(a), Some("z1"));
+        assert_eq!(c.zone(c.host_id("b").unwrap()), None);
+        // Instance use is added to the host's use.
+        assert_eq!(c.host(a).unwrap().resource(ResourceId::MEMORY_MB).used, 256.0);
+        assert_eq!(c.hot_free(a, ResourceId::MEMORY_MB.index()), 768.0);
+        assert_eq!(c.resource_kinds().get("gpu"), Some(ResourceId(3)));
+        assert_eq!(c.aggregates()[0].metadata["ssd"], "true");
+    }
+
+    #[test]
+    fn spec_round_trip_is_lossless() {
+        let c = two_hosts();
+        let back = Cluster::from_json(&c.to_json()).unwrap();
+        assert_eq!(back.to_spec(), c.to_spec());
+    }
+
+    #[test]
+    fn rejects_bad_input_with_names() {
+        let dup = Cluster::builder().host(HostSpec::new("x")).host(HostSpec::new("x")).build();
+        assert_eq!(dup.unwrap_err(), BuildError::DuplicateHost { name: "x".into() });
+
+        let neg = Cluster::builder().host(HostSpec::new("h").memory_mb(-1.0)).build().unwrap_err();
+        assert_eq!(neg.to_string(), "host `h`: memory_mb capacity is negative (-1)");
+
+        let nan = Cluster::builder().host(HostSpec::new("h").vcpus(f64::NAN)).build().unwrap_err();
+        assert!(nan.to_string().contains("vcpus capacity is not finite"), "{nan}");
+
+        let level = Cluster::builder().host(HostSpec::new("h").topology("rack", "r1")).build().unwrap_err();
+        assert!(matches!(level, BuildError::UnknownReference { kind: "topology level", .. }), "{level}");
+
+        let agg = Cluster::builder().host(HostSpec::new("h").aggregate("nope")).build().unwrap_err();
+        assert_eq!(agg.to_string(), "host `h` refers to unknown aggregate `nope`");
+
+        let inst = Cluster::builder()
+            .host(HostSpec::new("h1").instance(InstanceSpec::new("i")))
+            .host(HostSpec::new("h2").instance(InstanceSpec::new("i")))
+            .build()
+            .unwrap_err();
+        assert!(matches!(inst, BuildError::DuplicateInstance { .. }));
+
+        let disk = Cluster::builder().host(HostSpec::new("h").disk(DiskSpec::new("d", -5, 0))).build().unwrap_err();
+        assert_eq!(disk.to_string(), "disk `d` of host `h`: maximum is negative (-5)");
+    }
+
+    #[test]
+    fn json_errors_carry_positions() {
+        let err = Cluster::from_json("{\"hosts\": [ {\"name\": \"a\", \"colour\": 1} ]}").unwrap_err();
+        match err {
+            BuildError::Json { line, column, message } => {
+                assert_eq!(line, 1);
+                assert!(column > 10);
+                assert!(message.contains("colour"), "{message}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(Cluster::from_json("{"), Err(BuildError::Json { .. })));
+    }
+
+    #[test]
+    fn resources_accept_a_bare_number_or_an_object() {
+        let c = Cluster::from_json(
+            r#"{"hosts": [{"name": "h", "resources": {"vcpus": 8,
+                "memory_mb": {"capacity": 100, "reserved": 10, "used": 5, "allocation_ratio": 1.5}}}]}"#,
+        )
+        .unwrap();
+        let h = c.host(HostId(0)).unwrap();
+        assert_eq!(h.resource(ResourceId::VCPUS).capacity, 8.0);
+        assert_eq!(h.resource(ResourceId::MEMORY_MB).free(), 130.0);
+    }
+
+    #[test]
+    fn many_hosts_span_chunks() {
+        let mut b = Cluster::builder();
+        for i in 0..200 {
+            b = b.host(HostSpec::new(format!("h{i}")).vcpus(i as f64));
+        }
+        let c = b.build().unwrap();
+        let mut ids = Vec::new();
+        c.collect_host_ids(&mut ids);
+        assert_eq!(ids.len(), 200);
+        assert_eq!(c.hot_free(HostId(150), 0), 150.0);
+        assert_eq!(c.hosts().nth(130).unwrap().1.name.as_ref(), "h130");
+    }
+}

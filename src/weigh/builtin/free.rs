@@ -1,0 +1,56 @@
+//! Free capacity of one resource kind: RAM, CPU, disk, or any extended kind.
+
+use crate::id::{HostId, ResourceId};
+use crate::request::Cx;
+use crate::weigh::{Bounds, Weigher};
+
+/// Scores a host by what is left of one resource kind after earlier instances of the request:
+/// `(capacity − reserved) × allocation_ratio − used`. Normalised with the minimum fixed at 0
+/// (`x / max`, over-committed hosts count as 0), like the filter scheduler's RAM, CPU and disk
+/// weighers. A positive multiplier spreads; a negative one stacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeResourceWeigher {
+    kind: ResourceId,
+}
+
+impl FreeResourceWeigher {
+    /// Weighs free memory (`ram`).
+    pub const fn ram() -> Self {
+        FreeResourceWeigher { kind: ResourceId::MEMORY_MB }
+    }
+
+    /// Weighs free vCPUs (`cpu`).
+    pub const fn cpu() -> Self {
+        FreeResourceWeigher { kind: ResourceId::VCPUS }
+    }
+
+    /// Weighs free disk (`disk`).
+    pub const fn disk() -> Self {
+        FreeResourceWeigher { kind: ResourceId::DISK_GB }
+    }
+
+    /// Weighs free amount of any kind.
+    pub const fn of(kind: ResourceId) -> Self {
+        FreeResourceWeigher { kind }
+    }
+}
+
+impl Weigher for FreeResourceWeigher {
+    fn name(&self) -> &str {
+        match self.kind {
+            ResourceId::MEMORY_MB => "ram",
+            ResourceId::VCPUS => "cpu",
+            ResourceId::DISK_GB => "disk",
+            _ => "free_resource",
+        }
+    }
+
+    #[inline]
+    fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64 {
+        cx.free(host, self.kind)
+    }
+
+    fn bounds(&self) -> Bounds {
+        Bounds::ZERO_MIN
+    }
+}

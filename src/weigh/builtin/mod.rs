@@ -1,0 +1,5 @@
+//! The built-in weighers, one concept per file.
+
+mod free;
+
+pub use free::FreeResourceWeigher;

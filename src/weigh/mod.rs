@@ -1,0 +1,205 @@
+//! Weighers: how good each surviving host is.
+//!
+//! A [`Weigher`] gives each candidate a raw number. The scheduler normalises the raw numbers of
+//! one weigher over the current candidates ([`normalize`], the filter-scheduler rule), multiplies
+//! by the weigher's multiplier and sums within a tier. Higher wins: a positive multiplier on free
+//! memory spreads instances out, a negative one stacks them.
+//!
+//! ```
+//! use placewise::{weigher_fn, Bounds, Weigher};
+//!
+//! let load = weigher_fn("few instances", |cx, host| -(cx.host(host).instances.len() as f64)).with_bounds(Bounds::NONE);
+//! let boxed: Box<dyn Weigher> = Box::new(load);
+//! assert_eq!(boxed.name(), "few instances");
+//! ```
+
+pub mod builtin;
+
+use crate::error::ScheduleError;
+use crate::id::HostId;
+use crate::request::{Cx, Prepared};
+use std::fmt;
+use std::sync::Arc;
+
+/// Optional fixed bounds for normalisation. A bound that is set also clamps raw values.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Bounds {
+    /// Fixed minimum (else the candidates' minimum).
+    pub min: Option<f64>,
+    /// Fixed maximum (else the candidates' maximum).
+    pub max: Option<f64>,
+}
+
+impl Bounds {
+    /// Plain min–max over the candidates.
+    pub const NONE: Bounds = Bounds { min: None, max: None };
+    /// Minimum fixed at 0: the score is `x / max`, negative values count as 0 (the RAM, CPU,
+    /// disk and I/O weighers).
+    pub const ZERO_MIN: Bounds = Bounds { min: Some(0.0), max: None };
+}
+
+/// Normalises `values` in place to `[0, 1]`, as the filter scheduler does.
+///
+/// Raw values are first clamped to the bounds that are set. The minimum and maximum are the
+/// bounds where set, else the smallest and largest value. If they are equal every value becomes
+/// 0; otherwise each becomes `(x − min) / (max − min)`. So with the minimum fixed at 0 and every
+/// value equal and positive, every value becomes 1. A NaN raw value counts as the minimum.
+pub fn normalize(values: &mut [f64], bounds: Bounds) {
+    if values.is_empty() {
+        return;
+    }
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for v in values.iter_mut() {
+        if let Some(min) = bounds.min {
+            *v = v.max(min);
+        }
+        if let Some(max) = bounds.max {
+            *v = v.min(max);
+        }
+        if !v.is_nan() {
+            lo = lo.min(*v);
+            hi = hi.max(*v);
+        }
+    }
+    let min = bounds.min.unwrap_or(lo);
+    let max = bounds.max.unwrap_or(hi);
+    if !(max > min) || !min.is_finite() || !max.is_finite() {
+        values.fill(0.0);
+        return;
+    }
+    let range = max - min;
+    for v in values.iter_mut() {
+        *v = if v.is_nan() { 0.0 } else { (*v - min) / range };
+    }
+}
+
+/// Gives each candidate host a raw score; see the [module docs](self).
+pub trait Weigher: Send + Sync {
+    /// A short name for explanations and configuration.
+    fn name(&self) -> &str;
+
+    /// Per-request preparation; the result comes back through [`Cx::state`].
+    ///
+    /// # Errors
+    ///
+    /// A [`ScheduleError`] when the request carries input this weigher cannot use.
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        let _ = cx;
+        Ok(None)
+    }
+
+    /// The raw value for one host.
+    fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64;
+
+    /// Raw values for many hosts into `out` (same length). The default loops over
+    /// [`weigh`](Weigher::weigh), statically dispatched per weigher type.
+    fn weigh_batch(&self, cx: &Cx<'_>, hosts: &[HostId], out: &mut [f64]) {
+        for (o, &h) in out.iter_mut().zip(hosts) {
+            *o = self.weigh(cx, h);
+        }
+    }
+
+    /// Normalisation bounds; default plain min–max.
+    fn bounds(&self) -> Bounds {
+        Bounds::NONE
+    }
+}
+
+macro_rules! forward_weigher {
+    ($($ty:ty),*) => {$(
+        impl<W: Weigher + ?Sized> Weigher for $ty {
+            fn name(&self) -> &str { (**self).name() }
+            fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> { (**self).prepare(cx) }
+            fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64 { (**self).weigh(cx, host) }
+            fn weigh_batch(&self, cx: &Cx<'_>, hosts: &[HostId], out: &mut [f64]) {
+                (**self).weigh_batch(cx, hosts, out)
+            }
+            fn bounds(&self) -> Bounds { (**self).bounds() }
+        }
+    )*};
+}
+
+forward_weigher!(&W, Box<W>, Arc<W>);
+
+/// A weigher made from a closure; see [`weigher_fn`].
+#[derive(Clone)]
+pub struct WeigherFn<F> {
+    name: String,
+    bounds: Bounds,
+    f: F,
+}
+
+impl<F> fmt::Debug for WeigherFn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeigherFn").field("name", &self.name).field("bounds", &self.bounds).finish_non_exhaustive()
+    }
+}
+
+/// Wraps a closure `|cx, host| -> f64` as a [`Weigher`] called `name`, normalised min–max.
+pub fn weigher_fn<F>(name: impl Into<String>, f: F) -> WeigherFn<F>
+where
+    F: Fn(&Cx<'_>, HostId) -> f64 + Send + Sync,
+{
+    WeigherFn { name: name.into(), bounds: Bounds::NONE, f }
+}
+
+impl<F> WeigherFn<F> {
+    /// Sets the normalisation bounds.
+    pub fn with_bounds(mut self, bounds: Bounds) -> Self {
+        self.bounds = bounds;
+        self
+    }
+}
+
+impl<F> Weigher for WeigherFn<F>
+where
+    F: Fn(&Cx<'_>, HostId) -> f64 + Send + Sync,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[inline]
+    fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64 {
+        (self.f)(cx, host)
+    }
+
+    fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(v: &[f64], b: Bounds) -> Vec<f64> {
+        let mut v = v.to_vec();
+        normalize(&mut v, b);
+        v
+    }
+
+    #[test]
+    fn normalisation_follows_the_filter_scheduler() {
+        assert_eq!(norm(&[2.0, 4.0, 6.0], Bounds::NONE), vec![0.0, 0.5, 1.0]);
+        assert_eq!(norm(&[3.0, 3.0], Bounds::NONE), vec![0.0, 0.0]);
+        // Minimum fixed at 0: x / max, equal positive values all score 1, negatives clamp to 0.
+        assert_eq!(norm(&[2.0, 4.0], Bounds::ZERO_MIN), vec![0.5, 1.0]);
+        assert_eq!(norm(&[5.0, 5.0], Bounds::ZERO_MIN), vec![1.0, 1.0]);
+        assert_eq!(norm(&[-5.0, 10.0], Bounds::ZERO_MIN), vec![0.0, 1.0]);
+        assert_eq!(norm(&[0.0, 0.0], Bounds::ZERO_MIN), vec![0.0, 0.0]);
+        assert_eq!(norm(&[1.0, 20.0], Bounds { min: None, max: Some(10.0) }), vec![0.0, 1.0]);
+        assert_eq!(norm(&[f64::NAN, 1.0, 3.0], Bounds::NONE), vec![0.0, 0.0, 1.0]);
+        assert!(norm(&[], Bounds::NONE).is_empty());
+    }
+
+    #[test]
+    fn weigher_is_object_safe() {
+        let w = weigher_fn("id", |_, h| h.0 as f64).with_bounds(Bounds::ZERO_MIN);
+        let boxed: Box<dyn Weigher> = Box::new(w.clone());
+        let arc: Arc<dyn Weigher> = Arc::new(w);
+        assert_eq!(boxed.bounds(), Bounds::ZERO_MIN);
+        assert_eq!(arc.name(), "id");
+    }
+}

@@ -1,0 +1,100 @@
+//! Seeded generators shared by the integration tests, the benches and the examples.
+//!
+//! Included with `#[path = "../tests/support/mod.rs"] mod support;` so it stays out of the
+//! library's public API.
+#![allow(dead_code)]
+
+use placewise::rng::SplitMix64;
+use placewise::{
+    AvailabilityZoneFilter, Cx, Filter, HostId, Prepared, ScheduleError, Symbol, Verdict, Cluster, ClusterSpec, ComputeFilter, FreeResourceWeigher, HostSpec, HostState,
+    InstanceSpec, LabelSelectorFilter, ResourceFilter, ResourceSpec, Scheduler,
+};
+
+/// Zones used by generated clusters.
+pub const ZONES: [&str; 3] = ["az1", "az2", "az3"];
+
+/// A seeded cluster of `hosts` hosts over three zones and racks of 20, with mixed sizes, some
+/// hosts already loaded, and a few down, disabled or cordoned.
+pub fn cluster_spec(hosts: usize, seed: u64) -> ClusterSpec {
+    let mut rng = SplitMix64::new(seed);
+    let mut spec = ClusterSpec::default();
+    spec.topology_levels = vec!["region".into(), "zone".into(), "rack".into()];
+    for i in 0..hosts {
+        let zone = ZONES[i % ZONES.len()];
+        let size = [16.0, 32.0, 64.0][rng.below(3)];
+        let mem = size * 4096.0;
+        let used = (rng.below(5) as f64) / 8.0;
+        let mut h = HostSpec::new(format!("host-{i:06}"))
+            .region("r1")
+            .zone(zone)
+            .topology("rack", format!("{zone}-rack{:03}", i / 60))
+            .resource("vcpus", ResourceSpec::new(size).allocation_ratio(4.0).used((size * used * 4.0).floor()))
+            .resource("memory_mb", ResourceSpec::new(mem).reserved(2048.0).used((mem * used).floor()))
+            .resource("disk_gb", ResourceSpec::new(size * 50.0).used((size * 50.0 * used).floor()))
+            .label("tier", ["gold", "silver", "bronze"][rng.below(3)]);
+        if rng.below(10) == 0 {
+            h = h.label("maintenance", "true");
+        }
+        if rng.below(8) == 0 {
+            h = h.resource("gpu", ResourceSpec::new([1.0, 2.0, 4.0][rng.below(3)]));
+        }
+        match rng.below(40) {
+            0 => h = h.state(HostState { up: false, ..HostState::default() }),
+            1 => h = h.state(HostState { enabled: false, ..HostState::default() }),
+            2 => h = h.state(HostState { cordoned: true, ..HostState::default() }),
+            _ => {}
+        }
+        if rng.below(4) == 0 {
+            h = h.instance(
+                InstanceSpec::new(format!("vm-{i}"))
+                    .group(["web", "db", "cache"][rng.below(3)])
+                    .resource("vcpus", 2.0)
+                    .resource("memory_mb", 4096.0),
+            );
+        }
+        spec.hosts.push(h);
+    }
+    spec
+}
+
+/// [`cluster_spec`] built.
+pub fn cluster(hosts: usize, seed: u64) -> Cluster {
+    Cluster::from_spec(&cluster_spec(hosts, seed)).expect("generated clusters are valid")
+}
+
+/// The benchmark configuration: five filters and three weighers.
+pub fn standard_scheduler(ram_multiplier: f64) -> Scheduler {
+    Scheduler::builder()
+        .filter(ComputeFilter)
+        .filter(ResourceFilter::new())
+        .filter(AvailabilityZoneFilter)
+        .filter(LabelSelectorFilter)
+        .filter(NotInMaintenance)
+        .weigher(FreeResourceWeigher::ram(), ram_multiplier)
+        .weigher(FreeResourceWeigher::cpu(), 0.5)
+        .weigher(FreeResourceWeigher::disk(), 0.25)
+        .build()
+        .expect("valid configuration")
+}
+
+/// Rejects hosts labelled `maintenance`. A custom filter that resolves its label key once per
+/// request in `prepare`, so the per-host check compares interned symbols.
+#[derive(Debug, Clone, Copy)]
+pub struct NotInMaintenance;
+
+impl Filter for NotInMaintenance {
+    fn name(&self) -> &str {
+        "in maintenance"
+    }
+
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        Ok(Some(Box::new(cx.cluster().symbols().get("maintenance"))))
+    }
+
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        match cx.state::<Option<Symbol>>().copied().flatten() {
+            Some(key) => (!cx.host(host).labels.contains_key(key)).into(),
+            None => Verdict::Pass,
+        }
+    }
+}
