@@ -92,15 +92,19 @@ pub mod weigh;
 pub use error::{BuildError, EventError, ParseError, ScheduleError};
 pub use explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 pub use expr::{CompiledExpr, LabelExpr};
-pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
+pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelFilter, LabelSelectorFilter, ResourceFilter};
 pub use filter::{filter_fn, Filter, FilterExt, Reason, Rejections, Verdict};
 pub use id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
 pub use request::{CompiledRequest, Cx, ExplainOptions, Prepared, Request};
 pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection};
 pub use snapshot::{
-    Aggregate, AggregateSpec, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk, DiskSpec, Host, HostSpec,
-    HostState, Instance, InstanceSpec, Interner, Labels, Overlay, Resource, ResourceKinds, ResourceSpec, StateChange,
-    Topology,
+    Aggregate, AggregateSpec, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk, DiskSpec, Host,
+    HostSpec, HostState, Instance, InstanceSpec, Interner, Labels, Overlay, Resource, ResourceKinds, ResourceSpec,
+    StateChange, Topology,
 };
 pub use weigh::builtin::FreeResourceWeigher;
 pub use weigh::{normalize, weigher_fn, Bounds, Weigher};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -2,7 +2,7 @@
 
 use super::{LabelExpr, Pattern};
 use crate::id::Symbol;
-use crate::snapshot::{Interner, Labels};
+use crate::snapshot::{ChunkLabels, Interner, Labels};
 use smallvec::SmallVec;
 
 #[derive(Debug, Clone)]
@@ -33,6 +33,12 @@ impl CompiledExpr {
     /// Compiles `expr` against `symbols`. Computes in O(size of the expression).
     pub fn new(expr: &LabelExpr, symbols: &Interner) -> CompiledExpr {
         CompiledExpr { root: compile(expr, symbols) }
+    }
+
+    /// Evaluates against a whole chunk of hosts at once: bit `i` of the result is set when host
+    /// `i` of the chunk matches. `live` masks the chunk's existing hosts.
+    pub fn matches_chunk(&self, labels: &ChunkLabels, live: u64, symbols: &Interner) -> u64 {
+        eval_chunk(&self.root, labels, live, symbols) & live
     }
 
     /// Evaluates against interned labels; `symbols` resolves values for `~` patterns.
@@ -106,6 +112,23 @@ fn eval(n: &Node, labels: &Labels, s: &Interner) -> bool {
     }
 }
 
+fn eval_chunk(n: &Node, labels: &ChunkLabels, all: u64, s: &Interner) -> u64 {
+    match n {
+        Node::Const(true) => all,
+        Node::Const(false) => 0,
+        Node::And(a, b) => eval_chunk(a, labels, all, s) & eval_chunk(b, labels, all, s),
+        Node::Or(a, b) => eval_chunk(a, labels, all, s) | eval_chunk(b, labels, all, s),
+        Node::Not(x) => !eval_chunk(x, labels, all, s) & all,
+        Node::Eq(k, v) => labels.mask(*k, *v),
+        Node::In(k, vs) => vs.iter().fold(0, |m, v| m | labels.mask(*k, *v)),
+        Node::Matches(k, p) => {
+            labels.values(*k).filter(|(v, _)| p.is_match(s.resolve(*v))).fold(0, |m, (_, hosts)| m | hosts)
+        }
+        Node::Has(k) => labels.values(*k).fold(0, |m, (_, hosts)| m | hosts),
+        Node::Empty => all & !labels.labelled(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,7 +159,7 @@ mod tests {
         ] {
             let expr: LabelExpr = src.parse().unwrap();
             let compiled = CompiledExpr::new(&expr, cluster.symbols());
-            for (_, host) in cluster.hosts() {
+            for (id, host) in cluster.hosts() {
                 let map: BTreeMap<String, String> = host
                     .labels
                     .iter()
@@ -148,6 +171,9 @@ mod tests {
                     "{src} on {}",
                     host.name
                 );
+                let (chunk, live) = cluster.chunk_labels(id);
+                let bit = compiled.matches_chunk(chunk, live, cluster.symbols()) >> (id.0 % 64) & 1;
+                assert_eq!(bit == 1, expr.matches_map(&map), "chunk evaluation of {src} on {}", host.name);
             }
         }
     }

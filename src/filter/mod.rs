@@ -110,6 +110,19 @@ impl Rejections {
         }
     }
 
+    /// Keeps the hosts for which `verdict` passes, in order, and records the others: the loop
+    /// every batch check ends in.
+    #[inline]
+    pub fn retain(&mut self, hosts: &mut Vec<HostId>, mut verdict: impl FnMut(HostId) -> Verdict) {
+        hosts.retain(|&h| match verdict(h) {
+            Verdict::Pass => true,
+            Verdict::Reject(r) => {
+                self.reject(h, r);
+                false
+            }
+        });
+    }
+
     /// `(filter position, reason, count)` in the order first seen.
     pub fn counts(&self) -> &[(u32, Reason, u32)] {
         &self.counts
@@ -157,13 +170,7 @@ pub trait Filter: Send + Sync {
     /// default loops over [`check`](Filter::check); it is compiled per filter type, so the
     /// per-host call is static even when the filter is used as `dyn Filter`.
     fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
-        hosts.retain(|&h| match self.check(cx, h) {
-            Verdict::Pass => true,
-            Verdict::Reject(r) => {
-                rejected.reject(h, r);
-                false
-            }
-        });
+        rejected.retain(hosts, |h| self.check(cx, h));
     }
 
     /// Text for a rejection reason, such as `insufficient memory`. The default is

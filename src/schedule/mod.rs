@@ -25,9 +25,9 @@ use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, Weigh
 use crate::filter::{Filter, Rejections};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, Request};
+use crate::rng::SplitMix64;
 use crate::snapshot::{Cluster, Overlay};
 use crate::weigh::{normalize, Weigher};
-use crate::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::cmp::Ordering;
@@ -239,6 +239,29 @@ impl Scheduler {
     /// A builder with no filters, no weighers, subset size 1 and seed 0.
     pub fn builder() -> SchedulerBuilder {
         SchedulerBuilder { host_subset_size: 1, ..SchedulerBuilder::default() }
+    }
+
+    /// The foundation's built-ins: filters [`ComputeFilter`](crate::ComputeFilter),
+    /// [`ResourceFilter`](crate::ResourceFilter), [`AvailabilityZoneFilter`](crate::AvailabilityZoneFilter)
+    /// and [`LabelSelectorFilter`](crate::LabelSelectorFilter), in that order; weighers free RAM
+    /// (multiplier 1) and free vCPUs (multiplier 0.5), so instances spread.
+    pub fn standard() -> Scheduler {
+        use crate::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
+        use crate::weigh::builtin::FreeResourceWeigher;
+        Scheduler {
+            filters: vec![
+                Box::new(ComputeFilter),
+                Box::new(ResourceFilter::new()),
+                Box::new(AvailabilityZoneFilter),
+                Box::new(LabelSelectorFilter),
+            ],
+            tiers: vec![vec![
+                Weighed { weigher: Box::new(FreeResourceWeigher::ram()), multiplier: 1.0 },
+                Weighed { weigher: Box::new(FreeResourceWeigher::cpu()), multiplier: 0.5 },
+            ]],
+            host_subset_size: 1,
+            seed: 0,
+        }
     }
 
     /// The filters, in run order.

@@ -47,12 +47,61 @@ pub struct Aggregate {
     pub metadata: BTreeMap<String, String>,
 }
 
+/// An inverted label index over the (at most 64) hosts of one chunk: for every `(key, value)`
+/// pair, the bit mask of the hosts that carry it. Label selectors evaluate a whole chunk with a
+/// few mask operations instead of reading 64 host records.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkLabels {
+    entries: Vec<(Symbol, Symbol, u64)>,
+    labelled: u64,
+}
+
+impl ChunkLabels {
+    /// Hosts carrying `key = value`.
+    #[inline]
+    pub fn mask(&self, key: Symbol, value: Symbol) -> u64 {
+        self.entries.binary_search_by(|e| (e.0, e.1).cmp(&(key, value))).map_or(0, |i| self.entries[i].2)
+    }
+
+    /// `(value, hosts)` for every value of `key` in the chunk.
+    pub fn values(&self, key: Symbol) -> impl Iterator<Item = (Symbol, u64)> + '_ {
+        let start = self.entries.partition_point(|e| e.0 < key);
+        self.entries[start..].iter().take_while(move |e| e.0 == key).map(|e| (e.1, e.2))
+    }
+
+    /// Hosts with at least one label.
+    #[inline]
+    pub fn labelled(&self) -> u64 {
+        self.labelled
+    }
+
+    fn set(&mut self, slot: usize, labels: Option<&Labels>) {
+        let bit = 1u64 << slot;
+        if self.labelled & bit != 0 {
+            for e in &mut self.entries {
+                e.2 &= !bit;
+            }
+            self.entries.retain(|e| e.2 != 0);
+            self.labelled &= !bit;
+        }
+        for (k, v) in labels.into_iter().flat_map(|l| l.iter()) {
+            match self.entries.binary_search_by(|e| (e.0, e.1).cmp(&(k, v))) {
+                Ok(i) => self.entries[i].2 |= bit,
+                Err(i) => self.entries.insert(i, (k, v, bit)),
+            }
+            self.labelled |= bit;
+        }
+    }
+}
+
 #[derive(Clone)]
 struct Chunk {
     hosts: Vec<Option<Arc<Host>>>,
     free: [[f64; CHUNK]; HOT_RESOURCES],
     physical: [[f64; CHUNK]; HOT_RESOURCES],
     flags: [u8; CHUNK],
+    live: u64,
+    labels: ChunkLabels,
 }
 
 impl Chunk {
@@ -62,10 +111,17 @@ impl Chunk {
             free: [[0.0; CHUNK]; HOT_RESOURCES],
             physical: [[0.0; CHUNK]; HOT_RESOURCES],
             flags: [0; CHUNK],
+            live: 0,
+            labels: ChunkLabels::default(),
         }
     }
 
     fn set(&mut self, slot: usize, host: Option<Arc<Host>>) {
+        self.labels.set(slot, host.as_deref().map(|h| &h.labels));
+        match &host {
+            Some(_) => self.live |= 1u64 << slot,
+            None => self.live &= !(1u64 << slot),
+        }
         match &host {
             Some(h) => {
                 for r in 0..HOT_RESOURCES {
@@ -338,6 +394,22 @@ impl Cluster {
     #[inline]
     pub(crate) fn hot_free(&self, id: HostId, r: usize) -> f64 {
         self.chunks[id.index() >> CHUNK_BITS].free[r][id.index() & (CHUNK - 1)]
+    }
+
+    /// The dense columns of the chunk holding `id`: free and physical amounts of the standard
+    /// resources, indexed by `id.index() % 64`. For tight loops over candidates.
+    #[inline]
+    pub(crate) fn hot_columns(&self, id: HostId) -> (&[[f64; CHUNK]; HOT_RESOURCES], &[[f64; CHUNK]; HOT_RESOURCES]) {
+        let c = &self.chunks[id.index() >> CHUNK_BITS];
+        (&c.free, &c.physical)
+    }
+
+    /// The label index of the chunk holding `id`, with the mask of its live hosts. Hosts
+    /// `64·k … 64·k + 63` form chunk `k`; bit `i` of a mask is host `64·k + i`.
+    #[inline]
+    pub fn chunk_labels(&self, id: HostId) -> (&ChunkLabels, u64) {
+        let c = &self.chunks[id.index() >> CHUNK_BITS];
+        (&c.labels, c.live)
     }
 
     #[inline]

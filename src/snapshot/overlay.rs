@@ -43,14 +43,19 @@ impl Overlay {
         self.entries.is_empty()
     }
 
+    /// Whether anything was consumed on `host`: one bit test.
+    #[inline]
+    pub fn is_touched(&self, host: HostId) -> bool {
+        let i = host.index();
+        self.bits.get(i >> 6).is_some_and(|w| w & (1u64 << (i & 63)) != 0)
+    }
+
     #[inline]
     fn entry(&self, host: HostId) -> Option<&Entry> {
-        let i = host.index();
-        let word = *self.bits.get(i >> 6)?;
-        if word & (1u64 << (i & 63)) == 0 {
+        if !self.is_touched(host) {
             return None;
         }
-        Some(&self.entries[self.slot[i] as usize])
+        Some(&self.entries[self.slot[host.index()] as usize])
     }
 
     /// Records one instance on `host` using `demand`.

@@ -6,16 +6,16 @@
 
 use placewise::rng::SplitMix64;
 use placewise::{
-    AvailabilityZoneFilter, Cx, Filter, HostId, Prepared, ScheduleError, Symbol, Verdict, Cluster, ClusterSpec, ComputeFilter, FreeResourceWeigher, HostSpec, HostState,
-    InstanceSpec, LabelSelectorFilter, ResourceFilter, ResourceSpec, Scheduler,
+    AvailabilityZoneFilter, Cluster, ClusterSpec, ComputeFilter, Filter, FreeResourceWeigher, HostSpec, HostState,
+    InstanceSpec, LabelFilter, LabelSelectorFilter, ResourceFilter, ResourceSpec, Scheduler, Weigher,
 };
 
 /// Zones used by generated clusters.
-pub const ZONES: [&str; 3] = ["az1", "az2", "az3"];
+pub(crate) const ZONES: [&str; 3] = ["az1", "az2", "az3"];
 
 /// A seeded cluster of `hosts` hosts over three zones and racks of 20, with mixed sizes, some
 /// hosts already loaded, and a few down, disabled or cordoned.
-pub fn cluster_spec(hosts: usize, seed: u64) -> ClusterSpec {
+pub(crate) fn cluster_spec(hosts: usize, seed: u64) -> ClusterSpec {
     let mut rng = SplitMix64::new(seed);
     let mut spec = ClusterSpec::default();
     spec.topology_levels = vec!["region".into(), "zone".into(), "rack".into()];
@@ -58,43 +58,36 @@ pub fn cluster_spec(hosts: usize, seed: u64) -> ClusterSpec {
 }
 
 /// [`cluster_spec`] built.
-pub fn cluster(hosts: usize, seed: u64) -> Cluster {
+pub(crate) fn cluster(hosts: usize, seed: u64) -> Cluster {
     Cluster::from_spec(&cluster_spec(hosts, seed)).expect("generated clusters are valid")
 }
 
-/// The benchmark configuration: five filters and three weighers.
-pub fn standard_scheduler(ram_multiplier: f64) -> Scheduler {
-    Scheduler::builder()
-        .filter(ComputeFilter)
-        .filter(ResourceFilter::new())
-        .filter(AvailabilityZoneFilter)
-        .filter(LabelSelectorFilter)
-        .filter(NotInMaintenance)
-        .weigher(FreeResourceWeigher::ram(), ram_multiplier)
-        .weigher(FreeResourceWeigher::cpu(), 0.5)
-        .weigher(FreeResourceWeigher::disk(), 0.25)
-        .build()
-        .expect("valid configuration")
+/// The benchmark configuration's parts: five filters and three weighers with multipliers.
+pub(crate) fn standard_parts(ram_multiplier: f64) -> (Vec<Box<dyn Filter>>, Vec<(Box<dyn Weigher>, f64)>) {
+    let filters: Vec<Box<dyn Filter>> = vec![
+        Box::new(ComputeFilter),
+        Box::new(ResourceFilter::new()),
+        Box::new(AvailabilityZoneFilter),
+        Box::new(LabelSelectorFilter),
+        Box::new(LabelFilter::new("in maintenance", "maintenance != true".parse().expect("valid expression"))),
+    ];
+    let weighers: Vec<(Box<dyn Weigher>, f64)> = vec![
+        (Box::new(FreeResourceWeigher::ram()), ram_multiplier),
+        (Box::new(FreeResourceWeigher::cpu()), 0.5),
+        (Box::new(FreeResourceWeigher::disk()), 0.25),
+    ];
+    (filters, weighers)
 }
 
-/// Rejects hosts labelled `maintenance`. A custom filter that resolves its label key once per
-/// request in `prepare`, so the per-host check compares interned symbols.
-#[derive(Debug, Clone, Copy)]
-pub struct NotInMaintenance;
-
-impl Filter for NotInMaintenance {
-    fn name(&self) -> &str {
-        "in maintenance"
+/// The benchmark configuration as a scheduler.
+pub(crate) fn standard_scheduler(ram_multiplier: f64) -> Scheduler {
+    let (filters, weighers) = standard_parts(ram_multiplier);
+    let mut builder = Scheduler::builder();
+    for f in filters {
+        builder = builder.filter_boxed(f);
     }
-
-    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
-        Ok(Some(Box::new(cx.cluster().symbols().get("maintenance"))))
+    for (w, m) in weighers {
+        builder = builder.weigher_boxed(w, m);
     }
-
-    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        match cx.state::<Option<Symbol>>().copied().flatten() {
-            Some(key) => (!cx.host(host).labels.contains_key(key)).into(),
-            None => Verdict::Pass,
-        }
-    }
+    builder.build().expect("valid configuration")
 }

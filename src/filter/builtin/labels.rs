@@ -1,11 +1,30 @@
-//! Host label selector.
+//! Label selectors: the request's own, and one fixed by the deployer.
 
-use crate::filter::{Filter, Reason, Verdict};
+use crate::expr::{CompiledExpr, LabelExpr};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
-use crate::request::Cx;
+use crate::request::{Cx, Prepared};
+use crate::ScheduleError;
+use std::borrow::Cow;
+
+/// Keeps the hosts matching `expr`, evaluating one chunk of 64 hosts at a time on the chunk's
+/// label index (candidates arrive in id order, so each chunk is evaluated once).
+fn retain_matching(cx: &Cx<'_>, expr: &CompiledExpr, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
+    let cluster = cx.cluster();
+    let mut chunk = usize::MAX;
+    let mut mask = 0u64;
+    rejected.retain(hosts, |h| {
+        if h.index() >> 6 != chunk {
+            chunk = h.index() >> 6;
+            let (labels, live) = cluster.chunk_labels(h);
+            mask = expr.matches_chunk(labels, live, cluster.symbols());
+        }
+        (mask >> (h.index() & 63) & 1 == 1).into()
+    });
+}
 
 /// Passes every host when the request has no selector; otherwise hosts whose labels match it
-/// (see [`LabelExpr`](crate::LabelExpr) for the grammar). Reason: ``labels do not match `<expr>` ``.
+/// (see [`LabelExpr`] for the grammar). Reason: ``labels do not match `<expr>` ``.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LabelSelectorFilter;
 
@@ -22,11 +41,80 @@ impl Filter for LabelSelectorFilter {
         }
     }
 
+    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
+        if let Some(sel) = &cx.compiled().selector {
+            retain_matching(cx, sel, hosts, rejected);
+        }
+    }
+
     fn describe(&self, cx: &Cx<'_>, _reason: Reason) -> String {
         match &cx.request().selector {
             Some(sel) => format!("labels do not match `{sel}`"),
             None => "labels do not match".into(),
         }
+    }
+
+    fn once_per_request(&self) -> bool {
+        true
+    }
+}
+
+/// Passes hosts whose labels match an expression fixed when the scheduler is configured, such as
+/// `maintenance != true` or `kind in (general, compute)`: a deployer's rule that every request
+/// obeys. Reason: ``labels do not match `<expr>` ``.
+///
+/// ```
+/// use placewise::LabelFilter;
+///
+/// let not_in_maintenance = LabelFilter::new("not-in-maintenance", "maintenance != true".parse()?);
+/// # let _ = not_in_maintenance;
+/// # Ok::<(), placewise::ParseError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelFilter {
+    name: String,
+    expr: LabelExpr,
+}
+
+impl LabelFilter {
+    /// A filter called `name` passing hosts that match `expr`.
+    pub fn new(name: impl Into<String>, expr: LabelExpr) -> Self {
+        LabelFilter { name: name.into(), expr }
+    }
+
+    /// The expression.
+    pub fn expr(&self) -> &LabelExpr {
+        &self.expr
+    }
+
+    /// The expression as prepared for this request (compiled here when called unprepared).
+    fn compiled<'a>(&self, cx: &Cx<'a>) -> Cow<'a, CompiledExpr> {
+        match cx.state::<CompiledExpr>() {
+            Some(expr) => Cow::Borrowed(expr),
+            None => Cow::Owned(CompiledExpr::new(&self.expr, cx.cluster().symbols())),
+        }
+    }
+}
+
+impl Filter for LabelFilter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        Ok(Some(Box::new(CompiledExpr::new(&self.expr, cx.cluster().symbols()))))
+    }
+
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        self.compiled(cx).matches(&cx.host(host).labels, cx.cluster().symbols()).into()
+    }
+
+    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
+        retain_matching(cx, &self.compiled(cx), hosts, rejected);
+    }
+
+    fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
+        format!("labels do not match `{}`", self.expr)
     }
 
     fn once_per_request(&self) -> bool {

@@ -6,6 +6,6 @@ mod resources;
 mod zone;
 
 pub use compute::ComputeFilter;
-pub use labels::LabelSelectorFilter;
+pub use labels::{LabelFilter, LabelSelectorFilter};
 pub use resources::ResourceFilter;
 pub use zone::AvailabilityZoneFilter;

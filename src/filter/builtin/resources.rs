@@ -1,8 +1,10 @@
 //! Capacity: the instance must fit what is left of every resource it asks for.
 
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::{HostId, ResourceId};
 use crate::request::Cx;
+use crate::snapshot::HOT_RESOURCES;
+use smallvec::SmallVec;
 
 const UNKNOWN_KIND: u32 = 1 << 31;
 
@@ -60,6 +62,35 @@ impl Filter for ResourceFilter {
             return Verdict::reject(UNKNOWN_KIND);
         }
         Verdict::Pass
+    }
+
+    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
+        let compiled = cx.compiled();
+        let wanted = compiled.resources.iter().filter(|(kind, _)| self.only.is_none_or(|o| o == *kind));
+        let hot: SmallVec<[(usize, f64); HOT_RESOURCES]> =
+            wanted.clone().filter(|(k, _)| k.index() < HOT_RESOURCES).map(|&(k, w)| (k.index(), w)).collect();
+        let cold = wanted.count() > hot.len() || (self.only.is_none() && !compiled.unknown.is_empty());
+        if cold {
+            // Extended kinds live in the host records: take the general path.
+            rejected.retain(hosts, |h| self.check(cx, h));
+            return;
+        }
+        let (cluster, overlay) = (cx.cluster(), cx.overlay());
+        rejected.retain(hosts, |h| {
+            let (free, physical) = cluster.hot_columns(h);
+            let i = h.index() & 63;
+            let touched = overlay.is_touched(h);
+            for &(r, want) in &hot {
+                let mut left = free[r][i];
+                if touched {
+                    left -= overlay.used(h, ResourceId(r as u32));
+                }
+                if want > physical[r][i] || want > left {
+                    return Verdict::reject(r as u32);
+                }
+            }
+            Verdict::Pass
+        });
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

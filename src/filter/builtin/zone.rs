@@ -1,6 +1,6 @@
 //! Availability zone.
 
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::Cx;
 
@@ -23,6 +23,13 @@ impl Filter for AvailabilityZoneFilter {
                 (!zone.domain.is_none() && here == Some(zone.domain)).into()
             }
         }
+    }
+
+    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
+        if cx.compiled().zone.is_none() {
+            return;
+        }
+        rejected.retain(hosts, |h| self.check(cx, h));
     }
 
     fn describe(&self, cx: &Cx<'_>, _reason: Reason) -> String {

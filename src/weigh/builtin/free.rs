@@ -2,6 +2,7 @@
 
 use crate::id::{HostId, ResourceId};
 use crate::request::Cx;
+use crate::snapshot::HOT_RESOURCES;
 use crate::weigh::{Bounds, Weigher};
 
 /// Scores a host by what is left of one resource kind after earlier instances of the request:
@@ -48,6 +49,25 @@ impl Weigher for FreeResourceWeigher {
     #[inline]
     fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64 {
         cx.free(host, self.kind)
+    }
+
+    fn weigh_batch(&self, cx: &Cx<'_>, hosts: &[HostId], out: &mut [f64]) {
+        let r = self.kind.index();
+        if r >= HOT_RESOURCES {
+            for (o, &h) in out.iter_mut().zip(hosts) {
+                *o = cx.free(h, self.kind);
+            }
+            return;
+        }
+        let (cluster, overlay) = (cx.cluster(), cx.overlay());
+        for (o, &h) in out.iter_mut().zip(hosts) {
+            let (free, _) = cluster.hot_columns(h);
+            let mut left = free[r][h.index() & 63];
+            if overlay.is_touched(h) {
+                left -= overlay.used(h, self.kind);
+            }
+            *o = left;
+        }
     }
 
     fn bounds(&self) -> Bounds {
