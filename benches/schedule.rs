@@ -51,11 +51,7 @@ fn burst(c: &mut Criterion) {
 
 /// The plain counterpart: every host through every filter by dynamic call, every survivor
 /// scored, the whole list sorted. Same filters, weighers and answer as the scheduler.
-fn plain_pick(
-    scheduler_parts: &(Vec<Box<dyn Filter>>, Vec<(Box<dyn placewise::Weigher>, f64)>),
-    cluster: &Cluster,
-    req: &Request,
-) -> Option<HostId> {
+fn plain_pick(scheduler_parts: &support::Parts, cluster: &Cluster, req: &Request) -> Option<HostId> {
     let (filters, weighers) = scheduler_parts;
     let compiled = req.compile(cluster).unwrap();
     let overlay = placewise::Overlay::new();

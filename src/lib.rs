@@ -99,8 +99,8 @@ pub use request::{CompiledRequest, Cx, ExplainOptions, Prepared, Request};
 pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection};
 pub use snapshot::{
     Aggregate, AggregateSpec, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk, DiskSpec, Host,
-    HostSpec, HostState, Instance, InstanceSpec, Interner, Labels, Overlay, Resource, ResourceKinds, ResourceSpec,
-    StateChange, Topology,
+    HostSpec, HostState, HotChunk, Instance, InstanceSpec, Interner, Labels, Overlay, Resource, ResourceKinds,
+    ResourceSpec, StateChange, Topology,
 };
 pub use weigh::builtin::FreeResourceWeigher;
 pub use weigh::{normalize, weigher_fn, Bounds, Weigher};

@@ -165,6 +165,9 @@ impl Request {
         let mut resources = SmallVec::new();
         let mut unknown = SmallVec::new();
         for (kind, &amount) in &self.resources {
+            if kind.is_empty() {
+                return Err(ScheduleError::Request(BuildError::EmptyName { what: "a resource of the request".into() }));
+            }
             if !amount.is_finite() || amount < 0.0 {
                 let problem = if amount.is_finite() { "negative" } else { "not finite" };
                 return Err(ScheduleError::Request(BuildError::number("request", kind.clone(), problem, amount)));

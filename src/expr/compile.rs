@@ -171,8 +171,8 @@ mod tests {
                     "{src} on {}",
                     host.name
                 );
-                let (chunk, live) = cluster.chunk_labels(id);
-                let bit = compiled.matches_chunk(chunk, live, cluster.symbols()) >> (id.0 % 64) & 1;
+                let hot = cluster.hot_chunk(id.index() / 64);
+                let bit = compiled.matches_chunk(&hot.labels, hot.live, cluster.symbols()) >> (id.0 % 64) & 1;
                 assert_eq!(bit == 1, expr.matches_map(&map), "chunk evaluation of {src} on {}", host.name);
             }
         }

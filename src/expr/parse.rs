@@ -293,6 +293,11 @@ impl Parser<'_> {
             return Err(self.error(&format!("expected `(` to open a value list, found {}", self.peek().describe())));
         }
         self.bump();
+        if self.peek() == &Tok::RParen {
+            // `k in ()` matches nothing and `k notin ()` everything.
+            self.bump();
+            return Ok(Vec::new());
+        }
         let mut values = vec![self.atom("a value")?.0];
         while self.peek() == &Tok::Comma {
             self.bump();
@@ -390,6 +395,7 @@ mod tests {
             "k in (\"a b\", c) or k notin (\"and\")",
             "r ~ \"^eu-(west|north)\\\\d\"",
             "{} or x",
+            "k in () or k notin ()",
         ] {
             let e = parse(src).unwrap_or_else(|err| panic!("{src}: {err}"));
             let printed = e.to_string();

@@ -13,7 +13,8 @@ pub trait FilterExt: Filter + Sized {
         And { a: self, b: other, name }
     }
 
-    /// Passes hosts either filter passes; a rejection carries both reasons (codes below 2^16).
+    /// Passes hosts either filter passes; a rejection carries both reasons. (Combinators pack
+    /// their children's reason codes: codes below 2^15 survive any nesting of two levels.)
     fn or<B: Filter>(self, other: B) -> Or<Self, B> {
         let name = format!("{} or {}", self.name(), other.name());
         Or { a: self, b: other, name }
@@ -90,6 +91,10 @@ impl<A: Filter, B: Filter> Filter for And<A, B> {
     fn once_per_request(&self) -> bool {
         self.a.once_per_request() && self.b.once_per_request()
     }
+
+    fn host_local(&self) -> bool {
+        self.a.host_local() && self.b.host_local()
+    }
 }
 
 /// See [`FilterExt::or`].
@@ -129,6 +134,10 @@ impl<A: Filter, B: Filter> Filter for Or<A, B> {
     fn once_per_request(&self) -> bool {
         self.a.once_per_request() && self.b.once_per_request()
     }
+
+    fn host_local(&self) -> bool {
+        self.a.host_local() && self.b.host_local()
+    }
 }
 
 /// See [`FilterExt::not`].
@@ -161,6 +170,10 @@ impl<A: Filter> Filter for Not<A> {
     fn once_per_request(&self) -> bool {
         self.a.once_per_request()
     }
+
+    fn host_local(&self) -> bool {
+        self.a.host_local()
+    }
 }
 
 /// See [`FilterExt::named`].
@@ -183,8 +196,8 @@ impl<A: Filter> Filter for Named<A> {
         self.a.check(cx, host)
     }
 
-    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut super::Rejections) {
-        self.a.check_batch(cx, hosts, rejected)
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut super::Rejections) -> u64 {
+        self.a.check_chunk(cx, chunk, mask, rejected)
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
@@ -193,6 +206,10 @@ impl<A: Filter> Filter for Named<A> {
 
     fn once_per_request(&self) -> bool {
         self.a.once_per_request()
+    }
+
+    fn host_local(&self) -> bool {
+        self.a.host_local()
     }
 }
 

@@ -110,17 +110,22 @@ impl Rejections {
         }
     }
 
-    /// Keeps the hosts for which `verdict` passes, in order, and records the others: the loop
-    /// every batch check ends in.
+    /// Runs `verdict` for each set lane of `mask` in chunk `chunk`, records the rejections and
+    /// returns the passing lanes: the loop every per-host chunk check comes down to.
     #[inline]
-    pub fn retain(&mut self, hosts: &mut Vec<HostId>, mut verdict: impl FnMut(HostId) -> Verdict) {
-        hosts.retain(|&h| match verdict(h) {
-            Verdict::Pass => true,
-            Verdict::Reject(r) => {
-                self.reject(h, r);
-                false
+    pub fn check_lanes(&mut self, chunk: usize, mask: u64, mut verdict: impl FnMut(HostId) -> Verdict) -> u64 {
+        let mut pass = 0;
+        let mut rest = mask;
+        while rest != 0 {
+            let lane = rest.trailing_zeros();
+            let host = HostId((chunk as u32) << 6 | lane);
+            match verdict(host) {
+                Verdict::Pass => pass |= 1u64 << lane,
+                Verdict::Reject(r) => self.reject(host, r),
             }
-        });
+            rest &= rest - 1;
+        }
+        pass
     }
 
     /// `(filter position, reason, count)` in the order first seen.
@@ -144,7 +149,7 @@ impl Rejections {
 /// Only [`name`](Filter::name) and [`check`](Filter::check) are required. The scheduler calls
 /// [`prepare`](Filter::prepare) once per request (to compile whatever the request carries for
 /// this filter; the result comes back through [`Cx::state`]), then
-/// [`check_batch`](Filter::check_batch) once per instance over the current candidates.
+/// [`check_chunk`](Filter::check_chunk) for every chunk of 64 hosts that still has candidates.
 ///
 /// Filters are assumed **monotone within a request**: placing an instance never makes a rejected
 /// host acceptable, so the scheduler re-checks only the hosts that passed for the previous
@@ -166,11 +171,15 @@ pub trait Filter: Send + Sync {
     /// The verdict for one host.
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict;
 
-    /// Keeps the passing hosts of `hosts` (in order) and records the others in `rejected`. The
-    /// default loops over [`check`](Filter::check); it is compiled per filter type, so the
-    /// per-host call is static even when the filter is used as `dyn Filter`.
-    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
-        rejected.retain(hosts, |h| self.check(cx, h));
+    /// The candidates of chunk `chunk` that pass: bit `i` of `mask` is host `64·chunk + i`
+    /// (see [`Cluster::hot_chunk`](crate::Cluster::hot_chunk)); the result is a subset of
+    /// `mask`, and every host dropped is recorded in `rejected` with its reason.
+    ///
+    /// The default calls [`check`](Filter::check) for each set bit; it is compiled per filter
+    /// type, so the per-host call is static even when the filter is used as `dyn Filter`. The
+    /// built-ins override it with whole-chunk arithmetic on the dense columns.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        rejected.check_lanes(chunk, mask, |h| self.check(cx, h))
     }
 
     /// Text for a rejection reason, such as `insufficient memory`. The default is
@@ -185,6 +194,14 @@ pub trait Filter: Send + Sync {
     fn once_per_request(&self) -> bool {
         false
     }
+
+    /// Whether the verdict for a host depends only on the snapshot, the request and the
+    /// consumption recorded on that same host. When every filter and weigher of a scheduler is
+    /// host-local, a pick can change only the picked host, and the scheduler re-examines just
+    /// that host for the next instance. The default is `false`, which is always safe.
+    fn host_local(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! forward_filter {
@@ -193,11 +210,12 @@ macro_rules! forward_filter {
             fn name(&self) -> &str { (**self).name() }
             fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> { (**self).prepare(cx) }
             fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict { (**self).check(cx, host) }
-            fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
-                (**self).check_batch(cx, hosts, rejected)
+            fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+                (**self).check_chunk(cx, chunk, mask, rejected)
             }
             fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String { (**self).describe(cx, reason) }
             fn once_per_request(&self) -> bool { (**self).once_per_request() }
+            fn host_local(&self) -> bool { (**self).host_local() }
         }
     )*};
 }

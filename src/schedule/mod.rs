@@ -20,17 +20,19 @@
 //! If an instance finds no host, scheduling stops there: the [`Placement`] holds the instances
 //! placed so far and an [`Explanation`] of the failure. That is an outcome, not an error.
 
+mod rank;
+
 use crate::error::{BuildError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 use crate::filter::{Filter, Rejections};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, Request};
 use crate::rng::SplitMix64;
-use crate::snapshot::{Cluster, Overlay};
-use crate::weigh::{normalize, Weigher};
+use crate::snapshot::{push_lanes, Cluster, Overlay, CHUNK};
+use crate::weigh::Weigher;
+use rank::Ranking;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
-use std::cmp::Ordering;
 use std::fmt;
 
 /// One placed instance.
@@ -91,9 +93,9 @@ struct Weighed {
 /// the first call on a cluster of a given size, scheduling allocates only for its output.
 #[derive(Debug, Default)]
 pub struct Scratch {
+    masks: Vec<u64>,
     candidates: Vec<HostId>,
-    raw: Vec<f64>,
-    scores: Vec<f64>,
+    ranking: Ranking,
     order: Vec<u32>,
     overlay: Overlay,
     rejections: Rejections,
@@ -294,12 +296,13 @@ impl Scheduler {
         request: &Request,
     ) -> Result<Placement, ScheduleError> {
         let compiled = request.compile(cluster)?;
-        let Scratch { candidates, raw, scores, order, overlay, rejections } = scratch;
+        let Scratch { masks, candidates, ranking, order, overlay, rejections } = scratch;
         overlay.clear();
         rejections.clear(request.explain.verdicts);
+        masks.clear();
+        masks.extend((0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).live));
         candidates.clear();
-        cluster.collect_host_ids(candidates);
-        let hosts = candidates.len() as u32;
+        let hosts = cluster.len() as u32;
 
         let (filter_states, weigher_states) = {
             let cx = Cx::new(cluster, request, &compiled, overlay, 0);
@@ -308,43 +311,61 @@ impl Scheduler {
                 self.tiers.iter().flatten().map(|w| w.weigher.prepare(&cx)).collect::<Result<_, _>>()?;
             (f, w)
         };
+        let incremental = self.host_subset_size == 1 && self.host_local();
 
         let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
         let mut selections = Vec::with_capacity(request.count as usize);
         let mut top = Vec::new();
         let mut instance = 0;
-        for i in 0..request.count {
+        // The previous pick's index in `candidates`, while the ranking still describes them.
+        let mut last: Option<usize> = None;
+        // A request for no instance still filters once, so its explanation is truthful.
+        for i in 0..request.count.max(1) {
             instance = i;
             let cx = Cx::new(cluster, request, &compiled, overlay, i);
-            for (fi, f) in self.filters.iter().enumerate() {
-                if candidates.is_empty() {
-                    break;
+            match last.filter(|_| incremental) {
+                // Only the previous pick changed: re-check and re-weigh that one host.
+                Some(c) => {
+                    let host = candidates[c];
+                    let (chunk, bit) = (host.index() / CHUNK, 1u64 << (host.index() % CHUNK));
+                    let mut one = [bit];
+                    self.run_filters(&cx, &filter_states, i, chunk, &mut one, rejections);
+                    if one[0] != 0 {
+                        ranking.update(&self.tiers, &cx, &weigher_states, candidates, c);
+                    } else {
+                        masks[chunk] &= !bit;
+                        if candidates.len() > 3 {
+                            ranking.remove(&self.tiers, candidates, c);
+                        } else {
+                            candidates.remove(c);
+                            ranking.full(&self.tiers, &cx, &weigher_states, candidates);
+                        }
+                    }
                 }
-                if i > 0 && f.once_per_request() {
-                    continue;
+                None => {
+                    self.run_filters(&cx, &filter_states, i, 0, masks, rejections);
+                    candidates.clear();
+                    for (c, &m) in masks.iter().enumerate() {
+                        push_lanes(candidates, c, m);
+                    }
+                    ranking.full(&self.tiers, &cx, &weigher_states, candidates);
                 }
-                rejections.set_filter(fi as u32);
-                f.check_batch(&cx.with_state(filter_states[fi].as_deref()), candidates, rejections);
             }
-            if candidates.is_empty() {
+            if candidates.is_empty() || i == request.count {
                 break;
             }
-            let n = candidates.len();
-            let explain_top = if i == 0 { request.explain.top as usize } else { 0 };
-            let mut terms = Vec::new();
-            self.score(&cx, &weigher_states, candidates, raw, scores, explain_top > 0, &mut terms);
-            let best = self.pick(n, candidates, scores, order, &mut rng);
-            if explain_top > 0 {
-                top = self.breakdown(cluster, candidates, scores, order, &terms, explain_top);
+            let best = self.pick(ranking, candidates, order, &mut rng);
+            if i == 0 && request.explain.top > 0 {
+                top = self.breakdown(cluster, ranking, candidates, order, request.explain.top as usize);
             }
             let host = candidates[best];
-            let tiers = self.tiers.len();
             selections.push(Selection {
                 instance: i,
                 host,
                 host_name: cluster.host_name(host).to_owned(),
-                scores: (0..tiers).map(|t| scores[t * n + best]).collect(),
+                scores: (0..self.tiers.len()).map(|t| ranking.score(t, best)).collect(),
             });
+            last = Some(best);
             overlay.consume(host, &compiled.resources);
         }
 
@@ -353,90 +374,62 @@ impl Scheduler {
         Ok(Placement { requested: request.count, selections, explanation })
     }
 
-    /// Fills `scores` (tier-major, `tiers × n`) for the candidates. With fewer than two
-    /// candidates nothing is weighed and every score is 0.
-    #[allow(clippy::too_many_arguments)]
-    fn score(
+    /// Whether every filter that runs after the first instance, and every weigher, judges a
+    /// host by that host alone, so that a pick can only change the picked host's verdict and
+    /// raw values.
+    fn host_local(&self) -> bool {
+        self.filters.iter().all(|f| f.once_per_request() || f.host_local())
+            && self.tiers.iter().flatten().all(|w| w.weigher.host_local())
+    }
+
+    /// Runs the filters over candidate masks, `masks[k]` covering chunk `first + k`. Filters
+    /// marked once-per-request run only for instance 0; once a filter leaves no candidate, the
+    /// later ones do not run.
+    fn run_filters(
         &self,
         cx: &Cx<'_>,
         states: &[Prepared],
-        candidates: &[HostId],
-        raw: &mut Vec<f64>,
-        scores: &mut Vec<f64>,
-        keep_terms: bool,
-        terms: &mut Vec<(f64, f64)>,
+        instance: u32,
+        first: usize,
+        masks: &mut [u64],
+        rejections: &mut Rejections,
     ) {
-        let n = candidates.len();
-        scores.clear();
-        scores.resize(self.tiers.len() * n, 0.0);
-        if n < 2 {
-            return;
-        }
-        raw.resize(n, 0.0);
-        let mut wi = 0;
-        for (t, tier) in self.tiers.iter().enumerate() {
-            let out = &mut scores[t * n..(t + 1) * n];
-            for w in tier {
-                let wcx = cx.with_state(states[wi].as_deref());
-                wi += 1;
-                w.weigher.weigh_batch(&wcx, candidates, raw);
-                if keep_terms {
-                    terms.extend(raw.iter().map(|&r| (r, 0.0)));
+        for (fi, f) in self.filters.iter().enumerate() {
+            if instance > 0 && f.once_per_request() {
+                continue;
+            }
+            let fcx = cx.with_state(states[fi].as_deref());
+            rejections.set_filter(fi as u32);
+            let mut any = 0;
+            for (k, m) in masks.iter_mut().enumerate() {
+                if *m != 0 {
+                    *m = f.check_chunk(&fcx, first + k, *m, rejections);
+                    any |= *m;
                 }
-                normalize(raw, w.weigher.bounds());
-                if keep_terms {
-                    let base = terms.len() - n;
-                    for (term, &v) in terms[base..].iter_mut().zip(raw.iter()) {
-                        term.1 = v;
-                    }
-                }
-                for (s, &v) in out.iter_mut().zip(raw.iter()) {
-                    *s += w.multiplier * v;
-                }
+            }
+            if any == 0 {
+                break;
             }
         }
     }
 
-    /// Compares candidates `a` and `b` (indices): `Less` means `a` ranks first.
-    #[inline]
-    fn rank(&self, a: usize, b: usize, n: usize, candidates: &[HostId], scores: &[f64]) -> Ordering {
-        for t in 0..self.tiers.len() {
-            let (sa, sb) = (scores[t * n + a], scores[t * n + b]);
-            match sb.partial_cmp(&sa) {
-                Some(Ordering::Equal) | None => {}
-                Some(o) => return o,
-            }
-        }
-        candidates[a].cmp(&candidates[b])
-    }
-
-    /// Index of the chosen candidate; leaves the best `k` (sorted) in `order` when `k > 1`.
-    fn pick(
-        &self,
-        n: usize,
-        candidates: &[HostId],
-        scores: &[f64],
-        order: &mut Vec<u32>,
-        rng: &mut SplitMix64,
-    ) -> usize {
-        let k = self.host_subset_size.min(n);
+    /// Index of the chosen candidate: the best, or with `k > 1` a seeded pick among the best `k`
+    /// (left sorted in `order`).
+    fn pick(&self, ranking: &Ranking, candidates: &[HostId], order: &mut Vec<u32>, rng: &mut SplitMix64) -> usize {
+        let k = self.host_subset_size.min(candidates.len());
         if k <= 1 {
-            let mut best = 0;
-            for c in 1..n {
-                if self.rank(c, best, n, candidates, scores) == Ordering::Less {
-                    best = c;
-                }
-            }
-            return best;
+            return ranking.best(self.tiers.len(), candidates).unwrap_or(0);
         }
-        self.best_k(k, n, candidates, scores, order);
+        self.best_k(ranking, k, candidates, order);
         order[rng.below(k)] as usize
     }
 
-    fn best_k(&self, k: usize, n: usize, candidates: &[HostId], scores: &[f64], order: &mut Vec<u32>) {
+    fn best_k(&self, ranking: &Ranking, k: usize, candidates: &[HostId], order: &mut Vec<u32>) {
+        let n = candidates.len();
         order.clear();
         order.extend(0..n as u32);
-        let cmp = |a: &u32, b: &u32| self.rank(*a as usize, *b as usize, n, candidates, scores);
+        let tiers = self.tiers.len();
+        let cmp = |a: &u32, b: &u32| ranking.rank(tiers, candidates, *a as usize, *b as usize);
         if k < n {
             order.select_nth_unstable_by(k - 1, cmp);
             order.truncate(k);
@@ -447,40 +440,39 @@ impl Scheduler {
     fn breakdown(
         &self,
         cluster: &Cluster,
+        ranking: &Ranking,
         candidates: &[HostId],
-        scores: &[f64],
         order: &mut Vec<u32>,
-        terms: &[(f64, f64)],
         top: usize,
     ) -> Vec<RankedHost> {
-        let n = candidates.len();
-        let k = top.min(n);
-        self.best_k(k, n, candidates, scores, order);
+        let k = top.min(candidates.len());
+        self.best_k(ranking, k, candidates, order);
+        let two_or_more = candidates.len() >= 2;
         order
             .iter()
             .map(|&c| {
                 let c = c as usize;
-                let mut list = Vec::new();
-                let mut wi = 0;
+                let mut terms = Vec::new();
+                let mut w = 0;
                 for (t, tier) in self.tiers.iter().enumerate() {
-                    for w in tier {
+                    for x in tier {
                         // With one candidate nothing was weighed: report zeros.
-                        let (raw, normalized) = terms.get(wi * n + c).copied().unwrap_or((0.0, 0.0));
-                        wi += 1;
-                        list.push(WeightTerm {
+                        let (raw, normalized) = if two_or_more { ranking.term(w, c) } else { (0.0, 0.0) };
+                        w += 1;
+                        terms.push(WeightTerm {
                             tier: t as u32,
-                            weigher: w.weigher.name().to_owned(),
+                            weigher: x.weigher.name().to_owned(),
                             raw,
                             normalized,
-                            multiplier: w.multiplier,
-                            weighted: normalized * w.multiplier,
+                            multiplier: x.multiplier,
+                            weighted: normalized * x.multiplier,
                         });
                     }
                 }
                 RankedHost {
                     host: cluster.host_name(candidates[c]).to_owned(),
-                    scores: (0..self.tiers.len()).map(|t| scores[t * n + c]).collect(),
-                    terms: list,
+                    scores: (0..self.tiers.len()).map(|t| ranking.score(t, c)).collect(),
+                    terms,
                 }
             })
             .collect()
@@ -507,7 +499,7 @@ impl Scheduler {
                 RejectionCount { filter, reason, count }
             })
             .collect();
-        counts.sort_by(|a, b| b.count.cmp(&a.count));
+        counts.sort_by_key(|c| std::cmp::Reverse(c.count));
         let mut verdicts = Vec::new();
         if let Some(rejected) = rejections.hosts() {
             let cluster = cx.cluster();

@@ -157,14 +157,14 @@ impl Cluster {
     fn apply_in_place(&mut self, event: &ClusterEvent) -> Result<(), EventError> {
         match event {
             ClusterEvent::HostAdded { host } => {
-                if self.names.contains_key(host.name.as_str()) {
+                if self.host_id(&host.name).is_some() {
                     return Err(EventError::HostExists { name: host.name.clone() });
                 }
                 self.insert_host(host)?;
             }
             ClusterEvent::HostRemoved { host } => {
                 let id = self.lookup(host)?;
-                Arc::make_mut(&mut self.names).remove(host.as_str());
+                Arc::make_mut(&mut self.names).remove(host, id);
                 self.put(id, None);
                 self.live -= 1;
             }
@@ -185,7 +185,7 @@ impl Cluster {
             }
             ClusterEvent::MetricsUpdated { host, metrics } => {
                 self.modify(host, |c, h| {
-                    let mut list: smallvec::SmallVec<[(Symbol, f64); 2]> = smallvec::SmallVec::new();
+                    let mut list: Vec<(Symbol, f64)> = Vec::with_capacity(metrics.len());
                     for (name, &v) in metrics {
                         if !v.is_finite() {
                             let ctx = format!("host `{}`", h.name);
@@ -194,7 +194,7 @@ impl Cluster {
                         list.push((super::Interner::intern(&mut c.symbols, name), v));
                     }
                     list.sort_by_key(|m| m.0);
-                    h.metrics = list;
+                    h.metrics = list.into_boxed_slice();
                     Ok(())
                 })?;
             }

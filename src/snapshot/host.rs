@@ -10,6 +10,7 @@ use std::collections::HashMap;
 /// The schedulable limit is `(capacity − reserved) × allocation_ratio` (the formula of OpenStack
 /// Placement and of Kubernetes' allocatable); what is left is that limit minus `used`.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct Resource {
     /// Physical amount.
     pub capacity: f64,
@@ -17,14 +18,24 @@ pub struct Resource {
     pub reserved: f64,
     /// Amount in use, including every running instance's share.
     pub used: f64,
-    /// Over-commit factor (`1.0` = none).
+    /// The part of `used` that no listed instance accounts for (system daemons, other tenants),
+    /// kept as given so that a snapshot's spec round-trips exactly.
+    pub unlisted: f64,
+    /// Over-commit factor (`1.0` = none). A kind the host does not declare reads as
+    /// [`Resource::UNDECLARED`] (all zero, ratio 0).
     pub allocation_ratio: f64,
 }
 
 impl Resource {
     /// A resource with `capacity`, nothing reserved or used, and ratio 1.
     pub const fn new(capacity: f64) -> Self {
-        Self { capacity, reserved: 0.0, used: 0.0, allocation_ratio: 1.0 }
+        Self { capacity, reserved: 0.0, used: 0.0, unlisted: 0.0, allocation_ratio: 1.0 }
+    }
+
+    /// Whether the host declares this kind (possibly with capacity 0).
+    #[inline]
+    pub fn is_declared(&self) -> bool {
+        self.allocation_ratio > 0.0
     }
 
     /// What one instance may use at most: `capacity − reserved` (an instance never over-commits
@@ -46,7 +57,9 @@ impl Resource {
         self.limit() - self.used
     }
 
-    pub(crate) const ZERO: Resource = Resource { capacity: 0.0, reserved: 0.0, used: 0.0, allocation_ratio: 1.0 };
+    /// A kind the host does not declare: nothing of it, and nothing schedulable.
+    pub const UNDECLARED: Resource =
+        Resource { capacity: 0.0, reserved: 0.0, used: 0.0, unlisted: 0.0, allocation_ratio: 0.0 };
 }
 
 /// The names of the resource kinds a cluster knows, indexed by [`ResourceId`].
@@ -122,11 +135,11 @@ impl ResourceKinds {
 /// Interned `key → value` labels, sorted by key symbol: lookups are a short binary search over
 /// integers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Labels(SmallVec<[(Symbol, Symbol); 4]>);
+pub struct Labels(SmallVec<[(Symbol, Symbol); 2]>);
 
 impl Labels {
     /// Builds from pairs; a later duplicate key replaces the earlier value.
-    pub(crate) fn from_pairs(mut pairs: SmallVec<[(Symbol, Symbol); 4]>) -> Self {
+    pub(crate) fn from_pairs(mut pairs: SmallVec<[(Symbol, Symbol); 2]>) -> Self {
         pairs.sort_by_key(|p| p.0);
         pairs.dedup_by(|later, earlier| {
             if later.0 == earlier.0 {
@@ -248,12 +261,13 @@ pub struct Host {
     /// One domain per topology level of the cluster (region, zone, rack …), [`DomainId::NONE`]
     /// where the host has no value.
     pub topology: SmallVec<[DomainId; 3]>,
-    /// Resources by [`ResourceId`]; kinds beyond the end of the list have capacity 0.
+    /// Resources by [`ResourceId`]; kinds the host does not declare are
+    /// [`Resource::UNDECLARED`], as are kinds beyond the end of the list.
     pub resources: SmallVec<[Resource; 3]>,
     /// Operational state.
     pub state: HostState,
     /// Metrics by interned name, sorted by symbol.
-    pub metrics: SmallVec<[(Symbol, f64); 2]>,
+    pub metrics: Box<[(Symbol, f64)]>,
     /// Running instances.
     pub instances: Vec<Instance>,
     /// Aggregates the host belongs to, sorted.
@@ -268,7 +282,7 @@ impl Host {
     /// The resource of kind `id` (capacity 0 if the host does not have it).
     #[inline]
     pub fn resource(&self, id: ResourceId) -> Resource {
-        self.resources.get(id.index()).copied().unwrap_or(Resource::ZERO)
+        self.resources.get(id.index()).copied().unwrap_or(Resource::UNDECLARED)
     }
 
     /// The metric named by `name`.
@@ -294,13 +308,13 @@ impl Host {
     pub(crate) fn add_usage(&mut self, usage: &[(ResourceId, f64)], sign: f64) {
         for &(r, amount) in usage {
             if self.resources.len() <= r.index() {
-                self.resources.resize(r.index() + 1, Resource::ZERO);
+                self.resources.resize(r.index() + 1, Resource::UNDECLARED);
             }
             let res = &mut self.resources[r.index()];
             res.used += sign * amount;
-            if res.used < 0.0 {
-                // Removing an instance never leaves negative use (float drift on non-integers).
-                res.used = 0.0;
+            if res.used < res.unlisted {
+                // Removing an instance never leaves less than the unlisted use (float drift).
+                res.used = res.unlisted;
             }
         }
     }
@@ -312,7 +326,7 @@ mod tests {
 
     #[test]
     fn resource_formulas() {
-        let r = Resource { capacity: 64.0, reserved: 8.0, used: 100.0, allocation_ratio: 2.0 };
+        let r = Resource { capacity: 64.0, reserved: 8.0, used: 100.0, unlisted: 0.0, allocation_ratio: 2.0 };
         assert_eq!(r.physical(), 56.0);
         assert_eq!(r.limit(), 112.0);
         assert_eq!(r.free(), 12.0);

@@ -11,6 +11,7 @@
 mod event;
 mod host;
 mod intern;
+mod names;
 mod overlay;
 mod spec;
 mod topology;
@@ -22,20 +23,20 @@ pub use overlay::Overlay;
 pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec};
 pub use topology::Topology;
 
+use names::NameIndex;
+
 use crate::error::BuildError;
 use crate::id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
 use smallvec::SmallVec;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
 pub(crate) const CHUNK_BITS: usize = 6;
-pub(crate) const CHUNK: usize = 1 << CHUNK_BITS;
-/// The standard kinds that get dense columns.
-pub(crate) const HOT_RESOURCES: usize = 3;
-
-const FLAG_LIVE: u8 = 1;
-const FLAG_SCHEDULABLE: u8 = 2;
+/// Hosts per chunk: host `64·k + i` is lane `i` of chunk `k`.
+pub const CHUNK: usize = 1 << CHUNK_BITS;
+/// The standard kinds with dense columns: vCPUs, memory and disk ([`ResourceId`] 0, 1, 2).
+pub const HOT_RESOURCES: usize = 3;
 
 /// A named host set with metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,50 +95,67 @@ impl ChunkLabels {
     }
 }
 
+/// The dense hot data of one chunk of 64 hosts (host `64·k + i` is lane `i` of chunk `k`):
+/// what the common filters and weighers read for every host, as arrays and bit masks.
+#[derive(Debug, Clone)]
+pub struct HotChunk {
+    /// Free amount (`(capacity − reserved) × ratio − used`) of vCPUs, memory and disk, by lane.
+    pub free: [[f64; CHUNK]; HOT_RESOURCES],
+    /// Physical amount (`capacity − reserved`) of vCPUs, memory and disk, by lane.
+    pub physical: [[f64; CHUNK]; HOT_RESOURCES],
+    /// The domain of the `zone` topology level by lane ([`DomainId::NONE`] when unset).
+    pub zone: [DomainId; CHUNK],
+    /// Lanes holding a host.
+    pub live: u64,
+    /// Lanes whose host is up, enabled, not cordoned and not evicting.
+    pub schedulable: u64,
+    /// The label index of the chunk.
+    pub labels: ChunkLabels,
+}
+
 #[derive(Clone)]
 struct Chunk {
     hosts: Vec<Option<Arc<Host>>>,
-    free: [[f64; CHUNK]; HOT_RESOURCES],
-    physical: [[f64; CHUNK]; HOT_RESOURCES],
-    flags: [u8; CHUNK],
-    live: u64,
-    labels: ChunkLabels,
+    hot: HotChunk,
 }
 
 impl Chunk {
     fn new() -> Self {
         Chunk {
             hosts: Vec::with_capacity(CHUNK),
-            free: [[0.0; CHUNK]; HOT_RESOURCES],
-            physical: [[0.0; CHUNK]; HOT_RESOURCES],
-            flags: [0; CHUNK],
-            live: 0,
-            labels: ChunkLabels::default(),
+            hot: HotChunk {
+                free: [[0.0; CHUNK]; HOT_RESOURCES],
+                physical: [[0.0; CHUNK]; HOT_RESOURCES],
+                zone: [DomainId::NONE; CHUNK],
+                live: 0,
+                schedulable: 0,
+                labels: ChunkLabels::default(),
+            },
         }
     }
 
-    fn set(&mut self, slot: usize, host: Option<Arc<Host>>) {
-        self.labels.set(slot, host.as_deref().map(|h| &h.labels));
-        match &host {
-            Some(_) => self.live |= 1u64 << slot,
-            None => self.live &= !(1u64 << slot),
+    fn set(&mut self, slot: usize, host: Option<Arc<Host>>, zone_level: Option<usize>) {
+        let hot = &mut self.hot;
+        let bit = 1u64 << slot;
+        hot.labels.set(slot, host.as_deref().map(|h| &h.labels));
+        hot.live &= !bit;
+        hot.schedulable &= !bit;
+        hot.zone[slot] = DomainId::NONE;
+        for r in 0..HOT_RESOURCES {
+            hot.free[r][slot] = 0.0;
+            hot.physical[r][slot] = 0.0;
         }
-        match &host {
-            Some(h) => {
-                for r in 0..HOT_RESOURCES {
-                    let res = h.resource(ResourceId::from_index(r));
-                    self.free[r][slot] = res.free();
-                    self.physical[r][slot] = res.physical();
-                }
-                self.flags[slot] = FLAG_LIVE | if h.state.schedulable() { FLAG_SCHEDULABLE } else { 0 };
+        if let Some(h) = &host {
+            for r in 0..HOT_RESOURCES {
+                let res = h.resource(ResourceId::from_index(r));
+                hot.free[r][slot] = res.free();
+                hot.physical[r][slot] = res.physical();
             }
-            None => {
-                for r in 0..HOT_RESOURCES {
-                    self.free[r][slot] = 0.0;
-                    self.physical[r][slot] = 0.0;
-                }
-                self.flags[slot] = 0;
+            hot.live |= bit;
+            if h.state.schedulable() {
+                hot.schedulable |= bit;
             }
+            hot.zone[slot] = zone_level.map_or(DomainId::NONE, |l| h.domain(l));
         }
         if slot == self.hosts.len() {
             self.hosts.push(host);
@@ -162,7 +180,7 @@ pub struct Cluster {
     slots: usize,
     live: usize,
     chunks: Vec<Arc<Chunk>>,
-    names: Arc<HashMap<Box<str>, HostId>>,
+    names: Arc<NameIndex>,
     symbols: Arc<Interner>,
     kinds: Arc<ResourceKinds>,
     topology: Arc<Topology>,
@@ -239,21 +257,26 @@ impl Cluster {
             slots: 0,
             live: 0,
             chunks: Vec::new(),
-            names: Arc::new(HashMap::with_capacity(spec.hosts.len())),
+            names: Arc::default(),
             symbols: Arc::default(),
             kinds: Arc::default(),
             topology: Arc::new(Topology::new(&spec.topology_levels)),
             aggregates: Arc::new(aggregates),
         };
         let mut instance_ids: HashSet<&str> = HashSet::new();
+        let mut host_names: HashSet<&str> = HashSet::with_capacity(spec.hosts.len());
         for host in &spec.hosts {
+            if !host_names.insert(host.name.as_str()) {
+                return Err(BuildError::DuplicateHost { name: host.name.clone() });
+            }
             for inst in &host.instances {
                 if !instance_ids.insert(inst.id.as_str()) {
                     return Err(BuildError::DuplicateInstance { host: host.name.clone(), id: inst.id.clone() });
                 }
             }
-            cluster.insert_host(host)?;
+            cluster.push_host(host)?;
         }
+        cluster.names = Arc::new(NameIndex::build(cluster.hosts().map(|(id, h)| (&*h.name, id))));
         Ok(cluster)
     }
 
@@ -305,7 +328,7 @@ impl Cluster {
 
     /// The id of the host called `name`. Computes in O(1).
     pub fn host_id(&self, name: &str) -> Option<HostId> {
-        self.names.get(name).copied()
+        self.names.get(name, |id| self.host_name(id))
     }
 
     /// The name of host `id`, or `""` if it does not exist.
@@ -332,13 +355,24 @@ impl Cluster {
     /// Appends the ids of all live hosts to `out`, in order, without allocating per host.
     pub fn collect_host_ids(&self, out: &mut Vec<HostId>) {
         out.reserve(self.live);
-        for (c, chunk) in self.chunks.iter().enumerate() {
-            for (i, flags) in chunk.flags[..chunk.hosts.len()].iter().enumerate() {
-                if flags & FLAG_LIVE != 0 {
-                    out.push(HostId::from_index((c << CHUNK_BITS) + i));
-                }
-            }
+        for c in 0..self.chunks.len() {
+            push_lanes(out, c, self.chunks[c].hot.live);
         }
+    }
+
+    /// Number of 64-host chunks: host ids are below `64 × chunk_count()`.
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The hot data of chunk `chunk` (hosts `64·chunk … 64·chunk + 63`).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `chunk >= chunk_count()`.
+    #[inline]
+    pub fn hot_chunk(&self, chunk: usize) -> &HotChunk {
+        &self.chunks[chunk].hot
     }
 
     /// The interned strings of this snapshot.
@@ -393,28 +427,12 @@ impl Cluster {
     /// index, no pointer chase. Extended kinds read [`Host::resource`].
     #[inline]
     pub(crate) fn hot_free(&self, id: HostId, r: usize) -> f64 {
-        self.chunks[id.index() >> CHUNK_BITS].free[r][id.index() & (CHUNK - 1)]
-    }
-
-    /// The dense columns of the chunk holding `id`: free and physical amounts of the standard
-    /// resources, indexed by `id.index() % 64`. For tight loops over candidates.
-    #[inline]
-    pub(crate) fn hot_columns(&self, id: HostId) -> (&[[f64; CHUNK]; HOT_RESOURCES], &[[f64; CHUNK]; HOT_RESOURCES]) {
-        let c = &self.chunks[id.index() >> CHUNK_BITS];
-        (&c.free, &c.physical)
-    }
-
-    /// The label index of the chunk holding `id`, with the mask of its live hosts. Hosts
-    /// `64·k … 64·k + 63` form chunk `k`; bit `i` of a mask is host `64·k + i`.
-    #[inline]
-    pub fn chunk_labels(&self, id: HostId) -> (&ChunkLabels, u64) {
-        let c = &self.chunks[id.index() >> CHUNK_BITS];
-        (&c.labels, c.live)
+        self.chunks[id.index() >> CHUNK_BITS].hot.free[r][id.index() & (CHUNK - 1)]
     }
 
     #[inline]
     pub(crate) fn hot_physical(&self, id: HostId, r: usize) -> f64 {
-        self.chunks[id.index() >> CHUNK_BITS].physical[r][id.index() & (CHUNK - 1)]
+        self.chunks[id.index() >> CHUNK_BITS].hot.physical[r][id.index() & (CHUNK - 1)]
     }
 
     /// Whether host `id` exists and its state allows new work, from the dense columns.
@@ -422,21 +440,28 @@ impl Cluster {
     pub fn is_schedulable(&self, id: HostId) -> bool {
         self.chunks
             .get(id.index() >> CHUNK_BITS)
-            .is_some_and(|c| c.flags[id.index() & (CHUNK - 1)] & FLAG_SCHEDULABLE != 0)
+            .is_some_and(|c| c.hot.schedulable >> (id.index() & (CHUNK - 1)) & 1 == 1)
     }
 
     // ---- construction and mutation of a private copy (used by the builder and by events) ----
 
+    /// Adds a host under the next id, indexing its name.
     fn insert_host(&mut self, spec: &HostSpec) -> Result<HostId, BuildError> {
+        if self.host_id(&spec.name).is_some() {
+            return Err(BuildError::DuplicateHost { name: spec.name.clone() });
+        }
+        let id = self.push_host(spec)?;
+        Arc::make_mut(&mut self.names).insert(&spec.name, id);
+        Ok(id)
+    }
+
+    /// Adds a host under the next id without indexing its name (the builder indexes all at once).
+    fn push_host(&mut self, spec: &HostSpec) -> Result<HostId, BuildError> {
         if spec.name.is_empty() {
             return Err(BuildError::EmptyName { what: "host".into() });
         }
-        if self.names.contains_key(spec.name.as_str()) {
-            return Err(BuildError::DuplicateHost { name: spec.name.clone() });
-        }
         let host = self.host_from_spec(spec)?;
         let id = HostId::from_index(self.slots);
-        Arc::make_mut(&mut self.names).insert(spec.name.as_str().into(), id);
         self.put(id, Some(Arc::new(host)));
         self.slots += 1;
         self.live += 1;
@@ -448,7 +473,8 @@ impl Cluster {
         if c == self.chunks.len() {
             self.chunks.push(Arc::new(Chunk::new()));
         }
-        Arc::make_mut(&mut self.chunks[c]).set(id.index() & (CHUNK - 1), host);
+        let zone_level = self.topology.zone_level();
+        Arc::make_mut(&mut self.chunks[c]).set(id.index() & (CHUNK - 1), host, zone_level);
     }
 
     fn host_from_spec(&mut self, spec: &HostSpec) -> Result<Host, BuildError> {
@@ -478,7 +504,7 @@ impl Cluster {
             topology[l] = Arc::make_mut(&mut self.topology).insert(l, sym);
         }
 
-        let mut resources: SmallVec<[Resource; 3]> = smallvec::smallvec![Resource::ZERO; HOT_RESOURCES];
+        let mut resources: SmallVec<[Resource; 3]> = smallvec::smallvec![Resource::UNDECLARED; HOT_RESOURCES];
         for (kind, r) in &spec.resources {
             if kind.is_empty() {
                 return Err(BuildError::EmptyName { what: format!("a resource of {}", ctx()) });
@@ -495,17 +521,18 @@ impl Cluster {
             }
             let id = self.kind(kind);
             if resources.len() <= id.index() {
-                resources.resize(id.index() + 1, Resource::ZERO);
+                resources.resize(id.index() + 1, Resource::UNDECLARED);
             }
             resources[id.index()] = Resource {
                 capacity: r.capacity,
                 reserved: r.reserved,
                 used: r.used,
+                unlisted: r.used,
                 allocation_ratio: r.allocation_ratio,
             };
         }
 
-        let mut metrics: SmallVec<[(Symbol, f64); 2]> = SmallVec::new();
+        let mut metrics: Vec<(Symbol, f64)> = Vec::with_capacity(spec.metrics.len());
         for (name, &value) in &spec.metrics {
             if !value.is_finite() {
                 return Err(BuildError::number(ctx(), format!("metric {name}"), "not finite", value));
@@ -543,7 +570,7 @@ impl Cluster {
             topology,
             resources,
             state: spec.state,
-            metrics,
+            metrics: metrics.into_boxed_slice(),
             instances: Vec::with_capacity(spec.instances.len()),
             aggregates,
             disks,
@@ -566,6 +593,11 @@ impl Cluster {
         }
         let mut resources = SmallVec::new();
         for (kind, &amount) in &spec.resources {
+            if kind.is_empty() {
+                return Err(BuildError::EmptyName {
+                    what: format!("a resource of instance `{}` on host `{host}`", spec.id),
+                });
+            }
             if !amount.is_finite() || amount < 0.0 {
                 let problem = if amount.is_finite() { "negative" } else { "not finite" };
                 return Err(BuildError::number(
@@ -626,18 +658,15 @@ impl Cluster {
         let labels = |l: &Labels| l.iter().map(|(k, v)| (s(k), s(v))).collect::<BTreeMap<_, _>>();
         let mut resources = BTreeMap::new();
         for (i, r) in h.resources.iter().enumerate() {
-            let id = ResourceId::from_index(i);
-            if i >= HOT_RESOURCES && *r == Resource::ZERO {
+            if !r.is_declared() {
                 continue;
             }
-            let by_instances: f64 =
-                h.instances.iter().flat_map(|inst| inst.resources.iter()).filter(|u| u.0 == id).map(|u| u.1).sum();
             resources.insert(
-                self.kinds.name(id).to_owned(),
+                self.kinds.name(ResourceId::from_index(i)).to_owned(),
                 ResourceSpec {
                     capacity: r.capacity,
                     reserved: r.reserved,
-                    used: (r.used - by_instances).max(0.0),
+                    used: r.unlisted,
                     allocation_ratio: r.allocation_ratio,
                 },
             );
@@ -682,6 +711,15 @@ impl Cluster {
                 })
                 .collect(),
         }
+    }
+}
+
+/// Appends the host ids of the set lanes of `mask` in chunk `chunk`, in order.
+#[inline]
+pub(crate) fn push_lanes(out: &mut Vec<HostId>, chunk: usize, mut mask: u64) {
+    while mask != 0 {
+        out.push(HostId::from_index((chunk << CHUNK_BITS) | mask.trailing_zeros() as usize));
+        mask &= mask - 1;
     }
 }
 

@@ -50,6 +50,12 @@ impl Overlay {
         self.bits.get(i >> 6).is_some_and(|w| w & (1u64 << (i & 63)) != 0)
     }
 
+    /// The lanes of chunk `chunk` (hosts `64·chunk …`) with consumption: one word.
+    #[inline]
+    pub fn touched_mask(&self, chunk: usize) -> u64 {
+        self.bits.get(chunk).copied().unwrap_or(0)
+    }
+
     #[inline]
     fn entry(&self, host: HostId) -> Option<&Entry> {
         if !self.is_touched(host) {

@@ -45,32 +45,59 @@ impl Bounds {
 /// 0; otherwise each becomes `(x − min) / (max − min)`. So with the minimum fixed at 0 and every
 /// value equal and positive, every value becomes 1. A NaN raw value counts as the minimum.
 pub fn normalize(values: &mut [f64], bounds: Bounds) {
-    if values.is_empty() {
-        return;
-    }
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
-    for v in values.iter_mut() {
-        if let Some(min) = bounds.min {
-            *v = v.max(min);
-        }
-        if let Some(max) = bounds.max {
-            *v = v.min(max);
-        }
+    for &v in values.iter() {
+        let v = bounds.clamp(v);
         if !v.is_nan() {
-            lo = lo.min(*v);
-            hi = hi.max(*v);
+            lo = lo.min(v);
+            hi = hi.max(v);
         }
     }
-    let min = bounds.min.unwrap_or(lo);
-    let max = bounds.max.unwrap_or(hi);
-    if !(max > min) || !min.is_finite() || !max.is_finite() {
-        values.fill(0.0);
-        return;
-    }
-    let range = max - min;
+    let (min, max) = bounds.effective(lo, hi);
     for v in values.iter_mut() {
-        *v = if v.is_nan() { 0.0 } else { (*v - min) / range };
+        *v = bounds.normalized(*v, min, max);
+    }
+}
+
+impl Bounds {
+    /// `v` clamped to the bounds that are set (NaN becomes the minimum bound when there is one).
+    #[inline]
+    pub fn clamp(self, v: f64) -> f64 {
+        // Comparisons rather than `f64::max`/`min`: the same results (a NaN becomes the bound),
+        // and cheaper in the per-candidate loops.
+        let v = match self.min {
+            Some(m) if v < m || v.is_nan() => m,
+            _ => v,
+        };
+        match self.max {
+            Some(m) if v > m || v.is_nan() => m,
+            _ => v,
+        }
+    }
+
+    /// The normalisation range given the clamped candidates' smallest and largest values.
+    #[inline]
+    pub fn effective(self, lo: f64, hi: f64) -> (f64, f64) {
+        (self.min.unwrap_or(lo), self.max.unwrap_or(hi))
+    }
+
+    /// Whether `[min, max]` is a range to normalise over: finite and not empty. Over any other,
+    /// every value normalises to 0.
+    #[inline]
+    pub fn usable(min: f64, max: f64) -> bool {
+        min.is_finite() && max.is_finite() && max > min
+    }
+
+    /// One raw value normalised over the range `[min, max]` (see [`normalize`]).
+    #[inline]
+    pub fn normalized(self, raw: f64, min: f64, max: f64) -> f64 {
+        let v = self.clamp(raw);
+        if !Bounds::usable(min, max) || v.is_nan() {
+            0.0
+        } else {
+            (v - min) / (max - min)
+        }
     }
 }
 
@@ -104,6 +131,13 @@ pub trait Weigher: Send + Sync {
     fn bounds(&self) -> Bounds {
         Bounds::NONE
     }
+
+    /// Whether a host's raw value depends only on the snapshot, the request and the consumption
+    /// recorded on that same host (see [`Filter::host_local`](crate::Filter::host_local)).
+    /// The default is `false`, which is always safe.
+    fn host_local(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! forward_weigher {
@@ -116,6 +150,7 @@ macro_rules! forward_weigher {
                 (**self).weigh_batch(cx, hosts, out)
             }
             fn bounds(&self) -> Bounds { (**self).bounds() }
+            fn host_local(&self) -> bool { (**self).host_local() }
         }
     )*};
 }

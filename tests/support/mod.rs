@@ -62,8 +62,11 @@ pub(crate) fn cluster(hosts: usize, seed: u64) -> Cluster {
     Cluster::from_spec(&cluster_spec(hosts, seed)).expect("generated clusters are valid")
 }
 
+/// Filters in run order, and weighers with their multipliers.
+pub(crate) type Parts = (Vec<Box<dyn Filter>>, Vec<(Box<dyn Weigher>, f64)>);
+
 /// The benchmark configuration's parts: five filters and three weighers with multipliers.
-pub(crate) fn standard_parts(ram_multiplier: f64) -> (Vec<Box<dyn Filter>>, Vec<(Box<dyn Weigher>, f64)>) {
+pub(crate) fn standard_parts(ram_multiplier: f64) -> Parts {
     let filters: Vec<Box<dyn Filter>> = vec![
         Box::new(ComputeFilter),
         Box::new(ResourceFilter::new()),

@@ -1,6 +1,6 @@
 //! Host state: up, enabled, not cordoned, not evicting.
 
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::Cx;
 
@@ -32,6 +32,13 @@ impl Filter for ComputeFilter {
         })
     }
 
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let pass = mask & cx.cluster().hot_chunk(chunk).schedulable;
+        // Only the rejected hosts are looked at one by one, for their reasons.
+        rejected.check_lanes(chunk, mask & !pass, |h| self.check(cx, h));
+        pass
+    }
+
     fn describe(&self, _cx: &Cx<'_>, reason: Reason) -> String {
         match reason.0 {
             0 => "host down",
@@ -43,6 +50,10 @@ impl Filter for ComputeFilter {
     }
 
     fn once_per_request(&self) -> bool {
+        true
+    }
+
+    fn host_local(&self) -> bool {
         true
     }
 }

@@ -7,20 +7,12 @@ use crate::request::{Cx, Prepared};
 use crate::ScheduleError;
 use std::borrow::Cow;
 
-/// Keeps the hosts matching `expr`, evaluating one chunk of 64 hosts at a time on the chunk's
-/// label index (candidates arrive in id order, so each chunk is evaluated once).
-fn retain_matching(cx: &Cx<'_>, expr: &CompiledExpr, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
-    let cluster = cx.cluster();
-    let mut chunk = usize::MAX;
-    let mut mask = 0u64;
-    rejected.retain(hosts, |h| {
-        if h.index() >> 6 != chunk {
-            chunk = h.index() >> 6;
-            let (labels, live) = cluster.chunk_labels(h);
-            mask = expr.matches_chunk(labels, live, cluster.symbols());
-        }
-        (mask >> (h.index() & 63) & 1 == 1).into()
-    });
+/// The candidates of one chunk matching `expr`, from the chunk's label index.
+fn matching(cx: &Cx<'_>, expr: &CompiledExpr, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+    let hot = cx.cluster().hot_chunk(chunk);
+    let pass = mask & expr.matches_chunk(&hot.labels, hot.live, cx.cluster().symbols());
+    rejected.check_lanes(chunk, mask & !pass, |_| Verdict::reject(0));
+    pass
 }
 
 /// Passes every host when the request has no selector; otherwise hosts whose labels match it
@@ -41,9 +33,10 @@ impl Filter for LabelSelectorFilter {
         }
     }
 
-    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
-        if let Some(sel) = &cx.compiled().selector {
-            retain_matching(cx, sel, hosts, rejected);
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        match &cx.compiled().selector {
+            Some(sel) => matching(cx, sel, chunk, mask, rejected),
+            None => mask,
         }
     }
 
@@ -55,6 +48,10 @@ impl Filter for LabelSelectorFilter {
     }
 
     fn once_per_request(&self) -> bool {
+        true
+    }
+
+    fn host_local(&self) -> bool {
         true
     }
 }
@@ -109,8 +106,8 @@ impl Filter for LabelFilter {
         self.compiled(cx).matches(&cx.host(host).labels, cx.cluster().symbols()).into()
     }
 
-    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
-        retain_matching(cx, &self.compiled(cx), hosts, rejected);
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        matching(cx, &self.compiled(cx), chunk, mask, rejected)
     }
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
@@ -118,6 +115,10 @@ impl Filter for LabelFilter {
     }
 
     fn once_per_request(&self) -> bool {
+        true
+    }
+
+    fn host_local(&self) -> bool {
         true
     }
 }

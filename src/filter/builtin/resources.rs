@@ -3,10 +3,7 @@
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::{HostId, ResourceId};
 use crate::request::Cx;
-use crate::snapshot::HOT_RESOURCES;
-use smallvec::SmallVec;
-
-const UNKNOWN_KIND: u32 = 1 << 31;
+use crate::snapshot::{CHUNK, HOT_RESOURCES};
 
 /// Passes a host when, for every resource kind the request asks for (or only the one given to
 /// [`ResourceFilter::only`]), the per-instance amount fits both
@@ -59,51 +56,52 @@ impl Filter for ResourceFilter {
             }
         }
         if self.only.is_none() && !compiled.unknown.is_empty() {
-            return Verdict::reject(UNKNOWN_KIND);
+            // Codes past the cluster's kinds stand for the kinds it does not know.
+            return Verdict::reject(cluster.resource_kinds().len() as u32);
         }
         Verdict::Pass
     }
 
-    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
         let compiled = cx.compiled();
         let wanted = compiled.resources.iter().filter(|(kind, _)| self.only.is_none_or(|o| o == *kind));
-        let hot: SmallVec<[(usize, f64); HOT_RESOURCES]> =
-            wanted.clone().filter(|(k, _)| k.index() < HOT_RESOURCES).map(|&(k, w)| (k.index(), w)).collect();
-        let cold = wanted.count() > hot.len() || (self.only.is_none() && !compiled.unknown.is_empty());
-        if cold {
-            // Extended kinds live in the host records: take the general path.
-            rejected.retain(hosts, |h| self.check(cx, h));
-            return;
-        }
-        let (cluster, overlay) = (cx.cluster(), cx.overlay());
-        rejected.retain(hosts, |h| {
-            let (free, physical) = cluster.hot_columns(h);
-            let i = h.index() & 63;
-            let touched = overlay.is_touched(h);
-            for &(r, want) in &hot {
-                let mut left = free[r][i];
-                if touched {
-                    left -= overlay.used(h, ResourceId(r as u32));
+        let cold = wanted.clone().any(|(k, _)| k.index() >= HOT_RESOURCES)
+            || (self.only.is_none() && !compiled.unknown.is_empty());
+        let touched = cx.overlay().touched_mask(chunk) & mask;
+        // Extended kinds live in the host records, and earlier picks in the overlay: those
+        // hosts take the per-host path.
+        let slow = if cold { mask } else { touched };
+        let mut pass = mask & !slow;
+        if pass != 0 {
+            let hot = cx.cluster().hot_chunk(chunk);
+            for &(kind, want) in wanted {
+                let (free, physical) = (&hot.free[kind.index()], &hot.physical[kind.index()]);
+                let mut fits = 0u64;
+                for lane in 0..CHUNK {
+                    fits |= u64::from(want <= free[lane] && want <= physical[lane]) << lane;
                 }
-                if want > physical[r][i] || want > left {
-                    return Verdict::reject(r as u32);
+                let failed = pass & !fits;
+                if failed != 0 {
+                    rejected.check_lanes(chunk, failed, |_| Verdict::reject(kind.0));
+                    pass &= fits;
                 }
             }
-            Verdict::Pass
-        });
+        }
+        pass | rejected.check_lanes(chunk, slow, |h| self.check(cx, h))
+    }
+
+    fn host_local(&self) -> bool {
+        true
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
-        if reason.0 & UNKNOWN_KIND != 0 {
-            let names: Vec<&str> = cx.compiled().unknown.iter().map(|u| &*u.0).collect();
-            return format!("insufficient {}", names.join(", "));
-        }
         let kinds = cx.cluster().resource_kinds();
         let kind = ResourceId(reason.0);
         if kind.index() < kinds.len() {
             format!("insufficient {}", kinds.display_name(kind))
         } else {
-            "insufficient resources".into()
+            let names: Vec<&str> = cx.compiled().unknown.iter().map(|u| &*u.0).collect();
+            format!("insufficient {}", names.join(", "))
         }
     }
 }

@@ -25,11 +25,17 @@ impl Filter for AvailabilityZoneFilter {
         }
     }
 
-    fn check_batch(&self, cx: &Cx<'_>, hosts: &mut Vec<HostId>, rejected: &mut Rejections) {
-        if cx.compiled().zone.is_none() {
-            return;
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let Some(zone) = cx.compiled().zone else { return mask };
+        let mut pass = 0u64;
+        if zone.level.is_some() && !zone.domain.is_none() {
+            for (lane, &d) in cx.cluster().hot_chunk(chunk).zone.iter().enumerate() {
+                pass |= u64::from(d == zone.domain) << lane;
+            }
         }
-        rejected.retain(hosts, |h| self.check(cx, h));
+        pass &= mask;
+        rejected.check_lanes(chunk, mask & !pass, |_| Verdict::reject(0));
+        pass
     }
 
     fn describe(&self, cx: &Cx<'_>, _reason: Reason) -> String {
@@ -37,6 +43,10 @@ impl Filter for AvailabilityZoneFilter {
     }
 
     fn once_per_request(&self) -> bool {
+        true
+    }
+
+    fn host_local(&self) -> bool {
         true
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::id::{HostId, ResourceId};
 use crate::request::Cx;
-use crate::snapshot::HOT_RESOURCES;
+use crate::snapshot::{CHUNK, HOT_RESOURCES};
 use crate::weigh::{Bounds, Weigher};
 
 /// Scores a host by what is left of one resource kind after earlier instances of the request:
@@ -61,8 +61,7 @@ impl Weigher for FreeResourceWeigher {
         }
         let (cluster, overlay) = (cx.cluster(), cx.overlay());
         for (o, &h) in out.iter_mut().zip(hosts) {
-            let (free, _) = cluster.hot_columns(h);
-            let mut left = free[r][h.index() & 63];
+            let mut left = cluster.hot_chunk(h.index() / CHUNK).free[r][h.index() % CHUNK];
             if overlay.is_touched(h) {
                 left -= overlay.used(h, self.kind);
             }
@@ -72,5 +71,9 @@ impl Weigher for FreeResourceWeigher {
 
     fn bounds(&self) -> Bounds {
         Bounds::ZERO_MIN
+    }
+
+    fn host_local(&self) -> bool {
+        true
     }
 }

@@ -1,0 +1,392 @@
+//! Scores of the current candidates, kept between the instances of one request.
+//!
+//! For the first instance everything is computed: every weigher's raw values, each weigher's
+//! normalisation range, every tier score, and a tournament tree whose root is the best candidate.
+//! When only one host changed since (the previous pick, and every filter and weigher is
+//! host-local), only that host's raw values are recomputed; if no weigher's normalisation range
+//! moved, only its scores and its path in the tree change (O(weighers + log candidates));
+//! otherwise all scores are recomputed from the kept raw values. The arithmetic is the same
+//! in every case, so the answers are identical to recomputing from scratch.
+
+use super::Weighed;
+use crate::id::HostId;
+use crate::request::{Cx, Prepared};
+use crate::weigh::Bounds;
+use std::cmp::Ordering;
+
+/// The clamped, non-NaN extremes of one weigher's raw values and how many candidates sit on each.
+#[derive(Debug, Clone, Copy)]
+struct Extremes {
+    lo: f64,
+    hi: f64,
+    n_lo: u32,
+    n_hi: u32,
+    /// Whether `n_lo` and `n_hi` are known. A one-instance request never needs them, so the
+    /// first pass skips counting; the first update rescans.
+    counted: bool,
+}
+
+impl Extremes {
+    /// The extremes without their counts.
+    fn scan_uncounted(values: &[f64], bounds: Bounds) -> Extremes {
+        let (lo, hi) = Extremes::range(values, &[], bounds);
+        Extremes { lo, hi, n_lo: 0, n_hi: 0, counted: false }
+    }
+
+    fn range(head: &[f64], tail: &[f64], bounds: Bounds) -> (f64, f64) {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for part in [head, tail] {
+            for &v in part {
+                let v = bounds.clamp(v);
+                // Comparisons with a NaN are false, so NaN values never become extremes.
+                if v < lo {
+                    lo = v;
+                }
+                if v > hi {
+                    hi = v;
+                }
+            }
+        }
+        (lo, hi)
+    }
+
+    /// The extremes of `values` without position `skip`: a min/max pass, then a counting pass,
+    /// both branch-free so they vectorise.
+    fn scan_except(values: &[f64], bounds: Bounds, skip: usize) -> Extremes {
+        let (head, tail) = match values.get(skip) {
+            Some(_) => (&values[..skip], &values[skip + 1..]),
+            None => (values, &values[..0]),
+        };
+        let (lo, hi) = Extremes::range(head, tail, bounds);
+        let (mut n_lo, mut n_hi) = (0u32, 0u32);
+        for part in [head, tail] {
+            for &v in part {
+                let v = bounds.clamp(v);
+                n_lo += u32::from(v == lo);
+                n_hi += u32::from(v == hi);
+            }
+        }
+        Extremes { lo, hi, n_lo, n_hi, counted: true }
+    }
+
+    #[inline]
+    fn add(&mut self, v: f64) {
+        if v.is_nan() {
+            return;
+        }
+        if v > self.hi {
+            self.hi = v;
+            self.n_hi = 0;
+        }
+        if v == self.hi {
+            self.n_hi += 1;
+        }
+        if v < self.lo {
+            self.lo = v;
+            self.n_lo = 0;
+        }
+        if v == self.lo {
+            self.n_lo += 1;
+        }
+    }
+
+    /// Replaces one value; `false` when an extreme that `bounds` does not fix can only be found
+    /// by a rescan. (An end fixed by a bound never needs one: its tracked value is not used.)
+    #[inline]
+    fn replace(&mut self, old: f64, new: f64, bounds: Bounds) -> bool {
+        if !self.counted {
+            return false;
+        }
+        if !old.is_nan() {
+            // A NaN `new` (a removal) leaves the extremes like any smaller or larger value.
+            let lost_hi = old == self.hi && self.n_hi == 1 && (new < old || new.is_nan());
+            let lost_lo = old == self.lo && self.n_lo == 1 && (new > old || new.is_nan());
+            if (lost_hi && bounds.max.is_none()) || (lost_lo && bounds.min.is_none()) {
+                return false;
+            }
+            if old == self.hi {
+                self.n_hi = self.n_hi.saturating_sub(1);
+            }
+            if old == self.lo {
+                self.n_lo = self.n_lo.saturating_sub(1);
+            }
+        }
+        self.add(new);
+        true
+    }
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Ranking {
+    /// Candidates in this ranking.
+    n: usize,
+    /// Column stride: the candidate count when the ranking was last built (removals shrink `n`).
+    cap: usize,
+    /// Raw values, weigher-major: `raw[w * cap + c]`.
+    raw: Vec<f64>,
+    extremes: Vec<Extremes>,
+    /// Tier scores, tier-major: `scores[t * cap + c]`.
+    scores: Vec<f64>,
+    /// Each weigher's normalisation bounds, read once per ranking.
+    bounds: Vec<Bounds>,
+    /// Tournament tree over candidate indices; `tree[1]` is the best. Built on first need: a
+    /// one-instance request never pays for it.
+    tree: Vec<u32>,
+    tree_valid: bool,
+    leaves: usize,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+impl Ranking {
+    /// Score of candidate `c` in tier `t`.
+    #[inline]
+    pub(super) fn score(&self, t: usize, c: usize) -> f64 {
+        self.scores[t * self.cap + c]
+    }
+
+    /// `(raw, normalised)` of weigher `w` for candidate `c`.
+    pub(super) fn term(&self, w: usize, c: usize) -> (f64, f64) {
+        let bounds = self.bounds[w];
+        let raw = self.raw[w * self.cap + c];
+        let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
+        (raw, bounds.normalized(raw, min, max))
+    }
+
+    /// Computes everything for `candidates`. With fewer than two candidates nothing is weighed
+    /// and every score is 0.
+    pub(super) fn full(&mut self, tiers: &[Vec<Weighed>], cx: &Cx<'_>, states: &[Prepared], candidates: &[HostId]) {
+        let n = candidates.len();
+        self.n = n;
+        self.cap = n;
+        let weighers = tiers.iter().map(Vec::len).sum::<usize>();
+        self.scores.clear();
+        self.scores.resize(tiers.len() * n, 0.0);
+        self.extremes.clear();
+        self.bounds.clear();
+        self.bounds.extend(tiers.iter().flatten().map(|x| x.weigher.bounds()));
+        self.raw.clear();
+        if n >= 2 {
+            self.raw.resize(weighers * n, 0.0);
+            for (w, x) in tiers.iter().flatten().enumerate() {
+                let out = &mut self.raw[w * n..(w + 1) * n];
+                x.weigher.weigh_batch(&cx.with_state(states[w].as_deref()), candidates, out);
+                self.extremes.push(Extremes::scan_uncounted(out, self.bounds[w]));
+            }
+            self.rescore_all(tiers);
+        }
+        self.tree_valid = false;
+    }
+
+    /// Recomputes candidate `c` (whose host alone changed). Falls back to rescoring everyone when
+    /// a normalisation range moved.
+    pub(super) fn update(
+        &mut self,
+        tiers: &[Vec<Weighed>],
+        cx: &Cx<'_>,
+        states: &[Prepared],
+        candidates: &[HostId],
+        c: usize,
+    ) {
+        if self.n < 2 {
+            return;
+        }
+        let mut moved = false;
+        for (w, x) in tiers.iter().flatten().enumerate() {
+            let mut new = [0.0];
+            x.weigher.weigh_batch(&cx.with_state(states[w].as_deref()), &candidates[c..=c], &mut new);
+            moved |= self.set_raw(w, c, Some(new[0]));
+        }
+        if moved {
+            self.rescore_all(tiers);
+            self.tree_valid = false;
+        } else {
+            self.rescore(tiers, c);
+            self.update_tree(tiers.len(), candidates, c);
+        }
+    }
+
+    /// Removes candidate `c` (a host that no longer passes the filters) by moving the last
+    /// candidate into its place, in `candidates` and in every column.
+    pub(super) fn remove(&mut self, tiers: &[Vec<Weighed>], candidates: &mut Vec<HostId>, c: usize) {
+        debug_assert!(self.n > 2, "small rankings are rebuilt instead");
+        let last = self.n - 1;
+        candidates.swap_remove(c);
+        let mut moved = false;
+        for w in 0..self.bounds.len() {
+            moved |= self.set_raw(w, c, None);
+            self.raw[w * self.cap + c] = self.raw[w * self.cap + last];
+        }
+        for t in 0..tiers.len() {
+            self.scores[t * self.cap + c] = self.scores[t * self.cap + last];
+        }
+        self.n = last;
+        if moved {
+            self.rescore_all(tiers);
+            self.tree_valid = false;
+        } else if self.tree_valid {
+            self.tree[self.leaves + last] = EMPTY;
+            self.update_tree(tiers.len(), candidates, last);
+            if c < last {
+                self.update_tree(tiers.len(), candidates, c);
+            }
+        }
+    }
+
+    /// Sets weigher `w`'s raw value of candidate `c`, or takes `c` out of the extremes (`None`),
+    /// keeping the extremes current. Returns whether the normalisation range moved.
+    fn set_raw(&mut self, w: usize, c: usize, new: Option<f64>) -> bool {
+        let (cap, n, bounds) = (self.cap, self.n, self.bounds[w]);
+        let slot = &mut self.raw[w * cap + c];
+        let old = *slot;
+        if let Some(v) = new {
+            *slot = v;
+        }
+        let e = &mut self.extremes[w];
+        let before = bounds.effective(e.lo, e.hi);
+        if !e.replace(bounds.clamp(old), new.map_or(f64::NAN, |v| bounds.clamp(v)), bounds) {
+            let skip = if new.is_none() { c } else { usize::MAX };
+            *e = Extremes::scan_except(&self.raw[w * cap..w * cap + n], bounds, skip);
+        }
+        bounds.effective(e.lo, e.hi) != before
+    }
+
+    /// All tier scores, column by column: the same sums, in the same order, as [`rescore`].
+    fn rescore_all(&mut self, tiers: &[Vec<Weighed>]) {
+        let (cap, n) = (self.cap, self.n);
+        let mut w = 0;
+        for (t, tier) in tiers.iter().enumerate() {
+            let out = &mut self.scores[t * cap..t * cap + n];
+            out.fill(0.0);
+            for x in tier {
+                let bounds = self.bounds[w];
+                let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
+                let raw = &self.raw[w * cap..w * cap + n];
+                let m = x.multiplier;
+                if !Bounds::usable(min, max) {
+                    // Every normalised value is 0, exactly as `Bounds::normalized` gives.
+                    out.iter_mut().for_each(|s| *s += m * 0.0);
+                } else {
+                    let range = max - min;
+                    for (s, &r) in out.iter_mut().zip(raw) {
+                        let v = bounds.clamp(r);
+                        let norm = if v.is_nan() { 0.0 } else { (v - min) / range };
+                        *s += m * norm;
+                    }
+                }
+                w += 1;
+            }
+        }
+    }
+
+    /// Tier scores of one candidate: the multiplier times the normalised value, summed in
+    /// weigher order from +0.0.
+    #[inline]
+    fn rescore(&mut self, tiers: &[Vec<Weighed>], c: usize) {
+        let cap = self.cap;
+        let mut w = 0;
+        for (t, tier) in tiers.iter().enumerate() {
+            let mut sum = 0.0;
+            for x in tier {
+                let bounds = self.bounds[w];
+                let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
+                sum += x.multiplier * bounds.normalized(self.raw[w * cap + c], min, max);
+                w += 1;
+            }
+            self.scores[t * cap + c] = sum;
+        }
+    }
+
+    /// Compares candidates: `Less` means `a` ranks first (higher tier scores, then lower id).
+    #[inline]
+    pub(super) fn rank(&self, tiers: usize, candidates: &[HostId], a: usize, b: usize) -> Ordering {
+        for t in 0..tiers {
+            match self.score(t, b).partial_cmp(&self.score(t, a)) {
+                Some(Ordering::Equal) | None => {}
+                Some(o) => return o,
+            }
+        }
+        candidates[a].cmp(&candidates[b])
+    }
+
+    #[inline]
+    fn better(&self, tiers: usize, candidates: &[HostId], a: u32, b: u32) -> u32 {
+        if b == EMPTY || (a != EMPTY && self.rank(tiers, candidates, a as usize, b as usize) != Ordering::Greater) {
+            a
+        } else {
+            b
+        }
+    }
+
+    fn build_tree(&mut self, tiers: usize, candidates: &[HostId]) {
+        self.leaves = self.cap.next_power_of_two().max(1);
+        self.tree.clear();
+        self.tree.resize(2 * self.leaves, EMPTY);
+        for c in 0..self.n {
+            self.tree[self.leaves + c] = c as u32;
+        }
+        for i in (1..self.leaves).rev() {
+            self.tree[i] = self.better(tiers, candidates, self.tree[2 * i], self.tree[2 * i + 1]);
+        }
+        self.tree_valid = true;
+    }
+
+    fn update_tree(&mut self, tiers: usize, candidates: &[HostId], c: usize) {
+        if !self.tree_valid {
+            self.build_tree(tiers, candidates);
+            return;
+        }
+        let mut i = (self.leaves + c) / 2;
+        while i >= 1 {
+            self.tree[i] = self.better(tiers, candidates, self.tree[2 * i], self.tree[2 * i + 1]);
+            i /= 2;
+        }
+    }
+
+    /// The best candidate (`None` when there is none): the tree's root, or a linear scan when
+    /// the tree is not built.
+    pub(super) fn best(&self, tiers: usize, candidates: &[HostId]) -> Option<usize> {
+        if self.tree_valid {
+            return self.tree.get(1).filter(|&&b| b != EMPTY).map(|&b| b as usize);
+        }
+        if self.n == 0 {
+            return None;
+        }
+        if tiers == 1 {
+            // One tier: the highest score, ties to the lower host id.
+            let scores = &self.scores[..self.n];
+            let mut best = 0;
+            for c in 1..self.n {
+                let (s, b) = (scores[c], scores[best]);
+                if s > b || (s == b && candidates[c] < candidates[best]) {
+                    best = c;
+                }
+            }
+            return Some(best);
+        }
+        (0..self.n).reduce(|best, c| if self.rank(tiers, candidates, c, best) == Ordering::Less { c } else { best })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extremes_track_counts_and_ask_for_rescans() {
+        assert!(!Extremes::scan_uncounted(&[1.0], Bounds::NONE).replace(1.0, 2.0, Bounds::NONE), "uncounted: rescan");
+        let mut e = Extremes::scan_except(&[1.0, 5.0, 5.0, 3.0], Bounds::NONE, usize::MAX);
+        assert_eq!((e.lo, e.hi, e.n_lo, e.n_hi), (1.0, 5.0, 1, 2));
+        let b = Bounds::NONE;
+        assert!(e.replace(5.0, 4.0, b), "another host still holds the maximum");
+        assert_eq!((e.hi, e.n_hi), (5.0, 1));
+        assert!(!e.replace(5.0, 4.0, b), "the last maximum moved down: rescan");
+        assert!(e.replace(3.0, 9.0, b));
+        assert_eq!((e.hi, e.n_hi), (9.0, 1));
+        assert!(!e.replace(1.0, 2.0, b), "the last minimum moved up: rescan");
+        let mut z = Extremes::scan_except(&[-3.0, 2.0, 5.0], Bounds::ZERO_MIN, usize::MAX);
+        assert_eq!((z.lo, z.hi), (0.0, 5.0));
+        assert!(z.replace(0.0, 1.0, Bounds::ZERO_MIN), "a fixed minimum never needs a rescan");
+        assert!(!z.replace(5.0, 1.0, Bounds::ZERO_MIN), "the free maximum does");
+    }
+}
