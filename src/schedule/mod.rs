@@ -6,7 +6,8 @@
 //!    rejects it, and once a filter leaves no host the later ones do not run. For the first
 //!    instance every live host is a candidate; each later instance starts from the hosts that
 //!    passed for the previous one (filters are monotone within a request), and filters that say
-//!    [`once_per_request`](crate::Filter::once_per_request) are not run again.
+//!    [`once_per_request`](crate::Filter::once_per_request) are not run again. Filters work on
+//!    chunks of 64 hosts at a time ([`Filter::check_chunk`](crate::Filter::check_chunk)).
 //! 2. **Rank.** With two or more candidates, every weigher of a tier gives raw values, which are
 //!    [normalised](crate::normalize) over the candidates, multiplied by the weigher's multiplier and
 //!    summed into the tier's score. Hosts compare by tier 0's score (higher wins), then tier 1's,
@@ -19,6 +20,13 @@
 //!
 //! If an instance finds no host, scheduling stops there: the [`Placement`] holds the instances
 //! placed so far and an [`Explanation`] of the failure. That is an outcome, not an error.
+//!
+//! **Bursts.** When every filter that runs per instance and every weigher is
+//! [host-local](crate::Filter::host_local) (all built-ins are) and the subset size is 1, a pick
+//! can only change the picked host. The next instance then re-checks and re-weighs that one host
+//! and updates a tournament tree of the candidates, instead of filtering and weighing them all
+//! again; only when a weigher's normalisation range moves are all scores recomputed (from the
+//! kept raw values). The answers are the same as recomputing everything, bit for bit.
 
 mod rank;
 
@@ -149,18 +157,10 @@ impl fmt::Debug for Scheduler {
 
 /// Builds a [`Scheduler`]. Filters run in the order added; weighers go into the current tier,
 /// and [`tier`](SchedulerBuilder::tier) starts the next one.
-#[derive(Default)]
+#[derive(Debug)]
 pub struct SchedulerBuilder {
-    filters: Vec<Box<dyn Filter>>,
-    tiers: Vec<Vec<Weighed>>,
-    host_subset_size: usize,
-    seed: u64,
-}
-
-impl fmt::Debug for SchedulerBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SchedulerBuilder").field("filters", &self.filters.len()).finish_non_exhaustive()
-    }
+    /// The scheduler being assembled; [`build`](SchedulerBuilder::build) validates it.
+    draft: Scheduler,
 }
 
 impl SchedulerBuilder {
@@ -171,7 +171,7 @@ impl SchedulerBuilder {
 
     /// Appends a boxed filter.
     pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
-        self.filters.push(filter);
+        self.draft.filters.push(filter);
         self
     }
 
@@ -182,10 +182,11 @@ impl SchedulerBuilder {
 
     /// Adds a boxed weigher with its multiplier to the current tier.
     pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
-        if self.tiers.is_empty() {
-            self.tiers.push(Vec::new());
+        let tiers = &mut self.draft.tiers;
+        if tiers.is_empty() {
+            tiers.push(Vec::new());
         }
-        if let Some(tier) = self.tiers.last_mut() {
+        if let Some(tier) = tiers.last_mut() {
             tier.push(Weighed { weigher, multiplier });
         }
         self
@@ -193,21 +194,21 @@ impl SchedulerBuilder {
 
     /// Starts a new ranking tier: hosts tied on every earlier tier are compared by this one.
     pub fn tier(mut self) -> Self {
-        if self.tiers.last().is_some_and(|t| !t.is_empty()) {
-            self.tiers.push(Vec::new());
+        if self.draft.tiers.last().is_some_and(|t| !t.is_empty()) {
+            self.draft.tiers.push(Vec::new());
         }
         self
     }
 
     /// Picks at random among the best `k` hosts (default 1: always the best).
     pub fn host_subset_size(mut self, k: usize) -> Self {
-        self.host_subset_size = k;
+        self.draft.host_subset_size = k;
         self
     }
 
     /// Seed for the random pick when the request has none (default 0).
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.draft.seed = seed;
         self
     }
 
@@ -216,31 +217,27 @@ impl SchedulerBuilder {
     /// # Errors
     ///
     /// [`BuildError::Config`] for a non-finite multiplier or a subset size of 0.
-    pub fn build(mut self) -> Result<Scheduler, BuildError> {
-        if self.host_subset_size == 0 {
+    pub fn build(self) -> Result<Scheduler, BuildError> {
+        let mut scheduler = self.draft;
+        if scheduler.host_subset_size == 0 {
             return Err(BuildError::Config { message: "host_subset_size must be at least 1".into() });
         }
-        for w in self.tiers.iter().flatten() {
+        for w in scheduler.tiers.iter().flatten() {
             if !w.multiplier.is_finite() {
                 return Err(BuildError::Config {
                     message: format!("weigher `{}` has a non-finite multiplier ({})", w.weigher.name(), w.multiplier),
                 });
             }
         }
-        self.tiers.retain(|t| !t.is_empty());
-        Ok(Scheduler {
-            filters: self.filters,
-            tiers: self.tiers,
-            host_subset_size: self.host_subset_size,
-            seed: self.seed,
-        })
+        scheduler.tiers.retain(|t| !t.is_empty());
+        Ok(scheduler)
     }
 }
 
 impl Scheduler {
     /// A builder with no filters, no weighers, subset size 1 and seed 0.
     pub fn builder() -> SchedulerBuilder {
-        SchedulerBuilder { host_subset_size: 1, ..SchedulerBuilder::default() }
+        SchedulerBuilder { draft: Scheduler { filters: Vec::new(), tiers: Vec::new(), host_subset_size: 1, seed: 0 } }
     }
 
     /// The foundation's built-ins: filters [`ComputeFilter`](crate::ComputeFilter),
@@ -250,20 +247,14 @@ impl Scheduler {
     pub fn standard() -> Scheduler {
         use crate::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
         use crate::weigh::builtin::FreeResourceWeigher;
-        Scheduler {
-            filters: vec![
-                Box::new(ComputeFilter),
-                Box::new(ResourceFilter::new()),
-                Box::new(AvailabilityZoneFilter),
-                Box::new(LabelSelectorFilter),
-            ],
-            tiers: vec![vec![
-                Weighed { weigher: Box::new(FreeResourceWeigher::ram()), multiplier: 1.0 },
-                Weighed { weigher: Box::new(FreeResourceWeigher::cpu()), multiplier: 0.5 },
-            ]],
-            host_subset_size: 1,
-            seed: 0,
-        }
+        Scheduler::builder()
+            .filter(ComputeFilter)
+            .filter(ResourceFilter::new())
+            .filter(AvailabilityZoneFilter)
+            .filter(LabelSelectorFilter)
+            .weigher(FreeResourceWeigher::ram(), 1.0)
+            .weigher(FreeResourceWeigher::cpu(), 0.5)
+            .draft
     }
 
     /// The filters, in run order.
@@ -273,8 +264,11 @@ impl Scheduler {
 
     /// Places `request.count` instances on `cluster`; see the [module docs](self).
     ///
-    /// Computes in O(instances × candidates × (filters + weighers)), allocating only for the
-    /// result; use [`schedule_with`](Scheduler::schedule_with) to reuse buffers across calls.
+    /// The first instance costs O(hosts × (filters + weighers)). Each later one costs
+    /// O(candidates × (filters + weighers)) in general, and O(filters + weighers + log candidates)
+    /// when everything is host-local and no normalisation range moves. Allocates only for the
+    /// result once the buffers are warm; use [`schedule_with`](Scheduler::schedule_with) to keep
+    /// them across calls.
     ///
     /// # Errors
     ///

@@ -138,6 +138,12 @@ pub(super) struct Ranking {
 
 const EMPTY: u32 = u32::MAX;
 
+fn grow(buffer: &mut Vec<f64>, len: usize) {
+    if buffer.len() < len {
+        buffer.resize(len, 0.0);
+    }
+}
+
 impl Ranking {
     /// Score of candidate `c` in tier `t`.
     #[inline]
@@ -160,14 +166,15 @@ impl Ranking {
         self.n = n;
         self.cap = n;
         let weighers = tiers.iter().map(Vec::len).sum::<usize>();
-        self.scores.clear();
-        self.scores.resize(tiers.len() * n, 0.0);
+        // Buffers only grow: every slot used below is written before it is read.
+        grow(&mut self.scores, tiers.len() * n);
         self.extremes.clear();
         self.bounds.clear();
         self.bounds.extend(tiers.iter().flatten().map(|x| x.weigher.bounds()));
-        self.raw.clear();
-        if n >= 2 {
-            self.raw.resize(weighers * n, 0.0);
+        if n < 2 {
+            self.scores[..tiers.len() * n].fill(0.0);
+        } else {
+            grow(&mut self.raw, weighers * n);
             for (w, x) in tiers.iter().flatten().enumerate() {
                 let out = &mut self.raw[w * n..(w + 1) * n];
                 x.weigher.weigh_batch(&cx.with_state(states[w].as_deref()), candidates, out);
