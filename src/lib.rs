@@ -95,10 +95,10 @@ pub use expr::{CompiledExpr, LabelExpr};
 pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelFilter, LabelSelectorFilter, ResourceFilter};
 pub use filter::{filter_fn, Filter, FilterExt, Reason, Rejections, Verdict};
 pub use id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
-pub use request::{CompiledRequest, Cx, ExplainOptions, Prepared, Request};
-pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection};
+pub use request::{CompiledRequest, Cx, ExplainOptions, Flavor, Image, Prepared, Request, ServerGroup, VmSpec};
+pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection, Ties};
 pub use snapshot::{
-    Aggregate, AggregateSpec, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk, DiskSpec, Host,
+    Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk, DiskSpec, Host,
     HostSpec, HostState, HotChunk, Instance, InstanceSpec, Interner, Labels, Overlay, Resource, ResourceKinds,
     ResourceSpec, StateChange, Topology,
 };

@@ -92,6 +92,20 @@ impl fmt::Display for Placement {
     }
 }
 
+/// How the scheduler ends ties between hosts with equal scores in every tier.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Ties {
+    /// The lower [`HostId`] wins, in every round.
+    #[default]
+    HostId,
+    /// The filter scheduler's rule: each round's candidates are sorted stably by score, so ties
+    /// keep the order of the previous round (the input order, by host id, in the first round),
+    /// and a random pick among the best `k` leads the next round's list.
+    PreviousOrder,
+}
+
 struct Weighed {
     weigher: Box<dyn Weigher>,
     multiplier: f64,
@@ -139,6 +153,7 @@ pub struct Scheduler {
     tiers: Vec<Vec<Weighed>>,
     host_subset_size: usize,
     seed: u64,
+    ties: Ties,
 }
 
 impl fmt::Debug for Scheduler {
@@ -151,6 +166,7 @@ impl fmt::Debug for Scheduler {
             .field("tiers", &tiers)
             .field("host_subset_size", &self.host_subset_size)
             .field("seed", &self.seed)
+            .field("ties", &self.ties)
             .finish()
     }
 }
@@ -206,6 +222,12 @@ impl SchedulerBuilder {
         self
     }
 
+    /// How ties end (default [`Ties::HostId`]).
+    pub fn ties(mut self, ties: Ties) -> Self {
+        self.draft.ties = ties;
+        self
+    }
+
     /// Seed for the random pick when the request has none (default 0).
     pub fn seed(mut self, seed: u64) -> Self {
         self.draft.seed = seed;
@@ -237,7 +259,9 @@ impl SchedulerBuilder {
 impl Scheduler {
     /// A builder with no filters, no weighers, subset size 1 and seed 0.
     pub fn builder() -> SchedulerBuilder {
-        SchedulerBuilder { draft: Scheduler { filters: Vec::new(), tiers: Vec::new(), host_subset_size: 1, seed: 0 } }
+        SchedulerBuilder {
+            draft: Scheduler { filters: Vec::new(), tiers: Vec::new(), host_subset_size: 1, seed: 0, ties: Ties::HostId },
+        }
     }
 
     /// The foundation's built-ins: filters [`ComputeFilter`](crate::ComputeFilter),
@@ -296,6 +320,8 @@ impl Scheduler {
         masks.clear();
         masks.extend((0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).live));
         candidates.clear();
+        ranking.start(self.ties);
+        let forced = request.vm.forces();
         let hosts = cluster.len() as u32;
 
         let (filter_states, weigher_states) = {
@@ -305,7 +331,9 @@ impl Scheduler {
                 self.tiers.iter().flatten().map(|w| w.weigher.prepare(&cx)).collect::<Result<_, _>>()?;
             (f, w)
         };
-        let incremental = self.host_subset_size == 1 && self.host_local();
+        // Forced hosts skip the filters and are re-selected every round, as in the filter
+        // scheduler, so they take the full path.
+        let incremental = self.host_subset_size == 1 && self.host_local() && !request.vm.forces();
 
         let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
         let mut selections = Vec::with_capacity(request.count as usize);
@@ -332,17 +360,20 @@ impl Scheduler {
                             ranking.remove(&self.tiers, candidates, c);
                         } else {
                             candidates.remove(c);
-                            ranking.full(&self.tiers, &cx, &weigher_states, candidates);
+                            ranking.full(&self.tiers, &cx, &weigher_states, candidates, false);
                         }
                     }
                 }
                 None => {
-                    self.run_filters(&cx, &filter_states, i, 0, masks, rejections);
+                    restrict_hosts(cluster, &request.vm, masks);
+                    if !forced {
+                        self.run_filters(&cx, &filter_states, i, 0, masks, rejections);
+                    }
                     candidates.clear();
                     for (c, &m) in masks.iter().enumerate() {
                         push_lanes(candidates, c, m);
                     }
-                    ranking.full(&self.tiers, &cx, &weigher_states, candidates);
+                    ranking.full(&self.tiers, &cx, &weigher_states, candidates, i == 0);
                 }
             }
             if candidates.is_empty() || i == request.count {
@@ -409,18 +440,24 @@ impl Scheduler {
 
     /// Index of the chosen candidate: the best, or with `k > 1` a seeded pick among the best `k`
     /// (left sorted in `order`).
-    fn pick(&self, ranking: &Ranking, candidates: &[HostId], order: &mut Vec<u32>, rng: &mut SplitMix64) -> usize {
+    fn pick(&self, ranking: &mut Ranking, candidates: &[HostId], order: &mut Vec<u32>, rng: &mut SplitMix64) -> usize {
         let k = self.host_subset_size.min(candidates.len());
         if k <= 1 {
             return ranking.best(self.tiers.len(), candidates).unwrap_or(0);
         }
         self.best_k(ranking, k, candidates, order);
-        order[rng.below(k)] as usize
+        let chosen = order[rng.below(k)] as usize;
+        ranking.promote(candidates, chosen);
+        chosen
     }
 
     fn best_k(&self, ranking: &Ranking, k: usize, candidates: &[HostId], order: &mut Vec<u32>) {
         let n = candidates.len();
         order.clear();
+        if let Some(sorted) = ranking.ordered() {
+            order.extend_from_slice(&sorted[..k]);
+            return;
+        }
         order.extend(0..n as u32);
         let tiers = self.tiers.len();
         let cmp = |a: &u32, b: &u32| ranking.rank(tiers, candidates, *a as usize, *b as usize);
@@ -451,15 +488,16 @@ impl Scheduler {
                 for (t, tier) in self.tiers.iter().enumerate() {
                     for x in tier {
                         // With one candidate nothing was weighed: report zeros.
-                        let (raw, normalized) = if two_or_more { ranking.term(w, c) } else { (0.0, 0.0) };
+                        let (raw, normalized, multiplier) =
+                            if two_or_more { ranking.term(w, c, x.multiplier) } else { (0.0, 0.0, x.multiplier) };
                         w += 1;
                         terms.push(WeightTerm {
                             tier: t as u32,
                             weigher: x.weigher.name().to_owned(),
                             raw,
                             normalized,
-                            multiplier: x.multiplier,
-                            weighted: normalized * x.multiplier,
+                            multiplier,
+                            weighted: normalized * multiplier,
                         });
                     }
                 }
@@ -522,6 +560,31 @@ impl Scheduler {
             rejections: counts,
             verdicts,
             top,
+        }
+    }
+}
+
+/// Applies the request's host lists to the candidate masks: `ignore_hosts` removes hosts
+/// (names compared case-insensitively); `force_hosts` (case-insensitive) and `force_nodes`
+/// (exact `nodename` attribute, default the host name) keep only the hosts they name.
+fn restrict_hosts(cluster: &Cluster, vm: &crate::request::VmSpec, masks: &mut [u64]) {
+    if vm.ignore_hosts.is_empty() && !vm.forces() {
+        return;
+    }
+    let named = |list: &[String], name: &str| list.iter().any(|n| n.eq_ignore_ascii_case(name));
+    for (c, mask) in masks.iter_mut().enumerate() {
+        let mut rest = *mask;
+        while rest != 0 {
+            let lane = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let Some(host) = cluster.host(HostId::from_index(c * CHUNK + lane)) else { continue };
+            let node = host.attribute("nodename").and_then(|v| v.as_str()).unwrap_or(&host.name);
+            let keep = !named(&vm.ignore_hosts, &host.name)
+                && (vm.force_hosts.is_empty() || named(&vm.force_hosts, &host.name))
+                && (vm.force_nodes.is_empty() || vm.force_nodes.iter().any(|n| n == node));
+            if !keep {
+                *mask &= !(1u64 << lane);
+            }
         }
     }
 }

@@ -7,8 +7,13 @@
 //! moved, only its scores and its path in the tree change (O(weighers + log candidates));
 //! otherwise all scores are recomputed from the kept raw values. The arithmetic is the same
 //! in every case, so the answers are identical to recomputing from scratch.
+//!
+//! With [`Ties::PreviousOrder`] (the filter scheduler's loop) the ranking also keeps the full
+//! order of the candidates: a stable sort of the previous round's order by the new scores. When
+//! only one host changed, it moves to its new place (as far as it moves); when every score changed
+//! the order is re-sorted stably.
 
-use super::Weighed;
+use super::{Ties, Weighed};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use crate::weigh::Bounds;
@@ -129,11 +134,23 @@ pub(super) struct Ranking {
     scores: Vec<f64>,
     /// Each weigher's normalisation bounds, read once per ranking.
     bounds: Vec<Bounds>,
+    /// Per-host multipliers, weigher-major like `raw`, for weighers that have them.
+    mults: Vec<f64>,
+    per_host: Vec<bool>,
     /// Tournament tree over candidate indices; `tree[1]` is the best. Built on first need: a
     /// one-instance request never pays for it.
     tree: Vec<u32>,
     tree_valid: bool,
     leaves: usize,
+    /// How ties end.
+    ties: Ties,
+    /// With [`Ties::PreviousOrder`]: the candidates, best first.
+    order: Vec<u32>,
+    /// With [`Ties::PreviousOrder`]: each candidate's index in `order`.
+    pos: Vec<u32>,
+    /// With [`Ties::PreviousOrder`]: each host's position in the latest order (by host id), the
+    /// tie key when a new round rebuilds the candidate list.
+    host_rank: Vec<u32>,
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -145,23 +162,36 @@ fn grow(buffer: &mut Vec<f64>, len: usize) {
 }
 
 impl Ranking {
+    /// Starts a request: sets the tie policy.
+    pub(super) fn start(&mut self, ties: Ties) {
+        self.ties = ties;
+    }
+
     /// Score of candidate `c` in tier `t`.
     #[inline]
     pub(super) fn score(&self, t: usize, c: usize) -> f64 {
         self.scores[t * self.cap + c]
     }
 
-    /// `(raw, normalised)` of weigher `w` for candidate `c`.
-    pub(super) fn term(&self, w: usize, c: usize) -> (f64, f64) {
+    /// `(raw, normalised, multiplier)` of weigher `w` for candidate `c`.
+    pub(super) fn term(&self, w: usize, c: usize, configured: f64) -> (f64, f64, f64) {
         let bounds = self.bounds[w];
         let raw = self.raw[w * self.cap + c];
         let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
-        (raw, bounds.normalized(raw, min, max))
+        let m = if self.per_host[w] { self.mults[w * self.cap + c] } else { configured };
+        (raw, bounds.normalized(raw, min, max), m)
     }
 
     /// Computes everything for `candidates`. With fewer than two candidates nothing is weighed
     /// and every score is 0.
-    pub(super) fn full(&mut self, tiers: &[Vec<Weighed>], cx: &Cx<'_>, states: &[Prepared], candidates: &[HostId]) {
+    pub(super) fn full(
+        &mut self,
+        tiers: &[Vec<Weighed>],
+        cx: &Cx<'_>,
+        states: &[Prepared],
+        candidates: &[HostId],
+        first_round: bool,
+    ) {
         let n = candidates.len();
         self.n = n;
         self.cap = n;
@@ -171,18 +201,117 @@ impl Ranking {
         self.extremes.clear();
         self.bounds.clear();
         self.bounds.extend(tiers.iter().flatten().map(|x| x.weigher.bounds()));
+        self.per_host.clear();
+        self.per_host.extend(tiers.iter().flatten().map(|x| x.weigher.per_host_multiplier()));
         if n < 2 {
             self.scores[..tiers.len() * n].fill(0.0);
         } else {
             grow(&mut self.raw, weighers * n);
             for (w, x) in tiers.iter().flatten().enumerate() {
+                let wcx = cx.with_state(states[w].as_deref());
                 let out = &mut self.raw[w * n..(w + 1) * n];
-                x.weigher.weigh_batch(&cx.with_state(states[w].as_deref()), candidates, out);
+                x.weigher.weigh_batch(&wcx, candidates, out);
                 self.extremes.push(Extremes::scan_uncounted(out, self.bounds[w]));
+                if self.per_host[w] {
+                    grow(&mut self.mults, weighers * n);
+                    for (m, &h) in self.mults[w * n..(w + 1) * n].iter_mut().zip(candidates) {
+                        *m = x.weigher.multiplier(&wcx, h, x.multiplier);
+                    }
+                }
             }
             self.rescore_all(tiers);
         }
         self.tree_valid = false;
+        if self.ties == Ties::PreviousOrder {
+            self.build_order(tiers.len(), candidates, first_round);
+        }
+    }
+
+    /// Sorts the candidates by score, ties by their position in the previous round (by input
+    /// order in the first round), and records the positions.
+    fn build_order(&mut self, tiers: usize, candidates: &[HostId], first_round: bool) {
+        let n = self.n;
+        self.pos.clear();
+        if first_round {
+            self.pos.extend(0..n as u32);
+        } else {
+            self.pos.extend(candidates.iter().map(|h| self.host_rank.get(h.index()).copied().unwrap_or(u32::MAX)));
+        }
+        self.order.clear();
+        self.order.extend(0..n as u32);
+        let mut order = std::mem::take(&mut self.order);
+        order.sort_by(|&a, &b| {
+            self.by_score(tiers, a as usize, b as usize).then(self.pos[a as usize].cmp(&self.pos[b as usize]))
+        });
+        self.order = order;
+        self.renumber(candidates, 0);
+    }
+
+    /// Compares two candidates by tier scores only (`Less`: `a` ranks first).
+    #[inline]
+    fn by_score(&self, tiers: usize, a: usize, b: usize) -> Ordering {
+        for t in 0..tiers {
+            match self.score(t, b).partial_cmp(&self.score(t, a)) {
+                Some(Ordering::Equal) | None => {}
+                Some(o) => return o,
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Rewrites `pos` and `host_rank` for the order from index `from` on.
+    fn renumber(&mut self, candidates: &[HostId], from: usize) {
+        let needed = candidates.iter().map(|h| h.index() + 1).max().unwrap_or(0);
+        if self.host_rank.len() < needed {
+            self.host_rank.resize(needed, u32::MAX);
+        }
+        self.pos.resize(self.n, 0);
+        for (i, &c) in self.order.iter().enumerate().skip(from) {
+            self.pos[c as usize] = i as u32;
+            self.host_rank[candidates[c as usize].index()] = i as u32;
+        }
+    }
+
+    /// Moves candidate `c`, whose score alone changed, to its place in the order: past every
+    /// candidate it now beats or loses to by score; ties keep the previous order.
+    fn relocate(&mut self, tiers: usize, candidates: &[HostId], c: usize) {
+        let mut k = self.pos[c] as usize;
+        let start = k;
+        while k + 1 < self.n && self.by_score(tiers, self.order[k + 1] as usize, c) == Ordering::Less {
+            self.order[k] = self.order[k + 1];
+            k += 1;
+        }
+        while k > 0 && self.by_score(tiers, c, self.order[k - 1] as usize) == Ordering::Less {
+            self.order[k] = self.order[k - 1];
+            k -= 1;
+        }
+        self.order[k] = c as u32;
+        let (lo, hi) = (start.min(k), start.max(k));
+        for i in lo..=hi {
+            let d = self.order[i] as usize;
+            self.pos[d] = i as u32;
+            self.host_rank[candidates[d].index()] = i as u32;
+        }
+    }
+
+    /// Moves candidate `c` to the front of the order (a random pick among the best `k` leads the
+    /// list the next round starts from).
+    pub(super) fn promote(&mut self, candidates: &[HostId], c: usize) {
+        if self.ties != Ties::PreviousOrder {
+            return;
+        }
+        let k = self.pos[c] as usize;
+        self.order[..=k].rotate_right(1);
+        for i in 0..=k {
+            let d = self.order[i] as usize;
+            self.pos[d] = i as u32;
+            self.host_rank[candidates[d].index()] = i as u32;
+        }
+    }
+
+    /// The best `k` candidates in order, with [`Ties::PreviousOrder`].
+    pub(super) fn ordered(&self) -> Option<&[u32]> {
+        (self.ties == Ties::PreviousOrder).then_some(&self.order[..self.n.min(self.order.len())])
     }
 
     /// Recomputes candidate `c` (whose host alone changed). Falls back to rescoring everyone when
@@ -207,10 +336,26 @@ impl Ranking {
         if moved {
             self.rescore_all(tiers);
             self.tree_valid = false;
+            self.resort(tiers.len(), candidates);
         } else {
             self.rescore(tiers, c);
-            self.update_tree(tiers.len(), candidates, c);
+            if self.ties == Ties::PreviousOrder {
+                self.relocate(tiers.len(), candidates, c);
+            } else {
+                self.update_tree(tiers.len(), candidates, c);
+            }
         }
+    }
+
+    /// After every score changed: a stable sort of the current order (ties keep it).
+    fn resort(&mut self, tiers: usize, candidates: &[HostId]) {
+        if self.ties != Ties::PreviousOrder {
+            return;
+        }
+        let mut order = std::mem::take(&mut self.order);
+        order.sort_by(|&a, &b| self.by_score(tiers, a as usize, b as usize));
+        self.order = order;
+        self.renumber(candidates, 0);
     }
 
     /// Removes candidate `c` (a host that no longer passes the filters) by moving the last
@@ -223,14 +368,30 @@ impl Ranking {
         for w in 0..self.bounds.len() {
             moved |= self.set_raw(w, c, None);
             self.raw[w * self.cap + c] = self.raw[w * self.cap + last];
+            if self.per_host[w] {
+                self.mults[w * self.cap + c] = self.mults[w * self.cap + last];
+            }
         }
         for t in 0..tiers.len() {
             self.scores[t * self.cap + c] = self.scores[t * self.cap + last];
         }
         self.n = last;
+        if self.ties == Ties::PreviousOrder {
+            // Drop `c` from the order and rename `last` to `c`: the others keep their order.
+            let at = self.pos[c] as usize;
+            self.order.remove(at);
+            let moved_at = self.pos[last] as usize;
+            let moved_at = if moved_at > at { moved_at - 1 } else { moved_at };
+            if c < last {
+                self.order[moved_at] = c as u32;
+                self.pos[c] = moved_at as u32;
+            }
+            self.renumber(candidates, at);
+        }
         if moved {
             self.rescore_all(tiers);
             self.tree_valid = false;
+            self.resort(tiers.len(), candidates);
         } else if self.tree_valid {
             self.tree[self.leaves + last] = EMPTY;
             self.update_tree(tiers.len(), candidates, last);
@@ -269,12 +430,17 @@ impl Ranking {
                 let bounds = self.bounds[w];
                 let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
                 let raw = &self.raw[w * cap..w * cap + n];
-                let m = x.multiplier;
-                if !Bounds::usable(min, max) {
+                if self.per_host[w] {
+                    let mults = &self.mults[w * cap..w * cap + n];
+                    for ((s, &r), &m) in out.iter_mut().zip(raw).zip(mults) {
+                        *s += m * bounds.normalized(r, min, max);
+                    }
+                } else if !Bounds::usable(min, max) {
                     // Every normalised value is 0, exactly as `Bounds::normalized` gives.
+                    let m = x.multiplier;
                     out.iter_mut().for_each(|s| *s += m * 0.0);
                 } else {
-                    let range = max - min;
+                    let (m, range) = (x.multiplier, max - min);
                     for (s, &r) in out.iter_mut().zip(raw) {
                         let v = bounds.clamp(r);
                         let norm = if v.is_nan() { 0.0 } else { (v - min) / range };
@@ -297,7 +463,8 @@ impl Ranking {
             for x in tier {
                 let bounds = self.bounds[w];
                 let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
-                sum += x.multiplier * bounds.normalized(self.raw[w * cap + c], min, max);
+                let m = if self.per_host[w] { self.mults[w * cap + c] } else { x.multiplier };
+                sum += m * bounds.normalized(self.raw[w * cap + c], min, max);
                 w += 1;
             }
             self.scores[t * cap + c] = sum;
@@ -353,6 +520,9 @@ impl Ranking {
     /// The best candidate (`None` when there is none): the tree's root, or a linear scan when
     /// the tree is not built.
     pub(super) fn best(&self, tiers: usize, candidates: &[HostId]) -> Option<usize> {
+        if let Some(order) = self.ordered() {
+            return order.first().map(|&c| c as usize);
+        }
         if self.tree_valid {
             return self.tree.get(1).filter(|&&b| b != EMPTY).map(|&b| b as usize);
         }

@@ -5,6 +5,7 @@ use crate::request::ExplainOptions;
 use crate::snapshot::{HostSpec, HostState, ResourceSpec};
 use crate::weigh::builtin::FreeResourceWeigher;
 use crate::weigh::weigher_fn;
+use crate::schedule::Ties;
 
 fn cluster() -> Cluster {
     Cluster::builder()
@@ -206,4 +207,99 @@ fn scratch_reuse_gives_identical_results() {
     let other = s.schedule_with(&mut scratch, &c, &Request::new(2).zone("az2")).unwrap();
     assert_eq!(names(&other), ["c", "c"]);
     assert_eq!(s.schedule_with(&mut scratch, &c, &req).unwrap(), first);
+}
+
+/// The filter scheduler's loop, written plainly: each round filters the previous round's list in
+/// its order, weighs, and sorts stably by weight.
+fn naive_previous_order(c: &Cluster, mem: &[f64], multiplier: f64, count: u32, want: f64) -> Vec<u32> {
+    let mut free: Vec<f64> = mem.to_vec();
+    let mut list: Vec<usize> = (0..mem.len()).collect();
+    let mut picks = Vec::new();
+    for _ in 0..count {
+        list.retain(|&h| free[h] >= want && c.host(HostId(h as u32)).is_some());
+        if list.is_empty() {
+            break;
+        }
+        let mut weights = vec![0.0; list.len()];
+        if list.len() >= 2 {
+            let mut raw: Vec<f64> = list.iter().map(|&h| free[h]).collect();
+            crate::weigh::normalize(&mut raw, crate::weigh::Bounds::ZERO_MIN);
+            for (w, r) in weights.iter_mut().zip(raw) {
+                *w += multiplier * r;
+            }
+        }
+        let mut ranked: Vec<(f64, usize)> = weights.into_iter().zip(list.iter().copied()).collect();
+        ranked.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+        list = ranked.iter().map(|r| r.1).collect();
+        let pick = list[0];
+        picks.push(pick as u32);
+        free[pick] -= want;
+    }
+    picks
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn previous_order_ties_match_the_plain_loop(
+        mem in proptest::collection::vec(1u32..6, 1..24),
+        spread in proptest::bool::ANY,
+        count in 1u32..30,
+    ) {
+        let mem: Vec<f64> = mem.into_iter().map(|m| f64::from(m) * 1024.0).collect();
+        let mut b = Cluster::builder();
+        for (i, m) in mem.iter().enumerate() {
+            b = b.host(HostSpec::new(format!("h{i}")).memory_mb(*m));
+        }
+        let c = b.build().unwrap();
+        let multiplier = if spread { 1.0 } else { -1.0 };
+        let s = Scheduler::builder()
+            .filter(ResourceFilter::new())
+            .weigher(FreeResourceWeigher::ram(), multiplier)
+            .ties(Ties::PreviousOrder)
+            .build()
+            .unwrap();
+        let p = s.schedule(&c, &Request::new(count).memory_mb(1024.0)).unwrap();
+        let got: Vec<u32> = p.selections.iter().map(|s| s.host.0).collect();
+        proptest::prop_assert_eq!(got, naive_previous_order(&c, &mem, multiplier, count, 1024.0));
+    }
+}
+
+#[test]
+fn previous_order_differs_from_host_id_ties() {
+    // h0 and h1 start equal: both modes pick h0. Then h0 has 3072 free and h1 4096: h1. Then both
+    // have 3072: by host id h0 wins, but the previous round's order put h1 first (it was best),
+    // so the filter scheduler's rule picks h1 again.
+    let c = Cluster::builder()
+        .host(HostSpec::new("h0").memory_mb(4096.0))
+        .host(HostSpec::new("h1").memory_mb(4096.0))
+        .build()
+        .unwrap();
+    let build = |ties| {
+        Scheduler::builder()
+            .filter(ResourceFilter::new())
+            .weigher(FreeResourceWeigher::ram(), 1.0)
+            .ties(ties)
+            .build()
+            .unwrap()
+    };
+    let req = Request::new(3).memory_mb(1024.0);
+    assert_eq!(names(&build(Ties::HostId).schedule(&c, &req).unwrap()), ["h0", "h1", "h0"]);
+    assert_eq!(names(&build(Ties::PreviousOrder).schedule(&c, &req).unwrap()), ["h0", "h1", "h1"]);
+}
+
+#[test]
+fn forced_and_ignored_hosts() {
+    let c = cluster();
+    let s = standard(1.0);
+    let mut vm = crate::request::VmSpec::default();
+    vm.force_hosts = vec!["D".into()];
+    // d is down, but forced hosts skip every filter.
+    let p = s.schedule(&c, &Request::new(2).memory_mb(1024.0).vm(vm)).unwrap();
+    assert_eq!(names(&p), ["d", "d"]);
+    let mut vm = crate::request::VmSpec::default();
+    vm.ignore_hosts = vec!["B".into()];
+    let p = s.schedule(&c, &Request::new(1).memory_mb(1024.0).vm(vm)).unwrap();
+    assert_eq!(names(&p), ["a"]);
 }

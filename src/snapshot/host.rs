@@ -274,9 +274,15 @@ pub struct Host {
     pub aggregates: SmallVec<[AggregateId; 2]>,
     /// Disks.
     pub disks: Vec<Disk>,
+    /// Typed attributes a domain engine reads (hypervisor type and version, CPU info, counters …),
+    /// as JSON values; `None` when the host has none.
+    pub attributes: Option<Box<Attributes>>,
     /// Bumped (to the cluster's generation at the time) on every change of this host.
     pub generation: u64,
 }
+
+/// A host's typed attributes: JSON values by name.
+pub type Attributes = serde_json::Map<String, serde_json::Value>;
 
 impl Host {
     /// The resource of kind `id` (capacity 0 if the host does not have it).
@@ -293,6 +299,11 @@ impl Host {
     /// The domain of topology level `level` (as in [`Topology::levels`](crate::Topology::levels)).
     pub fn domain(&self, level: usize) -> DomainId {
         self.topology.get(level).copied().unwrap_or(DomainId::NONE)
+    }
+
+    /// The attribute called `name`.
+    pub fn attribute(&self, name: &str) -> Option<&serde_json::Value> {
+        self.attributes.as_ref()?.get(name)
     }
 
     /// Number of running instances of `group`.

@@ -17,7 +17,7 @@ mod spec;
 mod topology;
 
 pub use event::{ClusterEvent, StateChange};
-pub use host::{Disk, Host, HostState, Instance, Labels, Resource, ResourceKinds};
+pub use host::{Attributes, Disk, Host, HostState, Instance, Labels, Resource, ResourceKinds};
 pub use intern::Interner;
 pub use overlay::Overlay;
 pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec};
@@ -574,6 +574,8 @@ impl Cluster {
             instances: Vec::with_capacity(spec.instances.len()),
             aggregates,
             disks,
+            attributes: (!spec.attributes.is_empty())
+                .then(|| Box::new(spec.attributes.iter().map(|(k, v)| (k.clone(), v.clone())).collect())),
             generation: self.generation,
         };
         for inst in &spec.instances {
@@ -710,6 +712,7 @@ impl Cluster {
                     eviction_requested: d.eviction_requested,
                 })
                 .collect(),
+            attributes: h.attributes.as_ref().map(|a| a.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default(),
         }
     }
 }

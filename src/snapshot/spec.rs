@@ -316,6 +316,10 @@ pub struct HostSpec {
     /// Disks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disks: Vec<DiskSpec>,
+    /// Typed attributes (JSON values) for domain engines: hypervisor type and version, CPU
+    /// info, counters and the like.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, serde_json::Value>,
 }
 
 impl HostSpec {
@@ -331,7 +335,14 @@ impl HostSpec {
             instances: Vec::new(),
             aggregates: Vec::new(),
             disks: Vec::new(),
+            attributes: BTreeMap::new(),
         }
+    }
+
+    /// Sets an attribute.
+    pub fn attribute(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
+        self.attributes.insert(name.into(), value);
+        self
     }
 
     /// Sets a resource.

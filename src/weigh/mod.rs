@@ -132,6 +132,19 @@ pub trait Weigher: Send + Sync {
         Bounds::NONE
     }
 
+    /// The multiplier for `host`, given the configured one. The default returns it unchanged; a
+    /// weigher with per-host overrides (the filter scheduler's aggregate metadata) says so with
+    /// [`per_host_multiplier`](Weigher::per_host_multiplier) and returns another here.
+    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
+        let _ = (cx, host);
+        configured
+    }
+
+    /// Whether [`multiplier`](Weigher::multiplier) may differ from the configured value.
+    fn per_host_multiplier(&self) -> bool {
+        false
+    }
+
     /// Whether a host's raw value depends only on the snapshot, the request and the consumption
     /// recorded on that same host (see [`Filter::host_local`](crate::Filter::host_local)).
     /// The default is `false`, which is always safe.
@@ -151,6 +164,10 @@ macro_rules! forward_weigher {
             }
             fn bounds(&self) -> Bounds { (**self).bounds() }
             fn host_local(&self) -> bool { (**self).host_local() }
+            fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
+                (**self).multiplier(cx, host, configured)
+            }
+            fn per_host_multiplier(&self) -> bool { (**self).per_host_multiplier() }
         }
     )*};
 }

@@ -1,5 +1,9 @@
 //! What to place, and the context filters and weighers see while placing it.
 
+mod vm;
+
+pub use vm::{Flavor, Image, ServerGroup, VmSpec};
+
 use crate::error::{BuildError, ScheduleError};
 use crate::expr::{CompiledExpr, LabelExpr};
 use crate::id::{DomainId, HostId, ResourceId, Symbol};
@@ -73,6 +77,9 @@ pub struct Request {
     /// Extra explanation detail.
     #[serde(default, skip_serializing_if = "is_default")]
     pub explain: ExplainOptions,
+    /// Flavor, image, hints, server group and host forcing, for virtual-machine requests.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub vm: VmSpec,
 }
 
 impl Default for Request {
@@ -92,6 +99,7 @@ impl Request {
             group: None,
             seed: None,
             explain: ExplainOptions::default(),
+            vm: VmSpec::default(),
         }
     }
 
@@ -147,6 +155,12 @@ impl Request {
     /// Sets the seed.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
+        self
+    }
+
+    /// Sets the virtual-machine part.
+    pub fn vm(mut self, vm: VmSpec) -> Self {
+        self.vm = vm;
         self
     }
 
