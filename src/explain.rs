@@ -29,6 +29,9 @@ pub struct HostVerdict {
     /// The rejection reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The instance of the request being placed when the host was rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<u32>,
 }
 
 /// One weigher's contribution to one host's score.

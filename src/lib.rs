@@ -93,9 +93,11 @@ pub use error::{BuildError, EventError, ParseError, ScheduleError};
 pub use explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 pub use expr::{CompiledExpr, LabelExpr};
 pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelFilter, LabelSelectorFilter, ResourceFilter};
-pub use filter::{filter_fn, Filter, FilterExt, Reason, Rejections, Verdict};
+pub use filter::{filter_fn, Filter, FilterExt, Reason, Rejected, Rejections, Verdict};
 pub use id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
-pub use request::{CompiledRequest, Cx, ExplainOptions, Flavor, Image, Prepared, Request, ServerGroup, VmSpec};
+pub use request::{
+    CompiledRequest, Cx, ExplainOptions, Flavor, HostStateView, Image, Prepared, Request, ServerGroup, VmSpec,
+};
 pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection, Ties};
 pub use snapshot::{
     Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk, DiskSpec, Host,

@@ -95,6 +95,10 @@ impl<A: Filter, B: Filter> Filter for And<A, B> {
     fn host_local(&self) -> bool {
         self.a.host_local() && self.b.host_local()
     }
+
+    fn runs_on_rebuild(&self) -> bool {
+        self.a.runs_on_rebuild() || self.b.runs_on_rebuild()
+    }
 }
 
 /// See [`FilterExt::or`].
@@ -138,6 +142,10 @@ impl<A: Filter, B: Filter> Filter for Or<A, B> {
     fn host_local(&self) -> bool {
         self.a.host_local() && self.b.host_local()
     }
+
+    fn runs_on_rebuild(&self) -> bool {
+        self.a.runs_on_rebuild() || self.b.runs_on_rebuild()
+    }
 }
 
 /// See [`FilterExt::not`].
@@ -173,6 +181,10 @@ impl<A: Filter> Filter for Not<A> {
 
     fn host_local(&self) -> bool {
         self.a.host_local()
+    }
+
+    fn runs_on_rebuild(&self) -> bool {
+        self.a.runs_on_rebuild()
     }
 }
 
@@ -210,6 +222,10 @@ impl<A: Filter> Filter for Named<A> {
 
     fn host_local(&self) -> bool {
         self.a.host_local()
+    }
+
+    fn runs_on_rebuild(&self) -> bool {
+        self.a.runs_on_rebuild()
     }
 }
 

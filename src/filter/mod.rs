@@ -72,24 +72,59 @@ impl From<bool> for Verdict {
 #[derive(Debug, Clone, Default)]
 pub struct Rejections {
     filter: u32,
+    instance: u32,
     counts: Vec<(u32, Reason, u32)>,
-    hosts: Option<Vec<(HostId, u32, Reason)>>,
+    hosts: Option<Vec<Rejected>>,
+    error: Option<ScheduleError>,
+}
+
+/// One recorded rejection: which host, which filter (by position), why, and for which instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rejected {
+    /// The host.
+    pub host: HostId,
+    /// The filter's position in the scheduler.
+    pub filter: u32,
+    /// The filter's reason.
+    pub reason: Reason,
+    /// The instance of the request being placed when the host was rejected.
+    pub instance: u32,
 }
 
 impl Rejections {
     /// An empty collector; `per_host` also records each rejected host.
     pub fn new(per_host: bool) -> Self {
-        Rejections { filter: 0, counts: Vec::new(), hosts: per_host.then(Vec::new) }
+        Rejections { filter: 0, instance: 0, counts: Vec::new(), hosts: per_host.then(Vec::new), error: None }
     }
 
     /// Empties the collector, keeping its allocations.
     pub fn clear(&mut self, per_host: bool) {
         self.filter = 0;
+        self.instance = 0;
+        self.error = None;
         self.counts.clear();
         match (&mut self.hosts, per_host) {
             (Some(h), true) => h.clear(),
             (slot, want) => *slot = want.then(Vec::new),
         }
+    }
+
+    /// Sets which instance of the request the next rejections happen for.
+    pub fn set_instance(&mut self, instance: u32) {
+        self.instance = instance;
+    }
+
+    /// Records that a filter cannot judge the request at all (input the filter scheduler would
+    /// raise on, such as a non-numeric value under a numeric extra-spec operator): the request
+    /// fails with this error. The first error wins; the host in hand should be rejected.
+    pub fn fail(&mut self, error: ScheduleError) {
+        self.error.get_or_insert(error);
+    }
+
+    /// The error recorded by [`fail`](Rejections::fail), taken out.
+    pub fn take_error(&mut self) -> Option<ScheduleError> {
+        self.error.take()
     }
 
     /// Sets which filter (by position in the scheduler) the next rejections belong to.
@@ -106,7 +141,7 @@ impl Rejections {
             None => self.counts.push((filter, reason, 1)),
         }
         if let Some(hosts) = &mut self.hosts {
-            hosts.push((host, filter, reason));
+            hosts.push(Rejected { host, filter, reason, instance: self.instance });
         }
     }
 
@@ -133,8 +168,8 @@ impl Rejections {
         &self.counts
     }
 
-    /// Every rejected host with its filter position and reason, if recorded.
-    pub fn hosts(&self) -> Option<&[(HostId, u32, Reason)]> {
+    /// Every rejected host with its filter position, reason and instance, if recorded.
+    pub fn hosts(&self) -> Option<&[Rejected]> {
         self.hosts.as_deref()
     }
 
@@ -195,6 +230,14 @@ pub trait Filter: Send + Sync {
         false
     }
 
+    /// Whether the filter still checks hosts when the request is a rebuild
+    /// ([`VmSpec::rebuild`](crate::VmSpec::rebuild)); a filter that does not passes every host
+    /// then. The default is `false`, as in the filter scheduler, where only the image filters
+    /// run on rebuilds.
+    fn runs_on_rebuild(&self) -> bool {
+        false
+    }
+
     /// Whether the verdict for a host depends only on the snapshot, the request and the
     /// consumption recorded on that same host. When every filter and weigher of a scheduler is
     /// host-local, a pick can change only the picked host, and the scheduler re-examines just
@@ -216,6 +259,7 @@ macro_rules! forward_filter {
             fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String { (**self).describe(cx, reason) }
             fn once_per_request(&self) -> bool { (**self).once_per_request() }
             fn host_local(&self) -> bool { (**self).host_local() }
+            fn runs_on_rebuild(&self) -> bool { (**self).runs_on_rebuild() }
         }
     )*};
 }
@@ -284,6 +328,7 @@ mod tests {
         assert_eq!(r.counts(), &[(0, Reason(2), 2), (1, Reason(2), 1)]);
         assert_eq!(r.total(), 3);
         assert_eq!(r.hosts().unwrap().len(), 3);
+        assert_eq!(r.hosts().unwrap()[2].filter, 1);
         r.clear(false);
         assert!(r.hosts().is_none());
         assert_eq!(r.total(), 0);

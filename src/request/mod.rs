@@ -1,7 +1,9 @@
 //! What to place, and the context filters and weighers see while placing it.
 
+mod host_state;
 mod vm;
 
+pub use host_state::{HostStateView, DERIVED_ATTRIBUTES};
 pub use vm::{Flavor, Image, ServerGroup, VmSpec};
 
 use crate::error::{BuildError, ScheduleError};

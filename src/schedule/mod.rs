@@ -344,6 +344,7 @@ impl Scheduler {
         // A request for no instance still filters once, so its explanation is truthful.
         for i in 0..request.count.max(1) {
             instance = i;
+            rejections.set_instance(i);
             let cx = Cx::new(cluster, request, &compiled, overlay, i);
             match last.filter(|_| incremental) {
                 // Only the previous pick changed: re-check and re-weigh that one host.
@@ -353,14 +354,14 @@ impl Scheduler {
                     let mut one = [bit];
                     self.run_filters(&cx, &filter_states, i, chunk, &mut one, rejections);
                     if one[0] != 0 {
-                        ranking.update(&self.tiers, &cx, &weigher_states, candidates, c);
+                        ranking.update(&self.tiers, &cx, &weigher_states, candidates, c)?;
                     } else {
                         masks[chunk] &= !bit;
                         if candidates.len() > 3 {
                             ranking.remove(&self.tiers, candidates, c);
                         } else {
                             candidates.remove(c);
-                            ranking.full(&self.tiers, &cx, &weigher_states, candidates, false);
+                            ranking.full(&self.tiers, &cx, &weigher_states, candidates, false)?;
                         }
                     }
                 }
@@ -373,8 +374,11 @@ impl Scheduler {
                     for (c, &m) in masks.iter().enumerate() {
                         push_lanes(candidates, c, m);
                     }
-                    ranking.full(&self.tiers, &cx, &weigher_states, candidates, i == 0);
+                    ranking.full(&self.tiers, &cx, &weigher_states, candidates, i == 0)?;
                 }
+            }
+            if let Some(error) = rejections.take_error() {
+                return Err(error);
             }
             if candidates.is_empty() || i == request.count {
                 break;
@@ -419,8 +423,9 @@ impl Scheduler {
         masks: &mut [u64],
         rejections: &mut Rejections,
     ) {
+        let rebuild = cx.request().vm.rebuild;
         for (fi, f) in self.filters.iter().enumerate() {
-            if instance > 0 && f.once_per_request() {
+            if (instance > 0 && f.once_per_request()) || (rebuild && !f.runs_on_rebuild()) {
                 continue;
             }
             let fcx = cx.with_state(states[fi].as_deref());
@@ -536,19 +541,22 @@ impl Scheduler {
         if let Some(rejected) = rejections.hosts() {
             let cluster = cx.cluster();
             let mut rejected = rejected.to_vec();
-            rejected.sort_by_key(|r| r.0);
+            rejected.sort_by_key(|r| r.host);
             for (id, host) in cluster.hosts() {
-                let verdict = match rejected.binary_search_by_key(&id, |r| r.0) {
+                let verdict = match rejected.binary_search_by_key(&id, |r| r.host) {
                     Ok(i) => {
-                        let (filter, reason) = describe(rejected[i].1, rejected[i].2);
+                        let (filter, reason) = describe(rejected[i].filter, rejected[i].reason);
                         HostVerdict {
                             host: host.name.to_string(),
                             passed: false,
                             filter: Some(filter),
                             reason: Some(reason),
+                            instance: Some(rejected[i].instance),
                         }
                     }
-                    Err(_) => HostVerdict { host: host.name.to_string(), passed: true, filter: None, reason: None },
+                    Err(_) => {
+                        HostVerdict { host: host.name.to_string(), passed: true, filter: None, reason: None, instance: None }
+                    }
                 };
                 verdicts.push(verdict);
             }

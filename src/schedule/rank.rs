@@ -14,6 +14,7 @@
 //! the order is re-sorted stably.
 
 use super::{Ties, Weighed};
+use crate::error::ScheduleError;
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use crate::weigh::Bounds;
@@ -191,7 +192,7 @@ impl Ranking {
         states: &[Prepared],
         candidates: &[HostId],
         first_round: bool,
-    ) {
+    ) -> Result<(), ScheduleError> {
         let n = candidates.len();
         self.n = n;
         self.cap = n;
@@ -209,6 +210,7 @@ impl Ranking {
             grow(&mut self.raw, weighers * n);
             for (w, x) in tiers.iter().flatten().enumerate() {
                 let wcx = cx.with_state(states[w].as_deref());
+                x.weigher.validate(&wcx, candidates)?;
                 let out = &mut self.raw[w * n..(w + 1) * n];
                 x.weigher.weigh_batch(&wcx, candidates, out);
                 self.extremes.push(Extremes::scan_uncounted(out, self.bounds[w]));
@@ -225,6 +227,7 @@ impl Ranking {
         if self.ties == Ties::PreviousOrder {
             self.build_order(tiers.len(), candidates, first_round);
         }
+        Ok(())
     }
 
     /// Sorts the candidates by score, ties by their position in the previous round (by input
@@ -323,14 +326,16 @@ impl Ranking {
         states: &[Prepared],
         candidates: &[HostId],
         c: usize,
-    ) {
+    ) -> Result<(), ScheduleError> {
         if self.n < 2 {
-            return;
+            return Ok(());
         }
         let mut moved = false;
         for (w, x) in tiers.iter().flatten().enumerate() {
+            let wcx = cx.with_state(states[w].as_deref());
+            x.weigher.validate(&wcx, &candidates[c..=c])?;
             let mut new = [0.0];
-            x.weigher.weigh_batch(&cx.with_state(states[w].as_deref()), &candidates[c..=c], &mut new);
+            x.weigher.weigh_batch(&wcx, &candidates[c..=c], &mut new);
             moved |= self.set_raw(w, c, Some(new[0]));
         }
         if moved {
@@ -345,6 +350,7 @@ impl Ranking {
                 self.update_tree(tiers.len(), candidates, c);
             }
         }
+        Ok(())
     }
 
     /// After every score changed: a stable sort of the current order (ties keep it).

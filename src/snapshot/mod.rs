@@ -405,6 +405,47 @@ impl Cluster {
         self.aggregates.iter().position(|a| &*a.name == name).map(AggregateId::from_index)
     }
 
+    /// The distinct raw values of metadata `key` across host `id`'s aggregates, unsplit, sorted
+    /// (the filter scheduler's "raw values of one key").
+    pub fn aggregate_values(&self, id: HostId, key: &str) -> Vec<&str> {
+        let mut values: Vec<&str> = self
+            .host(id)
+            .into_iter()
+            .flat_map(|h| h.aggregates.iter())
+            .filter_map(|a| self.aggregates[a.index()].metadata.get(key).map(String::as_str))
+            .collect();
+        values.sort_unstable();
+        values.dedup();
+        values
+    }
+
+    /// The union over host `id`'s aggregates of metadata `key`'s comma-split, whitespace-stripped
+    /// values, sorted (the filter scheduler's "metadata by host"); `None` when no aggregate of
+    /// the host sets the key.
+    pub fn aggregate_metadata(&self, id: HostId, key: &str) -> Option<Vec<&str>> {
+        let raw = self.aggregate_values(id, key);
+        if raw.is_empty() {
+            return None;
+        }
+        let mut values: Vec<&str> = raw.iter().flat_map(|v| v.split(',')).map(str::trim).collect();
+        values.sort_unstable();
+        values.dedup();
+        Some(values)
+    }
+
+    /// Every metadata key set by host `id`'s aggregates, sorted.
+    pub fn aggregate_keys(&self, id: HostId) -> Vec<&str> {
+        let mut keys: Vec<&str> = self
+            .host(id)
+            .into_iter()
+            .flat_map(|h| h.aggregates.iter())
+            .flat_map(|a| self.aggregates[a.index()].metadata.keys().map(String::as_str))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
     /// The value of label `key` on host `id`.
     pub fn label(&self, id: HostId, key: &str) -> Option<&str> {
         let key = self.symbols.get(key)?;

@@ -132,6 +132,18 @@ pub trait Weigher: Send + Sync {
         Bounds::NONE
     }
 
+    /// Checks that these candidates can be weighed at all; called before weighing, only when
+    /// there are at least two candidates (a lone candidate is never weighed). The default
+    /// accepts every host; the metrics weigher refuses a host missing a required metric.
+    ///
+    /// # Errors
+    ///
+    /// A [`ScheduleError`] that fails the request.
+    fn validate(&self, cx: &Cx<'_>, hosts: &[HostId]) -> Result<(), ScheduleError> {
+        let _ = (cx, hosts);
+        Ok(())
+    }
+
     /// The multiplier for `host`, given the configured one. The default returns it unchanged; a
     /// weigher with per-host overrides (the filter scheduler's aggregate metadata) says so with
     /// [`per_host_multiplier`](Weigher::per_host_multiplier) and returns another here.
@@ -168,6 +180,9 @@ macro_rules! forward_weigher {
                 (**self).multiplier(cx, host, configured)
             }
             fn per_host_multiplier(&self) -> bool { (**self).per_host_multiplier() }
+            fn validate(&self, cx: &Cx<'_>, hosts: &[HostId]) -> Result<(), ScheduleError> {
+                (**self).validate(cx, hosts)
+            }
         }
     )*};
 }

@@ -1,0 +1,226 @@
+//! A host in the filter scheduler's vocabulary (`free_ram_mb`, `num_io_ops`, `stats` …), with the
+//! earlier instances of the request already consumed.
+
+use super::Cx;
+use crate::id::{HostId, ResourceId};
+use crate::snapshot::Host;
+use serde_json::Value;
+
+/// Attribute names the view derives from resources, state and consumption (the rest come from
+/// [`Host::attributes`]).
+pub const DERIVED_ATTRIBUTES: &[&str] = &[
+    "host",
+    "nodename",
+    "free_ram_mb",
+    "total_usable_ram_mb",
+    "ram_allocation_ratio",
+    "free_disk_mb",
+    "total_usable_disk_gb",
+    "disk_allocation_ratio",
+    "vcpus_total",
+    "vcpus_used",
+    "cpu_allocation_ratio",
+    "num_instances",
+    "num_io_ops",
+    "failed_builds",
+    "hypervisor_version",
+    "service",
+];
+
+/// One host as the filter scheduler's HostState shows it: memory and disk as physical free
+/// amounts (`free_ram_mb = capacity − reserved − used`), vCPUs as totals and use, counters
+/// (`num_instances`, `num_io_ops`) that grow by one per earlier pick of the request, and the
+/// stored [attributes](Host::attributes) (`hypervisor_type`, `cpu_info`, `stats`, `host_ip` …).
+///
+/// Disk is kept in GiB in the snapshot and shown in MiB (× 1024, exact in binary floating point).
+#[derive(Debug, Clone, Copy)]
+pub struct HostStateView<'a> {
+    cx: Cx<'a>,
+    id: HostId,
+    host: &'a Host,
+}
+
+/// An integral value as a JSON integer (as the filter scheduler's int fields print), else a float.
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        Value::from(v as i64)
+    } else {
+        Value::from(v)
+    }
+}
+
+impl<'a> HostStateView<'a> {
+    /// The view of `host` for `cx`.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `host` is not a live host of the snapshot.
+    pub fn new(cx: &Cx<'a>, host: HostId) -> Self {
+        HostStateView { cx: *cx, id: host, host: cx.host(host) }
+    }
+
+    /// The host record.
+    pub fn host(&self) -> &'a Host {
+        self.host
+    }
+
+    /// The hypervisor node name: attribute `nodename`, else the host name.
+    pub fn nodename(&self) -> &'a str {
+        self.host.attribute("nodename").and_then(Value::as_str).unwrap_or(&self.host.name)
+    }
+
+    fn consumed(&self, r: ResourceId) -> f64 {
+        self.cx.overlay().used(self.id, r)
+    }
+
+    /// `capacity − reserved − used − earlier picks` of memory, in MiB.
+    pub fn free_ram_mb(&self) -> f64 {
+        let r = self.host.resource(ResourceId::MEMORY_MB);
+        r.physical() - r.used - self.consumed(ResourceId::MEMORY_MB)
+    }
+
+    /// Memory capacity in MiB.
+    pub fn total_usable_ram_mb(&self) -> f64 {
+        self.host.resource(ResourceId::MEMORY_MB).capacity
+    }
+
+    /// `capacity − reserved − used − earlier picks` of disk, in MiB.
+    pub fn free_disk_mb(&self) -> f64 {
+        let r = self.host.resource(ResourceId::DISK_GB);
+        (r.physical() - r.used - self.consumed(ResourceId::DISK_GB)) * 1024.0
+    }
+
+    /// Disk capacity in GiB.
+    pub fn total_usable_disk_gb(&self) -> f64 {
+        self.host.resource(ResourceId::DISK_GB).capacity
+    }
+
+    /// vCPU capacity.
+    pub fn vcpus_total(&self) -> f64 {
+        self.host.resource(ResourceId::VCPUS).capacity
+    }
+
+    /// vCPUs in use, earlier picks included.
+    pub fn vcpus_used(&self) -> f64 {
+        self.host.resource(ResourceId::VCPUS).used + self.consumed(ResourceId::VCPUS)
+    }
+
+    /// The allocation ratio of a standard kind.
+    pub fn allocation_ratio(&self, r: ResourceId) -> f64 {
+        self.host.resource(r).allocation_ratio
+    }
+
+    fn counter(&self, name: &str) -> f64 {
+        self.host.attribute(name).and_then(Value::as_f64).unwrap_or(0.0)
+    }
+
+    /// Instances on the host: attribute `num_instances` (else the listed instances), plus earlier
+    /// picks.
+    pub fn num_instances(&self) -> f64 {
+        let base = match self.host.attribute("num_instances").and_then(Value::as_f64) {
+            Some(n) => n,
+            None => self.host.instances.len() as f64,
+        };
+        base + f64::from(self.cx.overlay().placed(self.id))
+    }
+
+    /// Attribute `num_io_ops` plus earlier picks.
+    pub fn num_io_ops(&self) -> f64 {
+        self.counter("num_io_ops") + f64::from(self.cx.overlay().placed(self.id))
+    }
+
+    /// Attribute `failed_builds`.
+    pub fn failed_builds(&self) -> f64 {
+        self.counter("failed_builds")
+    }
+
+    /// Attribute `hypervisor_version`, 0 when unset.
+    pub fn hypervisor_version(&self) -> f64 {
+        self.counter("hypervisor_version")
+    }
+
+    /// The metric `name`.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        let sym = self.cx.cluster().symbols().get(name)?;
+        self.host.metric(sym)
+    }
+
+    /// Whether one of the host's running instances (or an earlier pick of the request with this
+    /// id) is `id`.
+    pub fn has_instance(&self, id: &str) -> bool {
+        self.host.has_instance(id)
+    }
+
+    /// The attribute `name` as a JSON value, [`Value::Null`] when the host has none: a derived
+    /// one (see [`DERIVED_ATTRIBUTES`]) or a stored one.
+    pub fn attribute(&self, name: &str) -> Value {
+        use ResourceId as R;
+        match name {
+            "host" => Value::from(&*self.host.name),
+            "nodename" => Value::from(self.nodename()),
+            "free_ram_mb" => number(self.free_ram_mb()),
+            "total_usable_ram_mb" => number(self.total_usable_ram_mb()),
+            "ram_allocation_ratio" => Value::from(self.allocation_ratio(R::MEMORY_MB)),
+            "free_disk_mb" => number(self.free_disk_mb()),
+            "total_usable_disk_gb" => number(self.total_usable_disk_gb()),
+            "disk_allocation_ratio" => Value::from(self.allocation_ratio(R::DISK_GB)),
+            "vcpus_total" => number(self.vcpus_total()),
+            "vcpus_used" => number(self.vcpus_used()),
+            "cpu_allocation_ratio" => Value::from(self.allocation_ratio(R::VCPUS)),
+            "num_instances" => number(self.num_instances()),
+            "num_io_ops" => number(self.num_io_ops()),
+            "failed_builds" => number(self.failed_builds()),
+            "hypervisor_version" => number(self.hypervisor_version()),
+            "service" => {
+                let forced_down = self.host.attribute("forced_down").and_then(Value::as_bool).unwrap_or(false);
+                serde_json::json!({ "disabled": !self.host.state.enabled, "forced_down": forced_down })
+            }
+            other => self.host.attribute(other).cloned().unwrap_or(Value::Null),
+        }
+    }
+}
+
+impl<'a> Cx<'a> {
+    /// `host` in the filter scheduler's vocabulary.
+    pub fn host_state(&self, host: HostId) -> HostStateView<'a> {
+        HostStateView::new(self, host)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{HostSpec, Overlay, ResourceSpec};
+    use crate::{Cluster, Request};
+
+    #[test]
+    fn derived_values_include_earlier_picks() {
+        let c = Cluster::builder()
+            .host(
+                HostSpec::new("h")
+                    .resource("memory_mb", ResourceSpec::new(8192.0).used(1024.0))
+                    .resource("vcpus", ResourceSpec::new(8.0).allocation_ratio(4.0))
+                    .resource("disk_gb", ResourceSpec::new(100.0).used(10.5))
+                    .attribute("num_io_ops", serde_json::json!(2))
+                    .attribute("stats", serde_json::json!({"rack": "r1"})),
+            )
+            .build()
+            .unwrap();
+        let req = Request::new(1);
+        let compiled = req.compile(&c).unwrap();
+        let mut overlay = Overlay::new();
+        overlay.consume(HostId(0), &[(ResourceId::MEMORY_MB, 512.0), (ResourceId::VCPUS, 2.0)]);
+        let cx = Cx::new(&c, &req, &compiled, &overlay, 1);
+        let v = cx.host_state(HostId(0));
+        assert_eq!(v.attribute("free_ram_mb"), serde_json::json!(6656));
+        assert_eq!(v.attribute("vcpus_used"), serde_json::json!(2));
+        assert_eq!(v.attribute("cpu_allocation_ratio"), serde_json::json!(4.0));
+        assert_eq!(v.attribute("free_disk_mb"), serde_json::json!(91648));
+        assert_eq!(v.attribute("num_io_ops"), serde_json::json!(3));
+        assert_eq!(v.attribute("num_instances"), serde_json::json!(1));
+        assert_eq!(v.attribute("nodename"), serde_json::json!("h"));
+        assert_eq!(v.attribute("stats")["rack"], "r1");
+        assert_eq!(v.attribute("service")["disabled"], false);
+        assert_eq!(v.attribute("nosuch"), Value::Null);
+    }
+}
