@@ -77,7 +77,9 @@
 //! | [`rng`] | the seeded generator behind random picks |
 //! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
 //! | [`explain`] | [`Explanation`] and its parts |
+//! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
 
+pub mod compat;
 pub mod error;
 pub mod explain;
 pub mod expr;
@@ -98,13 +100,17 @@ pub use id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
 pub use request::{
     CompiledRequest, Cx, ExplainOptions, Flavor, HostStateView, Image, Prepared, Request, ServerGroup, VmSpec,
 };
-pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection, Ties};
+pub use schedule::{Options, Placement, Scheduler, SchedulerBuilder, SchedulerConfig, Scratch, Selection, Ties};
 pub use snapshot::{
-    Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk, DiskSpec, Host,
-    HostSpec, HostState, HotChunk, Instance, InstanceSpec, Interner, Labels, Overlay, Resource, ResourceKinds,
-    ResourceSpec, StateChange, Topology,
+    Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk,
+    DiskSpec, Host, HostSpec, HostState, HotChunk, Instance, InstanceSpec, Interner, Labels, Overlay, Resource,
+    ResourceKinds, ResourceSpec, StateChange, Topology,
 };
-pub use weigh::builtin::FreeResourceWeigher;
+pub use weigh::builtin::{
+    BuildFailureWeigher, CpuWeigher, DiskWeigher, FreeResourceWeigher, HypervisorVersionWeigher, IoOpsWeigher,
+    MetricsWeigher, NumInstancesWeigher, RamWeigher, ServerGroupSoftAffinityWeigher,
+    ServerGroupSoftAntiAffinityWeigher,
+};
 pub use weigh::{normalize, weigher_fn, Bounds, Weigher};
 
 #[cfg(doctest)]

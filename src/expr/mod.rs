@@ -41,7 +41,11 @@
 //! ```
 
 mod compile;
+pub mod extra_specs;
+pub mod json_query;
 mod parse;
+pub mod pyvalue;
+pub mod weight_setting;
 
 pub use compile::CompiledExpr;
 

@@ -96,6 +96,11 @@ impl<A: Filter, B: Filter> Filter for And<A, B> {
         self.a.host_local() && self.b.host_local()
     }
 
+    fn host_local_for(&self, cx: &Cx<'_>) -> bool {
+        let (ca, cb) = split(cx);
+        self.a.host_local_for(&ca) && self.b.host_local_for(&cb)
+    }
+
     fn runs_on_rebuild(&self) -> bool {
         self.a.runs_on_rebuild() || self.b.runs_on_rebuild()
     }
@@ -143,6 +148,11 @@ impl<A: Filter, B: Filter> Filter for Or<A, B> {
         self.a.host_local() && self.b.host_local()
     }
 
+    fn host_local_for(&self, cx: &Cx<'_>) -> bool {
+        let (ca, cb) = split(cx);
+        self.a.host_local_for(&ca) && self.b.host_local_for(&cb)
+    }
+
     fn runs_on_rebuild(&self) -> bool {
         self.a.runs_on_rebuild() || self.b.runs_on_rebuild()
     }
@@ -181,6 +191,10 @@ impl<A: Filter> Filter for Not<A> {
 
     fn host_local(&self) -> bool {
         self.a.host_local()
+    }
+
+    fn host_local_for(&self, cx: &Cx<'_>) -> bool {
+        self.a.host_local_for(cx)
     }
 
     fn runs_on_rebuild(&self) -> bool {
@@ -222,6 +236,10 @@ impl<A: Filter> Filter for Named<A> {
 
     fn host_local(&self) -> bool {
         self.a.host_local()
+    }
+
+    fn host_local_for(&self, cx: &Cx<'_>) -> bool {
+        self.a.host_local_for(cx)
     }
 
     fn runs_on_rebuild(&self) -> bool {

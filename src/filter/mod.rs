@@ -245,6 +245,14 @@ pub trait Filter: Send + Sync {
     fn host_local(&self) -> bool {
         false
     }
+
+    /// [`host_local`](Filter::host_local) for one request: a filter that looks beyond the host
+    /// only for some requests (an affinity group's hosts) may say it is host-local for the
+    /// others. The default is `host_local()`.
+    fn host_local_for(&self, cx: &Cx<'_>) -> bool {
+        let _ = cx;
+        self.host_local()
+    }
 }
 
 macro_rules! forward_filter {
@@ -260,6 +268,7 @@ macro_rules! forward_filter {
             fn once_per_request(&self) -> bool { (**self).once_per_request() }
             fn host_local(&self) -> bool { (**self).host_local() }
             fn runs_on_rebuild(&self) -> bool { (**self).runs_on_rebuild() }
+            fn host_local_for(&self, cx: &Cx<'_>) -> bool { (**self).host_local_for(cx) }
         }
     )*};
 }

@@ -160,6 +160,14 @@ impl Request {
         self
     }
 
+    /// A request for `count` instances of `flavor`: its memory, vCPUs and root plus ephemeral
+    /// disk become the per-instance resources (swap is not consumed, as in the filter
+    /// scheduler).
+    pub fn for_flavor(count: u32, flavor: Flavor) -> Self {
+        let (memory, vcpus, disk) = (flavor.memory_mb, flavor.vcpus, flavor.root_gb + flavor.ephemeral_gb);
+        Request::new(count).memory_mb(memory).vcpus(vcpus).disk_gb(disk).vm(VmSpec::with_flavor(flavor))
+    }
+
     /// Sets the virtual-machine part.
     pub fn vm(mut self, vm: VmSpec) -> Self {
         self.vm = vm;

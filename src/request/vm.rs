@@ -33,6 +33,19 @@ pub struct Flavor {
     pub extra_specs: BTreeMap<String, String>,
 }
 
+impl Flavor {
+    /// A flavor with a name and sizes, no swap, no ephemeral disk, no extra specs.
+    pub fn new(name: impl Into<String>, memory_mb: f64, vcpus: f64, root_gb: f64) -> Self {
+        Flavor { name: name.into(), memory_mb, vcpus, root_gb, ..Flavor::default() }
+    }
+
+    /// Adds an extra spec.
+    pub fn extra_spec(mut self, key: impl Into<String>, requirement: impl Into<String>) -> Self {
+        self.extra_specs.insert(key.into(), requirement.into());
+        self
+    }
+}
+
 /// The image an instance boots from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -110,6 +123,11 @@ pub struct VmSpec {
 }
 
 impl VmSpec {
+    /// A VM part with this flavor and nothing else.
+    pub fn with_flavor(flavor: Flavor) -> Self {
+        VmSpec { flavor: Some(flavor), ..VmSpec::default() }
+    }
+
     /// The hint `name` as a list of strings (a bare string is a one-item list).
     pub fn hint_list(&self, name: &str) -> Vec<&str> {
         match self.hints.get(name) {

@@ -7,7 +7,7 @@
 //!    instance every live host is a candidate; each later instance starts from the hosts that
 //!    passed for the previous one (filters are monotone within a request), and filters that say
 //!    [`once_per_request`](crate::Filter::once_per_request) are not run again. Filters work on
-//!    chunks of 64 hosts at a time ([`Filter::check_chunk`](crate::Filter::check_chunk)).
+//!    chunks of 64 hosts at a time ([`Filter::check_chunk`]).
 //! 2. **Rank.** With two or more candidates, every weigher of a tier gives raw values, which are
 //!    [normalised](crate::normalize) over the candidates, multiplied by the weigher's multiplier and
 //!    summed into the tier's score. Hosts compare by tier 0's score (higher wins), then tier 1's,
@@ -28,6 +28,7 @@
 //! again; only when a weigher's normalisation range moves are all scores recomputed (from the
 //! kept raw values). The answers are the same as recomputing everything, bit for bit.
 
+mod config;
 mod rank;
 
 use crate::error::{BuildError, ScheduleError};
@@ -38,6 +39,7 @@ use crate::request::{Cx, Prepared, Request};
 use crate::rng::SplitMix64;
 use crate::snapshot::{push_lanes, Cluster, Overlay, CHUNK};
 use crate::weigh::Weigher;
+pub use config::{Options, SchedulerConfig, MULTIPLIER_DEFAULTS, OPTION_NAMES};
 use rank::Ranking;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -260,12 +262,18 @@ impl Scheduler {
     /// A builder with no filters, no weighers, subset size 1 and seed 0.
     pub fn builder() -> SchedulerBuilder {
         SchedulerBuilder {
-            draft: Scheduler { filters: Vec::new(), tiers: Vec::new(), host_subset_size: 1, seed: 0, ties: Ties::HostId },
+            draft: Scheduler {
+                filters: Vec::new(),
+                tiers: Vec::new(),
+                host_subset_size: 1,
+                seed: 0,
+                ties: Ties::HostId,
+            },
         }
     }
 
     /// The foundation's built-ins: filters [`ComputeFilter`](crate::ComputeFilter),
-    /// [`ResourceFilter`](crate::ResourceFilter), [`AvailabilityZoneFilter`](crate::AvailabilityZoneFilter)
+    /// [`ResourceFilter`](crate::ResourceFilter), [`AvailabilityZoneFilter`](struct@crate::AvailabilityZoneFilter)
     /// and [`LabelSelectorFilter`](crate::LabelSelectorFilter), in that order; weighers free RAM
     /// (multiplier 1) and free vCPUs (multiplier 0.5), so instances spread.
     pub fn standard() -> Scheduler {
@@ -333,7 +341,9 @@ impl Scheduler {
         };
         // Forced hosts skip the filters and are re-selected every round, as in the filter
         // scheduler, so they take the full path.
-        let incremental = self.host_subset_size == 1 && self.host_local() && !request.vm.forces();
+        let incremental = self.host_subset_size == 1
+            && self.host_local(&Cx::new(cluster, request, &compiled, overlay, 0), &filter_states)
+            && !request.vm.forces();
 
         let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
         let mut selections = Vec::with_capacity(request.count as usize);
@@ -406,8 +416,11 @@ impl Scheduler {
     /// Whether every filter that runs after the first instance, and every weigher, judges a
     /// host by that host alone, so that a pick can only change the picked host's verdict and
     /// raw values.
-    fn host_local(&self) -> bool {
-        self.filters.iter().all(|f| f.once_per_request() || f.host_local())
+    fn host_local(&self, cx: &Cx<'_>, states: &[Prepared]) -> bool {
+        self.filters
+            .iter()
+            .zip(states)
+            .all(|(f, s)| f.once_per_request() || f.host_local_for(&cx.with_state(s.as_deref())))
             && self.tiers.iter().flatten().all(|w| w.weigher.host_local())
     }
 
@@ -554,9 +567,13 @@ impl Scheduler {
                             instance: Some(rejected[i].instance),
                         }
                     }
-                    Err(_) => {
-                        HostVerdict { host: host.name.to_string(), passed: true, filter: None, reason: None, instance: None }
-                    }
+                    Err(_) => HostVerdict {
+                        host: host.name.to_string(),
+                        passed: true,
+                        filter: None,
+                        reason: None,
+                        instance: None,
+                    },
                 };
                 verdicts.push(verdict);
             }

@@ -2,10 +2,10 @@ use super::*;
 use crate::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
 use crate::filter::filter_fn;
 use crate::request::ExplainOptions;
+use crate::schedule::Ties;
 use crate::snapshot::{HostSpec, HostState, ResourceSpec};
 use crate::weigh::builtin::FreeResourceWeigher;
 use crate::weigh::weigher_fn;
-use crate::schedule::Ties;
 
 fn cluster() -> Cluster {
     Cluster::builder()
@@ -293,13 +293,11 @@ fn previous_order_differs_from_host_id_ties() {
 fn forced_and_ignored_hosts() {
     let c = cluster();
     let s = standard(1.0);
-    let mut vm = crate::request::VmSpec::default();
-    vm.force_hosts = vec!["D".into()];
+    let vm = crate::request::VmSpec { force_hosts: vec!["D".into()], ..Default::default() };
     // d is down, but forced hosts skip every filter.
     let p = s.schedule(&c, &Request::new(2).memory_mb(1024.0).vm(vm)).unwrap();
     assert_eq!(names(&p), ["d", "d"]);
-    let mut vm = crate::request::VmSpec::default();
-    vm.ignore_hosts = vec!["B".into()];
+    let vm = crate::request::VmSpec { ignore_hosts: vec!["B".into()], ..Default::default() };
     let p = s.schedule(&c, &Request::new(1).memory_mb(1024.0).vm(vm)).unwrap();
     assert_eq!(names(&p), ["a"]);
 }

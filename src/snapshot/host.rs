@@ -277,6 +277,9 @@ pub struct Host {
     /// Typed attributes a domain engine reads (hypervisor type and version, CPU info, counters …),
     /// as JSON values; `None` when the host has none.
     pub attributes: Option<Box<Attributes>>,
+    /// String attributes that hold JSON text (such as `cpu_info`), decoded once when the host
+    /// is built; see [`Host::decoded_attribute`].
+    pub(crate) decoded: Option<Box<Attributes>>,
     /// Bumped (to the cluster's generation at the time) on every change of this host.
     pub generation: u64,
 }
@@ -304,6 +307,27 @@ impl Host {
     /// The attribute called `name`.
     pub fn attribute(&self, name: &str) -> Option<&serde_json::Value> {
         self.attributes.as_ref()?.get(name)
+    }
+
+    /// The decoded form of a string attribute holding a JSON object or array (decoded once,
+    /// when the snapshot was built), or `None` when the attribute is not such a string.
+    pub fn decoded_attribute(&self, name: &str) -> Option<&serde_json::Value> {
+        self.decoded.as_ref()?.get(name)
+    }
+
+    pub(crate) fn set_attributes(&mut self, attributes: Option<Box<Attributes>>) {
+        let decoded: Attributes = attributes
+            .iter()
+            .flat_map(|a| a.iter())
+            .filter_map(|(k, v)| match v {
+                serde_json::Value::String(s) if s.starts_with('{') || s.starts_with('[') => {
+                    serde_json::from_str::<serde_json::Value>(s).ok().map(|d| (k.clone(), d))
+                }
+                _ => None,
+            })
+            .collect();
+        self.decoded = (!decoded.is_empty()).then(|| Box::new(decoded));
+        self.attributes = attributes;
     }
 
     /// Number of running instances of `group`.

@@ -615,10 +615,14 @@ impl Cluster {
             instances: Vec::with_capacity(spec.instances.len()),
             aggregates,
             disks,
-            attributes: (!spec.attributes.is_empty())
-                .then(|| Box::new(spec.attributes.iter().map(|(k, v)| (k.clone(), v.clone())).collect())),
+            attributes: None,
+            decoded: None,
             generation: self.generation,
         };
+        host.set_attributes(
+            (!spec.attributes.is_empty())
+                .then(|| Box::new(spec.attributes.iter().map(|(k, v)| (k.clone(), v.clone())).collect())),
+        );
         for inst in &spec.instances {
             if host.has_instance(&inst.id) {
                 return Err(BuildError::DuplicateInstance { host: spec.name.clone(), id: inst.id.clone() });
@@ -753,7 +757,11 @@ impl Cluster {
                     eviction_requested: d.eviction_requested,
                 })
                 .collect(),
-            attributes: h.attributes.as_ref().map(|a| a.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default(),
+            attributes: h
+                .attributes
+                .as_ref()
+                .map(|a| a.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default(),
         }
     }
 }

@@ -1,0 +1,646 @@
+//! The filter scheduler reference tool's scenario format: one JSON file with a `config`, the
+//! `aggregates`, the `hosts` (as the filter scheduler's HostState sees them) and a `request`.
+//! [`Scenario::from_json`] turns it into a [`Cluster`], a [`Request`] and a [`SchedulerConfig`];
+//! [`Scenario::output`] prints a [`Placement`] in the tool's output shape (selections,
+//! `no_valid_host`, the first instance's per-filter removals and its weighed list), so the two
+//! answers can be compared by diffing two JSON files.
+//!
+//! How a scenario host maps onto the snapshot:
+//!
+//! | scenario | snapshot |
+//! |---|---|
+//! | `total_usable_ram_mb`, `free_ram_mb`, `ram_allocation_ratio` | `memory_mb`: capacity, used = total − free, ratio |
+//! | `vcpus_total`, `vcpus_used`, `cpu_allocation_ratio` | `vcpus`: capacity, used, ratio |
+//! | `total_usable_disk_gb`, `free_disk_mb` (or `free_disk_gb`, `disk_available_least_gb`), `disk_allocation_ratio` | `disk_gb`: capacity, used = total − free / 1024, ratio |
+//! | `enabled`, `up`, `forced_down` | state `enabled`, `up` (false when forced down) |
+//! | `availability_zone` | membership of aggregate `az:<zone>` with metadata `availability_zone` |
+//! | `aggregates` | memberships |
+//! | `instances` | running instances (ids only) |
+//! | `metrics` | metrics, truncated to integers (`cpu.*percent` × 100 first) |
+//! | everything else (`hypervisor_type`, `hypervisor_version`, `cpu_info`, `supported_instances`, `host_ip`, `stats`, counters, `nodename`) | host attributes; `cpu_info` as a JSON string; `stats` with the counters added as strings (`num_instances`, `io_workload`, `failed_builds`) |
+//!
+//! Scenario features placewise does not model (NUMA topology, PCI requests, a requested
+//! destination) are reported as errors, never ignored.
+
+use crate::error::BuildError;
+use crate::explain::Explanation;
+use crate::request::{Flavor, Image, Request, ServerGroup, VmSpec};
+use crate::schedule::{Placement, SchedulerConfig};
+use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec, ResourceSpec};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+/// Metric names the filter scheduler knows.
+pub const KNOWN_METRICS: &[&str] = &[
+    "cpu.frequency",
+    "cpu.user.time",
+    "cpu.kernel.time",
+    "cpu.idle.time",
+    "cpu.iowait.time",
+    "cpu.user.percent",
+    "cpu.kernel.percent",
+    "cpu.idle.percent",
+    "cpu.iowait.percent",
+    "cpu.percent",
+    "numa.membw.max",
+    "numa.membw.current",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    #[serde(default)]
+    generator: Option<Value>,
+    #[serde(default)]
+    config: Value,
+    #[serde(default)]
+    aggregates: Vec<RawAggregate>,
+    hosts: Vec<RawHost>,
+    request: RawRequest,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAggregate {
+    name: String,
+    #[serde(default)]
+    metadata: BTreeMap<String, Value>,
+    #[serde(default)]
+    hosts: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    name: String,
+    nodename: Option<String>,
+    uuid: Option<String>,
+    total_usable_ram_mb: i64,
+    free_ram_mb: i64,
+    vcpus_total: i64,
+    vcpus_used: i64,
+    total_usable_disk_gb: Option<i64>,
+    free_disk_mb: Option<i64>,
+    free_disk_gb: Option<i64>,
+    disk_available_least_gb: Option<i64>,
+    cpu_allocation_ratio: Option<f64>,
+    ram_allocation_ratio: Option<f64>,
+    disk_allocation_ratio: Option<f64>,
+    hypervisor_type: Option<String>,
+    hypervisor_version: Option<i64>,
+    host_ip: Option<String>,
+    cpu_info: Option<Value>,
+    supported_instances: Option<Vec<Vec<String>>>,
+    num_instances: Option<i64>,
+    num_io_ops: Option<i64>,
+    failed_builds: Option<i64>,
+    #[serde(default)]
+    stats: BTreeMap<String, Value>,
+    #[serde(default)]
+    metrics: Option<Value>,
+    #[serde(default)]
+    instances: Vec<String>,
+    availability_zone: Option<String>,
+    #[serde(default)]
+    aggregates: Vec<String>,
+    enabled: Option<bool>,
+    up: Option<bool>,
+    forced_down: Option<bool>,
+    disabled_reason: Option<String>,
+    trust_level: Option<String>,
+    numa_topology: Option<Value>,
+    pci_device_pools: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRequest {
+    num_instances: Option<u32>,
+    instance_uuids: Option<Vec<String>>,
+    project_id: Option<String>,
+    user_id: Option<String>,
+    flavor: RawFlavor,
+    image: Option<RawImage>,
+    image_props: Option<BTreeMap<String, Value>>,
+    #[serde(default)]
+    scheduler_hints: BTreeMap<String, Value>,
+    availability_zone: Option<String>,
+    instance_group: Option<RawGroup>,
+    #[serde(default)]
+    ignore_hosts: Option<Vec<String>>,
+    #[serde(default)]
+    force_hosts: Option<Vec<String>>,
+    #[serde(default)]
+    force_nodes: Option<Vec<String>>,
+    #[serde(default)]
+    retry_hosts: Vec<String>,
+    #[serde(default)]
+    rebuild: bool,
+    requested_destination: Option<Value>,
+    numa_topology: Option<Value>,
+    pci_requests: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlavor {
+    name: Option<String>,
+    flavorid: Option<Value>,
+    memory_mb: i64,
+    vcpus: i64,
+    #[serde(default)]
+    root_gb: i64,
+    #[serde(default)]
+    ephemeral_gb: i64,
+    #[serde(default)]
+    swap: i64,
+    #[serde(default)]
+    extra_specs: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawImage {
+    id: Option<String>,
+    #[serde(default)]
+    properties: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroup {
+    uuid: Option<String>,
+    name: Option<String>,
+    policy: String,
+    #[serde(default)]
+    hosts: Vec<String>,
+    #[serde(default)]
+    members: Vec<String>,
+    max_server_per_host: Option<Value>,
+    add_request_instances_to_members: Option<bool>,
+}
+
+/// A scenario in the reference tool's format, turned into placewise's values.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Scenario {
+    /// The hosts, in file order (host ids follow it).
+    pub cluster: Cluster,
+    /// The request.
+    pub request: Request,
+    /// The filters, weighers and options.
+    pub config: SchedulerConfig,
+    /// Each host's output label: `name`, or `name:nodename` when they differ.
+    pub labels: Vec<String>,
+}
+
+fn unsupported(what: &str) -> BuildError {
+    BuildError::Config { message: format!("unsupported scenario feature: {what}") }
+}
+
+/// A JSON value as the string the filter scheduler stores (`str(v)` for scalars).
+fn as_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        other => other.to_string(),
+    }
+}
+
+impl Scenario {
+    /// Reads a scenario.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Json`] for malformed JSON or an unknown field; [`BuildError::Config`] for an
+    /// unsupported feature or a bad configuration; the snapshot's own validation errors.
+    pub fn from_json(json: &str) -> Result<Scenario, BuildError> {
+        let raw: RawScenario = serde_json::from_str(json).map_err(|e| BuildError::from_json(&e))?;
+        let _ = raw.generator;
+        let config = match raw.config {
+            Value::Null => SchedulerConfig::default(),
+            other => SchedulerConfig::try_from(other)?,
+        };
+        let ratio = |kind: &str, default: f64| config.allocation_ratios.get(kind).copied().unwrap_or(default);
+        let (cpu_ratio, ram_ratio, disk_ratio) = (ratio("cpu", 4.0), ratio("ram", 1.0), ratio("disk", 1.0));
+
+        // Aggregates in first-seen order: declared ones, then per-host memberships and zones.
+        let mut aggregates: Vec<(String, BTreeMap<String, String>)> = Vec::new();
+        let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        fn slot<'a>(
+            list: &'a mut Vec<(String, BTreeMap<String, String>)>,
+            name: &str,
+        ) -> &'a mut BTreeMap<String, String> {
+            let at = match list.iter().position(|a| a.0 == name) {
+                Some(at) => at,
+                None => {
+                    list.push((name.to_owned(), BTreeMap::new()));
+                    list.len() - 1
+                }
+            };
+            &mut list[at].1
+        }
+        for a in &raw.aggregates {
+            let meta = slot(&mut aggregates, &a.name);
+            meta.extend(a.metadata.iter().map(|(k, v)| (k.clone(), as_text(v))));
+            for h in &a.hosts {
+                members.entry(h.clone()).or_default().push(a.name.clone());
+            }
+        }
+        let mut spec = ClusterSpec::default();
+        let mut labels = Vec::with_capacity(raw.hosts.len());
+        for h in &raw.hosts {
+            if h.numa_topology.is_some() {
+                return Err(unsupported(&format!("numa_topology on host `{}`", h.name)));
+            }
+            if h.pci_device_pools.is_some() {
+                return Err(unsupported(&format!("pci_device_pools on host `{}`", h.name)));
+            }
+            let mut names = members.remove(&h.name).unwrap_or_default();
+            names.extend(h.aggregates.iter().cloned());
+            if let Some(az) = &h.availability_zone {
+                let name = format!("az:{az}");
+                slot(&mut aggregates, &name).insert("availability_zone".into(), az.clone());
+                names.push(name);
+            }
+            for n in &names {
+                slot(&mut aggregates, n);
+            }
+            spec.hosts.push(Scenario::host(h, names, (cpu_ratio, ram_ratio, disk_ratio))?);
+            let node = h.nodename.as_deref().unwrap_or(&h.name);
+            labels.push(if node == h.name { h.name.clone() } else { format!("{}:{node}", h.name) });
+        }
+        if let Some(orphan) = members.keys().next() {
+            return Err(BuildError::UnknownReference {
+                kind: "host",
+                name: orphan.clone(),
+                context: "an aggregate's host list".into(),
+            });
+        }
+        spec.aggregates = aggregates
+            .into_iter()
+            .map(|(name, metadata)| {
+                let mut a = AggregateSpec::new(name);
+                a.metadata = metadata;
+                a
+            })
+            .collect();
+        let cluster = Cluster::from_spec(&spec)?;
+        let request = Scenario::request(raw.request)?;
+        Ok(Scenario { cluster, request, config, labels })
+    }
+
+    fn host(h: &RawHost, aggregates: Vec<String>, (cpu, ram, disk): (f64, f64, f64)) -> Result<HostSpec, BuildError> {
+        let free_disk_mb = match (h.free_disk_mb, h.free_disk_gb) {
+            (Some(mb), _) => mb,
+            (None, Some(gb)) => h.disk_available_least_gb.map_or(gb, |least| gb.min(least)) * 1024,
+            (None, None) => {
+                return Err(BuildError::Config {
+                    message: format!("host `{}` needs free_disk_mb or free_disk_gb", h.name),
+                })
+            }
+        };
+        let total_disk_gb = h.total_usable_disk_gb.unwrap_or(free_disk_mb.div_euclid(1024));
+        // Used amounts may exceed capacity (free can be negative); a free amount above the total
+        // would be negative use, which the snapshot refuses with the host and field named.
+        let used = |total: i64, free: f64| total as f64 - free;
+        let mut host = HostSpec::new(h.name.clone())
+            .resource(
+                "memory_mb",
+                ResourceSpec::new(h.total_usable_ram_mb as f64)
+                    .used(used(h.total_usable_ram_mb, h.free_ram_mb as f64))
+                    .allocation_ratio(h.ram_allocation_ratio.unwrap_or(ram)),
+            )
+            .resource(
+                "vcpus",
+                ResourceSpec::new(h.vcpus_total as f64)
+                    .used(h.vcpus_used as f64)
+                    .allocation_ratio(h.cpu_allocation_ratio.unwrap_or(cpu)),
+            )
+            .resource(
+                "disk_gb",
+                ResourceSpec::new(total_disk_gb as f64)
+                    .used(used(total_disk_gb, free_disk_mb as f64 / 1024.0))
+                    .allocation_ratio(h.disk_allocation_ratio.unwrap_or(disk)),
+            );
+        let forced_down = h.forced_down.unwrap_or(false);
+        host.state = HostState {
+            up: h.up.unwrap_or(true) && !forced_down,
+            enabled: h.enabled.unwrap_or(true),
+            ..HostState::default()
+        };
+        host.aggregates = aggregates;
+        let mut stats: Map<String, Value> = h.stats.iter().map(|(k, v)| (k.clone(), Value::from(as_text(v)))).collect();
+        let counters = [
+            ("num_instances", "num_instances", h.num_instances),
+            ("num_io_ops", "io_workload", h.num_io_ops),
+            ("failed_builds", "failed_builds", h.failed_builds),
+        ];
+        for (attribute, stat, value) in counters {
+            if let Some(v) = value {
+                stats.insert(stat.into(), Value::from(v.to_string()));
+            }
+            host = host.attribute(attribute, json!(value.unwrap_or(0)));
+        }
+        host = host
+            .attribute("stats", Value::Object(stats))
+            .attribute("hypervisor_type", json!(h.hypervisor_type.as_deref().unwrap_or("QEMU")))
+            .attribute("hypervisor_version", json!(h.hypervisor_version.unwrap_or(0)))
+            .attribute("forced_down", json!(forced_down));
+        if let Some(node) = &h.nodename {
+            host = host.attribute("nodename", json!(node)).attribute("hypervisor_hostname", json!(node));
+        }
+        if let Some(ip) = &h.host_ip {
+            host = host.attribute("host_ip", json!(ip));
+        }
+        if let Some(uuid) = &h.uuid {
+            host = host.attribute("uuid", json!(uuid));
+        }
+        if let Some(reason) = &h.disabled_reason {
+            host = host.attribute("disabled_reason", json!(reason));
+        }
+        if let Some(trust) = &h.trust_level {
+            host = host.attribute("trust_level", json!(trust));
+        }
+        match &h.cpu_info {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => host = host.attribute("cpu_info", json!(s)),
+            Some(other) => host = host.attribute("cpu_info", json!(other.to_string())),
+        }
+        if let Some(si) = &h.supported_instances {
+            host = host.attribute("supported_instances", json!(si));
+        }
+        for (name, value) in metric_values(&h.name, h.metrics.as_ref())? {
+            host = host.metric(name, value);
+        }
+        for id in &h.instances {
+            host = host.instance(InstanceSpec::new(id.clone()));
+        }
+        Ok(host)
+    }
+
+    fn request(r: RawRequest) -> Result<Request, BuildError> {
+        if r.requested_destination.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err(unsupported("requested_destination"));
+        }
+        if r.numa_topology.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err(unsupported("a NUMA topology request"));
+        }
+        if r.pci_requests.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err(unsupported("PCI requests"));
+        }
+        let count = r.num_instances.unwrap_or(1);
+        let uuids = match r.instance_uuids {
+            Some(list) if list.len() != count as usize => {
+                return Err(BuildError::Config {
+                    message: "request.instance_uuids must have num_instances entries".into(),
+                })
+            }
+            Some(list) => list,
+            None => (0..count).map(|i| format!("00000000-0000-0000-0000-{i:012}")).collect(),
+        };
+        let f = r.flavor;
+        let flavor = Flavor {
+            name: f.name.clone().unwrap_or_else(|| "flavor".into()),
+            id: Some(
+                f.flavorid.as_ref().map(as_text).unwrap_or_else(|| f.name.clone().unwrap_or_else(|| "flavor".into())),
+            ),
+            memory_mb: f.memory_mb as f64,
+            vcpus: f.vcpus as f64,
+            root_gb: f.root_gb as f64,
+            ephemeral_gb: f.ephemeral_gb as f64,
+            swap: f.swap as f64,
+            extra_specs: f.extra_specs.iter().map(|(k, v)| (k.clone(), as_text(v))).collect(),
+        };
+        let mut image = Image::default();
+        if let Some(img) = r.image {
+            image.id = img.id;
+            image.properties = img.properties;
+        }
+        if let Some(props) = r.image_props {
+            image.properties.extend(props);
+        }
+        let server_group = r.instance_group.map(|g| {
+            let mut members = g.members;
+            if g.add_request_instances_to_members.unwrap_or(true) {
+                for u in &uuids {
+                    if !members.contains(u) {
+                        members.push(u.clone());
+                    }
+                }
+            }
+            ServerGroup {
+                name: g.uuid.or(g.name).unwrap_or_else(|| "group".into()),
+                policy: g.policy,
+                members,
+                hosts: g.hosts,
+                max_server_per_host: g.max_server_per_host.as_ref().and_then(|v| as_text(v).trim().parse().ok()),
+            }
+        });
+        // Hints are lists of strings; a one-item list reads as the bare string; a query that is
+        // not a string is JSON-encoded, as the reference tool does.
+        let hints = r
+            .scheduler_hints
+            .into_iter()
+            .map(|(k, v)| {
+                let v = if k == "query" && !v.is_string() { Value::from(v.to_string()) } else { v };
+                let items: Vec<String> = match v {
+                    Value::Array(list) => list.iter().map(as_text).collect(),
+                    other => vec![as_text(&other)],
+                };
+                let v = if items.len() == 1 { Value::from(items[0].clone()) } else { json!(items) };
+                (k, v)
+            })
+            .collect();
+        let _ = r.user_id;
+        let vm = VmSpec {
+            flavor: Some(flavor.clone()),
+            image: Some(image),
+            hints,
+            project: Some(r.project_id.unwrap_or_else(|| "project".into())),
+            server_group,
+            instance_uuids: uuids,
+            force_hosts: r.force_hosts.unwrap_or_default(),
+            force_nodes: r.force_nodes.unwrap_or_default(),
+            ignore_hosts: r.ignore_hosts.unwrap_or_default(),
+            retry_hosts: r.retry_hosts,
+            rebuild: r.rebuild,
+        };
+        let mut request = Request::new(count)
+            .memory_mb(flavor.memory_mb)
+            .vcpus(flavor.vcpus)
+            .disk_gb(flavor.root_gb + flavor.ephemeral_gb)
+            .vm(vm);
+        if let Some(az) = r.availability_zone {
+            request = request.zone(az);
+        }
+        Ok(request)
+    }
+
+    /// The placement in the reference tool's output shape: `num_hosts`, `num_instances`,
+    /// `no_valid_host`, `selections` and `selected_nodes` (host labels, `null` for instances that
+    /// found none), and `first_instance` with its per-filter `in`/`out`/`removed` and the weighed
+    /// list (`host`, `weight`), when the placement's explanation carries verdicts and the top list
+    /// (schedule with [`ExplainOptions::detailed`](crate::ExplainOptions::detailed) over all hosts).
+    pub fn output(&self, placement: &Placement) -> Value {
+        let n = self.request.count as usize;
+        let label = |h: crate::id::HostId| self.labels.get(h.index()).cloned().unwrap_or_default();
+        let node = |h: crate::id::HostId| {
+            self.cluster.host(h).map_or(String::new(), |host| {
+                host.attribute("nodename").and_then(Value::as_str).unwrap_or(&host.name).to_owned()
+            })
+        };
+        let mut selections: Vec<Value> = placement.selections.iter().map(|s| json!(label(s.host))).collect();
+        let mut nodes: Vec<Value> = placement.selections.iter().map(|s| json!(node(s.host))).collect();
+        selections.resize(n, Value::Null);
+        nodes.resize(n, Value::Null);
+        let mut out = json!({
+            "num_hosts": self.cluster.len(),
+            "num_instances": n,
+            "no_valid_host": !placement.is_complete(),
+            "selections": selections,
+            "selected_nodes": nodes,
+        });
+        if let Some(first) = self.first_instance(&placement.explanation) {
+            out["first_instance"] = first;
+        }
+        out
+    }
+
+    fn first_instance(&self, e: &Explanation) -> Option<Value> {
+        if e.verdicts.is_empty() {
+            return None;
+        }
+        let label_of = |name: &str| {
+            self.cluster
+                .host_id(name)
+                .map_or(name.to_owned(), |id| self.labels.get(id.index()).cloned().unwrap_or_default())
+        };
+        let mut remaining = self.cluster.len();
+        let mut stopped = false;
+        let forced = self.request.vm.forces();
+        let filters: Vec<Value> = self
+            .config
+            .enabled_filters
+            .iter()
+            .map(|name| {
+                if forced {
+                    return json!({"filter": name, "status": "bypassed"});
+                }
+                if stopped {
+                    return json!({"filter": name, "status": "not_reached"});
+                }
+                let removed: Vec<String> = e
+                    .verdicts
+                    .iter()
+                    .filter(|v| v.instance == Some(0) && v.filter.as_deref() == Some(name.as_str()))
+                    .map(|v| label_of(&v.host))
+                    .collect();
+                let input = remaining;
+                remaining -= removed.len();
+                stopped = remaining == 0;
+                json!({"filter": name, "status": "ran", "in": input, "out": remaining, "removed": removed})
+            })
+            .collect();
+        let weighed: Vec<Value> = e
+            .top
+            .iter()
+            .map(|r| json!({"host": label_of(&r.host), "weight": r.scores.first().copied().unwrap_or(0.0)}))
+            .collect();
+        Some(json!({"index": 0, "hosts_in": self.cluster.len(), "filters": filters, "weighed": weighed}))
+    }
+}
+
+/// Metric values as the filter scheduler stores them: integers, truncated toward zero, with the
+/// `cpu.*percent` metrics multiplied by 100 first. Unknown names are an error.
+fn metric_values(host: &str, metrics: Option<&Value>) -> Result<Vec<(String, f64)>, BuildError> {
+    let entries: Vec<(String, f64)> = match metrics {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(map)) => map.iter().map(|(k, v)| (k.clone(), v.as_f64().unwrap_or(f64::NAN))).collect(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|m| {
+                (
+                    m.get("name").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    m.get("value").and_then(Value::as_f64).unwrap_or(f64::NAN),
+                )
+            })
+            .collect(),
+        Some(_) => {
+            return Err(BuildError::Config { message: format!("host `{host}`: metrics must be an object or a list") })
+        }
+    };
+    entries
+        .into_iter()
+        .map(|(name, value)| {
+            if !KNOWN_METRICS.contains(&name.as_str()) {
+                return Err(BuildError::Config {
+                    message: format!("host `{host}`: unknown metric `{name}`; known: {}", KNOWN_METRICS.join(", ")),
+                });
+            }
+            let scaled = if name.starts_with("cpu.") && name.ends_with("percent") { value * 100.0 } else { value };
+            Ok((name, scaled.trunc()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = r#"{
+      "config": {"enabled_filters": ["ComputeFilter"], "weighers": ["FreeRamWeigher"],
+                 "allocation_ratios": {"cpu": 8.0}},
+      "aggregates": [{"name": "ssd", "metadata": {"ssd": "true"}, "hosts": ["b"]}],
+      "hosts": [
+        {"name": "a", "total_usable_ram_mb": 4096, "free_ram_mb": 1024, "vcpus_total": 8, "vcpus_used": 2,
+         "total_usable_disk_gb": 100, "free_disk_mb": 51200, "availability_zone": "az1",
+         "cpu_info": {"arch": "x86_64"}, "num_io_ops": 2, "stats": {"rack": "r1"},
+         "metrics": {"cpu.percent": 12.34, "cpu.frequency": 2400.9}},
+        {"name": "b", "nodename": "b-node", "total_usable_ram_mb": 8192, "free_ram_mb": 8192, "vcpus_total": 8,
+         "vcpus_used": 0, "free_disk_gb": 10, "disk_available_least_gb": 7, "up": false}
+      ],
+      "request": {"num_instances": 2, "flavor": {"name": "m1", "memory_mb": 512, "vcpus": 1, "root_gb": 5,
+                  "swap": 128}, "scheduler_hints": {"query": ["=", "$free_ram_mb", 1024], "same_host": ["u1"]},
+                  "instance_group": {"policy": "anti-affinity", "max_server_per_host": 2}}
+    }"#;
+
+    #[test]
+    fn hosts_map_onto_the_snapshot() {
+        let s = Scenario::from_json(SMALL).unwrap();
+        let c = &s.cluster;
+        let a = c.host(c.host_id("a").unwrap()).unwrap();
+        assert_eq!(a.resource(crate::ResourceId::MEMORY_MB).used, 3072.0);
+        assert_eq!(a.resource(crate::ResourceId::VCPUS).allocation_ratio, 8.0);
+        assert_eq!(a.resource(crate::ResourceId::DISK_GB).used, 50.0);
+        assert_eq!(a.attribute("cpu_info"), Some(&json!("{\"arch\":\"x86_64\"}")));
+        assert_eq!(a.attribute("stats").unwrap()["io_workload"], "2");
+        assert_eq!(a.attribute("num_io_ops"), Some(&json!(2)));
+        let cpu_percent = c.symbols().get("cpu.percent").unwrap();
+        assert_eq!(a.metric(cpu_percent), Some(1234.0));
+        assert_eq!(c.aggregate_metadata(c.host_id("a").unwrap(), "availability_zone"), Some(vec!["az1"]));
+        let b = c.host(c.host_id("b").unwrap()).unwrap();
+        assert!(!b.state.up);
+        assert_eq!(b.resource(crate::ResourceId::DISK_GB).capacity, 7.0, "total defaults to the free GiB");
+        assert_eq!(s.labels, ["a", "b:b-node"]);
+        let vm = &s.request.vm;
+        assert_eq!(vm.instance_uuids[1], "00000000-0000-0000-0000-000000000001");
+        assert_eq!(vm.hints["query"], json!("[\"=\",\"$free_ram_mb\",1024]"));
+        assert_eq!(vm.hints["same_host"], json!("u1"));
+        assert_eq!(vm.server_group.as_ref().unwrap().members.len(), 2);
+        assert_eq!(vm.server_group.as_ref().unwrap().max_server_per_host, Some(2));
+        assert_eq!(s.request.resources["disk_gb"], 5.0, "swap is not consumed");
+    }
+
+    #[test]
+    fn unsupported_and_unknown_input_is_an_error() {
+        let numa = SMALL.replace("\"up\": false}", "\"up\": false, \"numa_topology\": {}}");
+        assert!(Scenario::from_json(&numa).unwrap_err().to_string().contains("numa_topology"));
+        let typo = SMALL.replace("\"vcpus_used\": 2", "\"vcpus_usd\": 2");
+        assert!(matches!(Scenario::from_json(&typo), Err(BuildError::Json { .. })));
+        let metric = SMALL.replace("cpu.frequency", "cpu.freq");
+        assert!(Scenario::from_json(&metric).unwrap_err().to_string().contains("unknown metric `cpu.freq`"));
+    }
+}

@@ -1,0 +1,258 @@
+//! AggregateInstanceExtraSpecsFilter: flavor extra specs against aggregate metadata.
+
+use super::nova::{flavor, metadata_values, sets_key};
+use crate::expr::extra_specs::Requirement;
+use crate::filter::{Filter, Reason, Rejections, Verdict};
+use crate::id::HostId;
+use crate::request::{Cx, Prepared};
+use crate::ScheduleError;
+
+/// The scope this filter reads.
+const SCOPE: &str = "aggregate_instance_extra_specs";
+
+/// Reason offset: no aggregate of the host sets the key (`reason = 2·spec + MISSING`).
+const MISSING: u32 = 0;
+/// Reason offset: no value of the key satisfies the requirement.
+const MISMATCH: u32 = 1;
+/// Reason: the host could not be judged (the request fails).
+const ERROR: u32 = u32::MAX;
+
+/// Nova's `AggregateInstanceExtraSpecsFilter` (reference §5.3): flavor extra specs must be met by
+/// the host's aggregate metadata, read "by host" (per key, the union of the comma-split, stripped
+/// values of all the host's aggregates).
+///
+/// - A flavor without extra specs passes every host.
+/// - A key is split at its first `:`; a key in another scope than
+///   `aggregate_instance_extra_specs` is skipped, a key in that scope loses the prefix (the rest
+///   may hold more colons), and an **unscoped** key is checked too.
+/// - A host none of whose aggregates sets the key fails; otherwise one of the key's values must
+///   satisfy the requirement ([`Requirement`]).
+///
+/// Specs are checked in key order. When a requirement cannot be evaluated against one of the
+/// values (a non-number under a numeric operator, a bare `<or>`), the request fails, even if
+/// another value matches: Nova's outcome would depend on set iteration order (the reference's
+/// recommended rule). Runs once per request, not on rebuilds. Reasons: `no aggregate sets <key>`,
+/// `extra spec <key> does not match aggregate metadata`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AggregateInstanceExtraSpecsFilter;
+
+/// One spec this filter checks.
+#[derive(Debug, Clone)]
+struct Check {
+    /// The spec key as given.
+    key: String,
+    /// The metadata key.
+    metadata_key: String,
+    requirement: Requirement,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Checks {
+    checks: Vec<Check>,
+}
+
+impl Checks {
+    fn new(cx: &Cx<'_>) -> Checks {
+        let Some(f) = flavor(cx) else { return Checks::default() };
+        let checks = f
+            .extra_specs
+            .iter()
+            .filter_map(|(key, req)| {
+                let metadata_key = match key.split_once(':') {
+                    Some((scope, rest)) if scope == SCOPE => rest,
+                    Some(_) => return None,
+                    None => key.as_str(),
+                };
+                Some(Check {
+                    key: key.clone(),
+                    metadata_key: metadata_key.to_owned(),
+                    requirement: Requirement::parse(req),
+                })
+            })
+            .collect();
+        Checks { checks }
+    }
+}
+
+impl AggregateInstanceExtraSpecsFilter {
+    fn judge(&self, cx: &Cx<'_>, checks: &Checks, host: HostId) -> Result<Verdict, ScheduleError> {
+        let cluster = cx.cluster();
+        let h = cx.host(host);
+        for (i, check) in checks.checks.iter().enumerate() {
+            let code = 2 * i as u32;
+            if !sets_key(cluster, h, &check.metadata_key) {
+                return Ok(Verdict::reject(code + MISSING));
+            }
+            let mut matched = false;
+            for value in metadata_values(cluster, h, &check.metadata_key) {
+                match check.requirement.matches(Some(value)) {
+                    Ok(m) => matched |= m,
+                    Err(e) => {
+                        return Err(ScheduleError::Filter {
+                            filter: self.name().to_owned(),
+                            message: format!("extra spec {}: {e}", check.key),
+                        })
+                    }
+                }
+            }
+            if !matched {
+                return Ok(Verdict::reject(code + MISMATCH));
+            }
+        }
+        Ok(Verdict::Pass)
+    }
+}
+
+impl Filter for AggregateInstanceExtraSpecsFilter {
+    fn name(&self) -> &str {
+        "AggregateInstanceExtraSpecsFilter"
+    }
+
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        Ok(Some(Box::new(Checks::new(cx))))
+    }
+
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        let verdict = match cx.state::<Checks>() {
+            Some(c) => self.judge(cx, c, host),
+            None => self.judge(cx, &Checks::new(cx), host),
+        };
+        verdict.unwrap_or(Verdict::reject(ERROR))
+    }
+
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let owned;
+        let checks = match cx.state::<Checks>() {
+            Some(c) => c,
+            None => {
+                owned = Checks::new(cx);
+                &owned
+            }
+        };
+        if checks.checks.is_empty() {
+            return mask;
+        }
+        let mut error = None;
+        let pass = rejected.check_lanes(chunk, mask, |h| {
+            self.judge(cx, checks, h).unwrap_or_else(|e| {
+                error.get_or_insert(e);
+                Verdict::reject(ERROR)
+            })
+        });
+        if let Some(e) = error {
+            rejected.fail(e);
+        }
+        pass
+    }
+
+    fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
+        let owned;
+        let checks = match cx.state::<Checks>() {
+            Some(c) => c,
+            None => {
+                owned = Checks::new(cx);
+                &owned
+            }
+        };
+        match checks.checks.get((reason.0 / 2) as usize) {
+            Some(c) if reason.0 != ERROR && reason.0 % 2 == MISSING => format!("no aggregate sets {}", c.metadata_key),
+            Some(c) if reason.0 != ERROR => format!("extra spec {} does not match aggregate metadata", c.key),
+            _ => "extra specs cannot be checked".into(),
+        }
+    }
+
+    fn once_per_request(&self) -> bool {
+        true
+    }
+
+    fn host_local(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::builtin::nova::testkit::{flavor_request, names, reason, run};
+    use crate::snapshot::{AggregateSpec, HostSpec};
+    use crate::{Cluster, Request};
+
+    fn request(specs: &[(&str, &str)]) -> Request {
+        let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let f = r.vm.flavor.as_mut().unwrap();
+        for (k, v) in specs {
+            f.extra_specs.insert(k.to_string(), v.to_string());
+        }
+        r
+    }
+
+    fn cluster() -> Cluster {
+        Cluster::builder()
+            .aggregate(AggregateSpec::new("fast").metadata("ssd", "true").metadata("tier", "gold, silver"))
+            .aggregate(AggregateSpec::new("net").metadata("nic:speed", "10").metadata("tier", "bronze"))
+            .aggregate(AggregateSpec::new("mixed").metadata("cores", "8").metadata("tier", "lead"))
+            .aggregate(AggregateSpec::new("words").metadata("cores", "many"))
+            .host(HostSpec::new("fast").aggregate("fast"))
+            .host(HostSpec::new("both").aggregate("fast").aggregate("net"))
+            .host(HostSpec::new("mixed").aggregate("mixed"))
+            .host(HostSpec::new("plain"))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn scoped_and_unscoped_keys() {
+        let c = cluster();
+        let f = AggregateInstanceExtraSpecsFilter;
+        assert_eq!(run(&f, &c, &request(&[("ssd", "true")])).unwrap(), names(&["fast", "both"]));
+        assert_eq!(
+            run(&f, &c, &request(&[("aggregate_instance_extra_specs:ssd", "true")])).unwrap(),
+            names(&["fast", "both"])
+        );
+        assert_eq!(run(&f, &c, &request(&[("ssd", "True")])).unwrap(), Vec::<String>::new());
+        // Values are split on commas; one matching value is enough.
+        assert_eq!(run(&f, &c, &request(&[("tier", "silver")])).unwrap(), names(&["fast", "both"]));
+        assert_eq!(run(&f, &c, &request(&[("tier", "<or> bronze <or> lead")])).unwrap(), names(&["both", "mixed"]));
+        // Only the first colon separates the scope.
+        assert_eq!(
+            run(&f, &c, &request(&[("aggregate_instance_extra_specs:nic:speed", ">= 10")])).unwrap(),
+            names(&["both"])
+        );
+        // Other scopes are skipped.
+        assert_eq!(
+            run(&f, &c, &request(&[("capabilities:ssd", "true"), ("trust:trusted_host", "x")])).unwrap().len(),
+            4
+        );
+        assert_eq!(run(&f, &c, &Request::new(1)).unwrap().len(), 4);
+        assert_eq!(reason(&f, &c, &request(&[("ssd", "true")]), "plain"), "no aggregate sets ssd");
+        assert_eq!(
+            reason(&f, &c, &request(&[("tier", "silver")]), "mixed"),
+            "extra spec tier does not match aggregate metadata"
+        );
+        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+    }
+
+    #[test]
+    fn numeric_operators_on_mixed_values_fail_the_request() {
+        let c = Cluster::builder()
+            .aggregate(AggregateSpec::new("eight").metadata("cores", "8"))
+            .aggregate(AggregateSpec::new("words").metadata("cores", "many"))
+            .host(HostSpec::new("eight").aggregate("eight"))
+            .host(HostSpec::new("mixed").aggregate("eight").aggregate("words"))
+            .build()
+            .unwrap();
+        let f = AggregateInstanceExtraSpecsFilter;
+        let err = run(&f, &c, &request(&[("cores", ">= 4")])).unwrap_err();
+        assert!(err.to_string().contains("extra spec cores"), "{err}");
+        let only_numbers = Cluster::builder()
+            .aggregate(AggregateSpec::new("e").metadata("cores", "8"))
+            .host(HostSpec::new("h").aggregate("e"))
+            .build()
+            .unwrap();
+        assert_eq!(run(&f, &only_numbers, &request(&[("cores", ">= 4")])).unwrap(), names(&["h"]));
+        assert_eq!(run(&f, &only_numbers, &request(&[("cores", "= 16")])).unwrap(), Vec::<String>::new());
+        assert!(run(&f, &only_numbers, &request(&[("cores", "<or>")])).is_err());
+        // An earlier failing spec stops before the erroring one ("a" sorts before "cores").
+        assert_eq!(run(&f, &c, &request(&[("a", "x"), ("cores", ">= 4")])).unwrap(), Vec::<String>::new());
+    }
+}

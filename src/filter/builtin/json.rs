@@ -1,0 +1,219 @@
+//! JsonFilter: the `query` scheduler hint.
+
+use super::nova::is_host_state_attribute;
+use crate::expr::json_query::{Query, QueryError, Vars};
+use crate::expr::pyvalue::PyValue;
+use crate::filter::{Filter, Reason, Rejections, Verdict};
+use crate::id::HostId;
+use crate::request::{Cx, HostStateView, Prepared};
+use crate::ScheduleError;
+use serde_json::Value;
+
+/// Reason: the query is false for the host.
+const FALSE: u32 = 0;
+/// Reason: the host could not be judged (the request fails).
+const ERROR: u32 = 1;
+
+/// Nova's `JsonFilter` (reference §6): the `query` hint, a JSON query such as
+/// `["and", [">=", "$free_ram_mb", 1024], ["<", "$num_io_ops", 8]]` given as its JSON text (as
+/// Nova receives it) or as the JSON value itself, must evaluate true for the host (see
+/// [`json_query`](crate::expr::json_query) for the language and its quirks). A missing or empty
+/// query lets every host pass.
+///
+/// Variables name `HostState` attributes (`$free_ram_mb`, `$stats.rack`, `$service.disabled`);
+/// counters and free amounts include the earlier picks of the request. A query Nova cannot
+/// evaluate (not JSON, an unknown operator, a number ordered against a string, a dotted lookup
+/// through a non-map) fails the request. Runs for every instance, not on rebuilds.
+/// Reason: ``query `<query>` is false``.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JsonFilter;
+
+/// The request's query, decoded once.
+#[derive(Debug, Clone)]
+struct QueryState {
+    query: Result<Option<Query>, QueryError>,
+}
+
+fn query(cx: &Cx<'_>) -> QueryState {
+    let query = match cx.request().vm.hints.get("query") {
+        None | Some(Value::Null) => Ok(None),
+        Some(q) => Query::parse(q),
+    };
+    QueryState { query }
+}
+
+/// A host's `HostState` attributes for the query.
+struct HostVars<'a> {
+    view: HostStateView<'a>,
+}
+
+impl Vars for HostVars<'_> {
+    fn attribute(&self, name: &str) -> PyValue {
+        if !is_host_state_attribute(name) {
+            return PyValue::None;
+        }
+        PyValue::from(&self.view.attribute(name))
+    }
+}
+
+impl JsonFilter {
+    fn judge(&self, cx: &Cx<'_>, q: &QueryState, host: HostId) -> Result<Verdict, ScheduleError> {
+        let error = |e: &QueryError| ScheduleError::Filter { filter: self.name().to_owned(), message: e.to_string() };
+        match &q.query {
+            Ok(None) => Ok(Verdict::Pass),
+            Err(e) => Err(error(e)),
+            Ok(Some(query)) => match query.passes(&HostVars { view: cx.host_state(host) }) {
+                Ok(pass) => Ok(if pass { Verdict::Pass } else { Verdict::reject(FALSE) }),
+                Err(e) => Err(error(&e)),
+            },
+        }
+    }
+}
+
+impl Filter for JsonFilter {
+    fn name(&self) -> &str {
+        "JsonFilter"
+    }
+
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        Ok(Some(Box::new(query(cx))))
+    }
+
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        let verdict = match cx.state::<QueryState>() {
+            Some(q) => self.judge(cx, q, host),
+            None => self.judge(cx, &query(cx), host),
+        };
+        verdict.unwrap_or(Verdict::reject(ERROR))
+    }
+
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let owned;
+        let q = match cx.state::<QueryState>() {
+            Some(q) => q,
+            None => {
+                owned = query(cx);
+                &owned
+            }
+        };
+        if matches!(q.query, Ok(None)) {
+            return mask;
+        }
+        let mut error = None;
+        let pass = rejected.check_lanes(chunk, mask, |h| {
+            self.judge(cx, q, h).unwrap_or_else(|e| {
+                error.get_or_insert(e);
+                Verdict::reject(ERROR)
+            })
+        });
+        if let Some(e) = error {
+            rejected.fail(e);
+        }
+        pass
+    }
+
+    fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
+        match (reason.0, query(cx).query) {
+            (FALSE, Ok(Some(q))) => format!("query `{q}` is false"),
+            _ => "query cannot be evaluated".into(),
+        }
+    }
+
+    fn host_local(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::builtin::nova::testkit::{names, picks, reason, run, vm_request};
+    use crate::request::VmSpec;
+    use crate::snapshot::{HostSpec, HostState, ResourceSpec};
+    use crate::{Cluster, Request};
+    use serde_json::json;
+
+    fn request(count: u32, query: Value) -> Request {
+        let mut vm = VmSpec::default();
+        vm.hints.insert("query".into(), query);
+        vm_request(count, vm).memory_mb(1024.0)
+    }
+
+    fn cluster() -> Cluster {
+        Cluster::builder()
+            .host(
+                HostSpec::new("big")
+                    .resource("memory_mb", ResourceSpec::new(4096.0))
+                    .attribute("num_io_ops", json!(1))
+                    .attribute("stats", json!({"rack": "r1", "n": "5"}))
+                    .attribute("cpu_info", json!("{\"arch\": \"x86_64\"}")),
+            )
+            .host(
+                HostSpec::new("small")
+                    .resource("memory_mb", ResourceSpec::new(1024.0))
+                    .attribute("num_io_ops", json!(9))
+                    .attribute("stats", json!({"rack": "r2", "n": "5"}))
+                    .state(HostState { enabled: false, ..HostState::default() }),
+            )
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn queries_as_text_or_value() {
+        let c = cluster();
+        let f = JsonFilter;
+        let q = json!(["and", [">=", "$free_ram_mb", 2048], ["<", "$num_io_ops", 8]]);
+        assert_eq!(run(&f, &c, &request(1, q.clone())).unwrap(), names(&["big"]));
+        assert_eq!(run(&f, &c, &request(1, json!(q.to_string()))).unwrap(), names(&["big"]));
+        // A list is the query itself, not a list of hint strings.
+        let err = run(&f, &c, &request(1, json!([q.to_string()]))).unwrap_err();
+        assert!(err.to_string().contains("unknown operator"), "{err}");
+        assert_eq!(run(&f, &c, &request(1, json!(["=", "$stats.rack", "r2"]))).unwrap(), names(&["small"]));
+        assert_eq!(run(&f, &c, &request(1, json!(["=", "$service.disabled", true]))).unwrap(), names(&["small"]));
+        // Stats are strings.
+        assert_eq!(run(&f, &c, &request(1, json!(["=", "$stats.n", 5]))).unwrap(), Vec::<String>::new());
+        assert_eq!(run(&f, &c, &request(1, json!(["=", "$stats.n", "5"]))).unwrap().len(), 2);
+        // Top-level `not` negates.
+        assert_eq!(run(&f, &c, &request(1, json!(["not", ["=", "$stats.rack", "r2"]]))).unwrap(), names(&["big"]));
+        // Unknown variables resolve to None and are dropped: `['>=', 1]` is false.
+        assert_eq!(run(&f, &c, &request(1, json!([">=", "$nosuch", 1]))).unwrap(), Vec::<String>::new());
+        assert_eq!(run(&f, &c, &request(1, json!([">=", "$trust_level", 1]))).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            reason(&f, &c, &request(1, json!(["=", "$stats.rack", "r2"])), "big"),
+            r#"query `["=","$stats.rack","r2"]` is false"#
+        );
+    }
+
+    #[test]
+    fn empty_queries_pass_everything() {
+        let c = cluster();
+        for q in [json!(""), json!("[]"), json!([]), json!(null), json!("null")] {
+            assert_eq!(run(&JsonFilter, &c, &request(1, q.clone())).unwrap().len(), 2, "{q}");
+        }
+        assert_eq!(run(&JsonFilter, &c, &Request::new(1)).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn errors_fail_the_request() {
+        let c = cluster();
+        for q in [
+            json!(["!=", 1, 2]),
+            json!(["<", "$free_ram_mb", "abc"]),
+            json!(["=", "$cpu_info.arch", "x86_64"]),
+            json!("[not json"),
+        ] {
+            let err = run(&JsonFilter, &c, &request(1, q.clone())).unwrap_err();
+            assert!(err.to_string().contains("JsonFilter"), "{q}: {err}");
+        }
+    }
+
+    #[test]
+    fn variables_see_earlier_picks() {
+        // 4096 MiB: after two 1024 MiB picks, 2048 is left and `> 2048` fails.
+        let c = cluster();
+        let q = json!([">", "$free_ram_mb", 2048]);
+        assert_eq!(picks(JsonFilter, &c, &request(4, q)).unwrap(), names(&["big", "big"]));
+        assert!(!JsonFilter.once_per_request() && !JsonFilter.runs_on_rebuild() && JsonFilter.host_local());
+    }
+}

@@ -1,0 +1,539 @@
+//! Pieces the filter scheduler's filters share: the flavor's sizes, scheduler hints, aggregate
+//! metadata read the two ways (reference §2), Python's `int()`, the current instance's UUID and
+//! the request's server-group state.
+
+use crate::expr::pyvalue::{parse_py_float, py_strip};
+use crate::id::HostId;
+use crate::request::{Cx, Flavor, ServerGroup, VmSpec};
+use crate::snapshot::{Cluster, Host};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+/// The attribute names of Nova's `HostState` (`getattr(host_state, name)` finds them, possibly
+/// as `None`). ComputeCapabilitiesFilter checks an unscoped extra spec only when its key is one
+/// of these or a `stats` key, and JsonFilter's `$name` resolves only these.
+pub(super) const HOST_STATE_ATTRIBUTES: &[&str] = &[
+    "aggregates",
+    "cell_uuid",
+    "cpu_allocation_ratio",
+    "cpu_info",
+    "disk_allocation_ratio",
+    "disk_mb_used",
+    "failed_builds",
+    "free_disk_mb",
+    "free_ram_mb",
+    "host",
+    "host_ip",
+    "hypervisor_hostname",
+    "hypervisor_type",
+    "hypervisor_version",
+    "instances",
+    "limits",
+    "metrics",
+    "nodename",
+    "num_instances",
+    "num_io_ops",
+    "numa_topology",
+    "pci_stats",
+    "ram_allocation_ratio",
+    "service",
+    "stats",
+    "supported_instances",
+    "total_usable_disk_gb",
+    "total_usable_ram_mb",
+    "updated",
+    "uuid",
+    "vcpus_total",
+    "vcpus_used",
+];
+
+/// Whether `name` is an attribute of Nova's `HostState`.
+pub(super) fn is_host_state_attribute(name: &str) -> bool {
+    HOST_STATE_ATTRIBUTES.binary_search(&name).is_ok()
+}
+
+/// The request's flavor.
+pub(super) fn flavor<'a>(cx: &Cx<'a>) -> Option<&'a Flavor> {
+    cx.request().vm.flavor.as_ref()
+}
+
+/// The flavor's `field` (via `pick`), or, for a request without a flavor, its per-instance amount
+/// of the resource kind `kind` (0 when absent).
+pub(super) fn flavor_or_resource(cx: &Cx<'_>, pick: fn(&Flavor) -> f64, kind: &str) -> f64 {
+    match flavor(cx) {
+        Some(f) => pick(f),
+        None => cx.request().resources.get(kind).copied().unwrap_or(0.0),
+    }
+}
+
+/// The UUID of the instance being placed: `instance_uuids[i]`, else Nova's default
+/// `00000000-0000-0000-0000-<12-digit index>`.
+pub(super) fn instance_uuid<'a>(cx: &Cx<'a>) -> Cow<'a, str> {
+    let i = cx.instance() as usize;
+    match cx.request().vm.instance_uuids.get(i) {
+        Some(id) => Cow::Borrowed(id.as_str()),
+        None => Cow::Owned(format!("00000000-0000-0000-0000-{i:012}")),
+    }
+}
+
+/// A scheduler hint as Nova's `get_scheduler_hint` hands it to a filter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Hint<'a> {
+    /// Absent or JSON `null`.
+    Absent,
+    /// A string, or a list holding exactly one string (Nova unwraps those).
+    Str(&'a str),
+    /// Any other list.
+    List(&'a [Value]),
+    /// Any other JSON value.
+    Other(&'a Value),
+}
+
+impl Hint<'_> {
+    /// Python's truth value of the hint.
+    pub(super) fn is_truthy(&self) -> bool {
+        match self {
+            Hint::Absent => false,
+            Hint::Str(s) => !s.is_empty(),
+            Hint::List(items) => !items.is_empty(),
+            Hint::Other(v) => match v {
+                Value::Bool(b) => *b,
+                Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+                Value::Object(m) => !m.is_empty(),
+                _ => true,
+            },
+        }
+    }
+}
+
+/// The hint `name` of `vm`.
+pub(super) fn hint<'a>(vm: &'a VmSpec, name: &str) -> Hint<'a> {
+    match vm.hints.get(name) {
+        None | Some(Value::Null) => Hint::Absent,
+        Some(Value::String(s)) => Hint::Str(s),
+        Some(Value::Array(items)) => match items.as_slice() {
+            [Value::String(s)] => Hint::Str(s),
+            _ => Hint::List(items),
+        },
+        Some(other) => Hint::Other(other),
+    }
+}
+
+/// Python's `int()` applied to a `str`; `None` where Python raises `ValueError` (`"4.0"`, `"0x10"`,
+/// `""`). Surrounding whitespace, a sign, non-ASCII decimal digits and single underscores between
+/// digits are accepted. Values beyond `i64` saturate. Computes in O(length of `s`).
+pub(super) fn parse_py_int(s: &str) -> Option<i64> {
+    // int() strips what float() strips: ASCII whitespace without U+001C–U+001F, and non-ASCII
+    // whitespace.
+    let space =
+        |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r') || (!c.is_ascii() && c.is_whitespace());
+    let body = s.trim_matches(space);
+    let (negative, digits) = match body.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, body.strip_prefix('+').unwrap_or(body)),
+    };
+    let mut value: i128 = 0;
+    let mut any = false;
+    let mut after_underscore = false;
+    for c in digits.chars() {
+        if c == '_' {
+            if !any || after_underscore {
+                return None;
+            }
+            after_underscore = true;
+            continue;
+        }
+        let d = match c.to_digit(10) {
+            Some(d) => d,
+            // A non-ASCII decimal digit: float() reads it as its value.
+            None if !c.is_ascii() => {
+                let mut buf = [0u8; 4];
+                let f = parse_py_float(c.encode_utf8(&mut buf))?;
+                if !(0.0..=9.0).contains(&f) || f.fract() != 0.0 {
+                    return None;
+                }
+                f as u32
+            }
+            None => return None,
+        };
+        value = (value * 10 + i128::from(d)).min(i128::from(i64::MAX) + 1);
+        any = true;
+        after_underscore = false;
+    }
+    if !any || after_underscore {
+        return None;
+    }
+    let value = if negative { -value } else { value };
+    Some(value.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+}
+
+/// The raw value of metadata `key` in each of `host`'s aggregates that sets it (a value may
+/// repeat when two aggregates set the same one).
+pub(super) fn raw_values<'a>(cluster: &'a Cluster, host: &'a Host, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    let aggregates = cluster.aggregates();
+    host.aggregates
+        .iter()
+        .filter_map(move |a| aggregates.get(a.index()).and_then(|agg| agg.metadata.get(key)).map(String::as_str))
+}
+
+/// Whether one of `host`'s aggregates sets metadata `key`.
+pub(super) fn sets_key(cluster: &Cluster, host: &Host, key: &str) -> bool {
+    raw_values(cluster, host, key).next().is_some()
+}
+
+/// "Metadata by host" for one key: the comma-split, stripped values of `key` across `host`'s
+/// aggregates (with repeats), or nothing when no aggregate sets it (see [`sets_key`]).
+pub(super) fn metadata_values<'a>(
+    cluster: &'a Cluster,
+    host: &'a Host,
+    key: &'a str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    raw_values(cluster, host, key).flat_map(|v| v.split(',')).map(py_strip)
+}
+
+/// One aggregate's number for a metadata key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Slot {
+    Unset,
+    Value(f64),
+    Invalid,
+}
+
+/// A numeric metadata key parsed once per aggregate, for the "raw values of one key" rule: a
+/// host's value is the minimum over its aggregates, and one unparsable value discards them all.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct AggregateNumbers {
+    slots: Vec<Slot>,
+    any: bool,
+}
+
+impl AggregateNumbers {
+    /// Parses `key` of every aggregate of `cluster` with `parse`. Computes in O(aggregates).
+    pub(super) fn new(cluster: &Cluster, key: &str, parse: fn(&str) -> Option<f64>) -> Self {
+        let slots: Vec<Slot> = cluster
+            .aggregates()
+            .iter()
+            .map(|a| match a.metadata.get(key) {
+                None => Slot::Unset,
+                Some(raw) => parse(raw).map_or(Slot::Invalid, Slot::Value),
+            })
+            .collect();
+        let any = slots.iter().any(|s| *s != Slot::Unset);
+        AggregateNumbers { slots, any }
+    }
+
+    /// Whether some aggregate of the cluster sets the key.
+    pub(super) fn any(&self) -> bool {
+        self.any
+    }
+
+    /// The smallest value over `host`'s aggregates; `None` when none sets the key or one value
+    /// does not parse (the caller then uses its default). NaN loses to any number (Python's
+    /// `min` over a set would depend on the set's order).
+    pub(super) fn host_min(&self, host: &Host) -> Option<f64> {
+        if !self.any {
+            return None;
+        }
+        let mut min: Option<f64> = None;
+        for a in &host.aggregates {
+            match self.slots.get(a.index()).copied().unwrap_or(Slot::Unset) {
+                Slot::Unset => {}
+                Slot::Invalid => return None,
+                Slot::Value(v) => min = Some(min.map_or(v, |m| m.min(v))),
+            }
+        }
+        min
+    }
+}
+
+/// `parse_py_float` as a `fn` pointer.
+pub(super) fn py_float(s: &str) -> Option<f64> {
+    parse_py_float(s)
+}
+
+/// `parse_py_int` as a float, for [`AggregateNumbers`].
+pub(super) fn py_int_as_f64(s: &str) -> Option<f64> {
+    parse_py_int(s).map(|i| i as f64)
+}
+
+/// The request's server group if its policy is `policy`.
+pub(super) fn group_with_policy<'a>(cx: &Cx<'a>, policy: &str) -> Option<&'a ServerGroup> {
+    cx.request().vm.server_group.as_ref().filter(|g| g.policy == policy)
+}
+
+/// A server group's host names and members, hashed once per request.
+#[derive(Debug, Clone, Default)]
+pub(super) struct GroupSets {
+    /// `hosts` of the group.
+    pub(super) hosts: HashSet<String>,
+    /// `members` of the group.
+    pub(super) members: HashSet<String>,
+}
+
+impl GroupSets {
+    /// The sets of `group`.
+    pub(super) fn new(group: &ServerGroup) -> Self {
+        GroupSets { hosts: group.hosts.iter().cloned().collect(), members: group.members.iter().cloned().collect() }
+    }
+}
+
+/// Whether `host` is among the group's hosts during the request: listed in `hosts`, or picked for
+/// an earlier instance of the request (Nova appends each pick to the group's hosts).
+pub(super) fn in_group_hosts(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&GroupSets>, host: HostId) -> bool {
+    if cx.overlay().placed(host) > 0 {
+        return true;
+    }
+    let name = &*cx.host(host).name;
+    match sets {
+        Some(s) => s.hosts.contains(name),
+        None => group.hosts.iter().any(|h| h == name),
+    }
+}
+
+/// Whether the group's hosts are non-empty during the request.
+pub(super) fn group_has_hosts(cx: &Cx<'_>, group: &ServerGroup) -> bool {
+    !group.hosts.is_empty() || cx.overlay().touched().next().is_some()
+}
+
+/// The number of group members on `host` during the request: its instances listed in `members`,
+/// plus the instances of this request placed there (they are members too).
+pub(super) fn members_on_host(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&GroupSets>, host: HostId) -> u64 {
+    let h = cx.host(host);
+    let listed = match sets {
+        Some(s) => h.instances.iter().filter(|i| s.members.contains(&*i.id)).count(),
+        None => h.instances.iter().filter(|i| group.members.iter().any(|m| **m == *i.id)).count(),
+    };
+    listed as u64 + u64::from(cx.overlay().placed(host))
+}
+
+/// Lower-cased canonical names (reference §7.2, step 1).
+pub(super) mod canon {
+    /// `hw_architecture`: `i386`…`x86_32p` → `i686`, `amd64` → `x86_64`.
+    pub(in super::super) fn architecture(name: &str) -> String {
+        let lower = name.to_lowercase();
+        match lower.as_str() {
+            "i386" | "i486" | "i586" | "x86_32" | "x86_32p" => "i686".into(),
+            "amd64" => "x86_64".into(),
+            _ => lower,
+        }
+    }
+
+    /// `img_hv_type`: `xapi` → `xen`.
+    pub(in super::super) fn hv_type(name: &str) -> String {
+        let lower = name.to_lowercase();
+        if lower == "xapi" {
+            "xen".into()
+        } else {
+            lower
+        }
+    }
+
+    /// `hw_vm_mode`: `pv` → `xen`; `hv` and `baremetal` → `hvm`.
+    pub(in super::super) fn vm_mode(name: &str) -> String {
+        let lower = name.to_lowercase();
+        match lower.as_str() {
+            "pv" => "xen".into(),
+            "hv" | "baremetal" => "hvm".into(),
+            _ => lower,
+        }
+    }
+}
+
+/// Image property names the image metadata loader maps to their current names (the current name
+/// wins when both are given).
+pub(super) const LEGACY_IMAGE_PROPERTIES: &[(&str, &str)] = &[
+    ("architecture", "hw_architecture"),
+    ("hypervisor_type", "img_hv_type"),
+    ("vm_mode", "hw_vm_mode"),
+    ("hypervisor_version_requires", "img_hv_requested_version"),
+];
+
+/// The image property `name` of the request, looked up under its legacy name too.
+pub(super) fn image_property<'a>(cx: &Cx<'a>, name: &str) -> Option<&'a Value> {
+    let props = &cx.request().vm.image.as_ref()?.properties;
+    if let Some(v) = props.get(name).filter(|v| !v.is_null()) {
+        return Some(v);
+    }
+    let legacy = LEGACY_IMAGE_PROPERTIES.iter().find(|(_, current)| *current == name)?.0;
+    props.get(legacy).filter(|v| !v.is_null())
+}
+
+#[cfg(test)]
+pub(super) mod testkit {
+    //! Runs one filter over a cluster the way the scheduler does, checking that the chunk path
+    //! and the per-host path agree.
+
+    use crate::error::ScheduleError;
+    use crate::filter::{Filter, Rejections, Verdict};
+    use crate::id::HostId;
+    use crate::request::{Cx, Request};
+    use crate::snapshot::{Cluster, Overlay};
+
+    /// The names of the hosts `filter` passes for instance `instance` with consumption `overlay`,
+    /// or the error it records. Panics if `check` and `check_chunk` disagree.
+    pub(crate) fn run_at(
+        filter: &dyn Filter,
+        cluster: &Cluster,
+        request: &Request,
+        overlay: &Overlay,
+        instance: u32,
+    ) -> Result<Vec<String>, ScheduleError> {
+        let compiled = request.compile(cluster)?;
+        let cx0 = Cx::new(cluster, request, &compiled, overlay, instance);
+        let state = filter.prepare(&cx0)?;
+        let cx = cx0.with_state(state.as_deref());
+        let mut rejections = Rejections::new(true);
+        let mut passed = Vec::new();
+        for chunk in 0..cluster.chunk_count() {
+            let mask = cluster.hot_chunk(chunk).live;
+            let pass = filter.check_chunk(&cx, chunk, mask, &mut rejections);
+            for lane in 0..64 {
+                if mask >> lane & 1 == 1 {
+                    let host = HostId((chunk as u32) << 6 | lane);
+                    let single = filter.check(&cx, host);
+                    assert_eq!(single.is_pass(), pass >> lane & 1 == 1, "check and check_chunk disagree on {host:?}");
+                    if let Verdict::Reject(r) = single {
+                        // Rendering every reason must not panic.
+                        let _ = filter.describe(&cx, r);
+                    }
+                    if pass >> lane & 1 == 1 {
+                        passed.push(cluster.host_name(host).to_owned());
+                    }
+                }
+            }
+        }
+        match rejections.take_error() {
+            Some(e) => Err(e),
+            None => Ok(passed),
+        }
+    }
+
+    /// [`run_at`] for instance 0 with no consumption.
+    pub(crate) fn run(filter: &dyn Filter, cluster: &Cluster, request: &Request) -> Result<Vec<String>, ScheduleError> {
+        run_at(filter, cluster, request, &Overlay::new(), 0)
+    }
+
+    /// The rejection text of `host` (which must be rejected).
+    pub(crate) fn reason(filter: &dyn Filter, cluster: &Cluster, request: &Request, host: &str) -> String {
+        let compiled = request.compile(cluster).unwrap();
+        let overlay = Overlay::new();
+        let cx0 = Cx::new(cluster, request, &compiled, &overlay, 0);
+        let state = filter.prepare(&cx0).unwrap();
+        let cx = cx0.with_state(state.as_deref());
+        match filter.check(&cx, cluster.host_id(host).unwrap()) {
+            Verdict::Reject(r) => filter.describe(&cx, r),
+            Verdict::Pass => panic!("{host} passed"),
+        }
+    }
+
+    /// Sorted names for comparisons.
+    pub(crate) fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A one-instance request with this flavor (memory MiB, vCPUs, root GiB, ephemeral GiB,
+    /// swap MiB); the request's resources are set to what the flavor consumes.
+    pub(crate) fn flavor_request(
+        count: u32,
+        memory_mb: f64,
+        vcpus: f64,
+        root_gb: f64,
+        ephemeral_gb: f64,
+        swap: f64,
+    ) -> Request {
+        let flavor = crate::request::Flavor {
+            name: "m1.test".into(),
+            memory_mb,
+            vcpus,
+            root_gb,
+            ephemeral_gb,
+            swap,
+            ..Default::default()
+        };
+        let vm = crate::request::VmSpec { flavor: Some(flavor), ..Default::default() };
+        Request::new(count).memory_mb(memory_mb).vcpus(vcpus).disk_gb(root_gb + ephemeral_gb).vm(vm)
+    }
+
+    /// A request for `count` instances with this VM part.
+    pub(crate) fn vm_request(count: u32, vm: crate::request::VmSpec) -> Request {
+        Request::new(count).vm(vm)
+    }
+
+    /// A request for `count` instances in a server group with `policy`, `hosts` and `members`.
+    pub(crate) fn group_request(count: u32, policy: &str, hosts: &[&str], members: &[&str]) -> Request {
+        let group = crate::request::ServerGroup {
+            name: "g".into(),
+            policy: policy.into(),
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            members: members.iter().map(|m| m.to_string()).collect(),
+            ..Default::default()
+        };
+        vm_request(count, crate::request::VmSpec { server_group: Some(group), ..Default::default() })
+    }
+
+    /// The hosts picked by a scheduler made of `filter` alone (ties go to the lowest id).
+    pub(crate) fn picks(
+        filter: impl Filter + 'static,
+        cluster: &Cluster,
+        request: &Request,
+    ) -> Result<Vec<String>, ScheduleError> {
+        let s = crate::Scheduler::builder().filter(filter).build().expect("scheduler builds");
+        let p = s.schedule(cluster, request)?;
+        Ok(p.selections.iter().map(|s| s.host_name.clone()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_int_rules() {
+        assert_eq!(parse_py_int(" 5 "), Some(5));
+        assert_eq!(parse_py_int("+5"), Some(5));
+        assert_eq!(parse_py_int("-0"), Some(0));
+        assert_eq!(parse_py_int("1_0"), Some(10));
+        assert_eq!(parse_py_int("0005"), Some(5));
+        assert_eq!(parse_py_int("\u{665}"), Some(5));
+        assert_eq!(parse_py_int("\u{a0}5"), Some(5));
+        assert_eq!(parse_py_int("5\u{2003}"), Some(5));
+        for bad in ["1__0", "_1", "1_", "4.0", "", " ", "0x10", "\x1c5", "5\x1c", "+", "-_1", "1e3", "²"] {
+            assert_eq!(parse_py_int(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_py_int("99999999999999999999999"), Some(i64::MAX));
+        assert_eq!(parse_py_int("-99999999999999999999999"), Some(i64::MIN));
+    }
+
+    #[test]
+    fn host_state_attributes_are_sorted() {
+        assert!(HOST_STATE_ATTRIBUTES.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_host_state_attribute("free_ram_mb"));
+        assert!(!is_host_state_attribute("trust_level"));
+    }
+
+    #[test]
+    fn hints_unwrap_one_item_lists() {
+        let mut vm = VmSpec::default();
+        vm.hints.insert("a".into(), serde_json::json!(["x"]));
+        vm.hints.insert("b".into(), serde_json::json!(["x", "y"]));
+        vm.hints.insert("c".into(), serde_json::json!([]));
+        vm.hints.insert("d".into(), serde_json::json!(null));
+        assert_eq!(hint(&vm, "a"), Hint::Str("x"));
+        assert!(matches!(hint(&vm, "b"), Hint::List(l) if l.len() == 2));
+        assert!(!hint(&vm, "c").is_truthy());
+        assert_eq!(hint(&vm, "d"), Hint::Absent);
+        assert_eq!(hint(&vm, "e"), Hint::Absent);
+    }
+
+    #[test]
+    fn canonical_names() {
+        assert_eq!(canon::architecture("AMD64"), "x86_64");
+        assert_eq!(canon::architecture("i486"), "i686");
+        assert_eq!(canon::architecture("x86_32p"), "i686");
+        assert_eq!(canon::hv_type("XAPI"), "xen");
+        assert_eq!(canon::vm_mode("pv"), "xen");
+        assert_eq!(canon::vm_mode("baremetal"), "hvm");
+        assert_eq!(canon::vm_mode("HV"), "hvm");
+    }
+}

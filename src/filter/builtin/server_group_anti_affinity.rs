@@ -1,0 +1,102 @@
+//! ServerGroupAntiAffinityFilter: spread a server group's members.
+
+use super::nova::{group_with_policy, instance_uuid, members_on_host, GroupSets};
+use crate::filter::{Filter, Reason, Verdict};
+use crate::id::HostId;
+use crate::request::{Cx, Prepared};
+use crate::ScheduleError;
+
+/// Nova's `ServerGroupAntiAffinityFilter` (reference §7.1). It acts only when the request's server
+/// group has the policy `anti-affinity` exactly; otherwise, and without a group, every host
+/// passes.
+///
+/// - A host already running the instance being placed (`instance_uuids[i]`) passes.
+/// - Otherwise it passes when the number of group members on it is below the group's
+///   `max_server_per_host` (default 1). The members counted are the host's instances listed in
+///   the group's `members`, plus the instances of this request already placed there.
+///
+/// So a multi-instance request spreads over distinct hosts. Runs for every instance, not on
+/// rebuilds. Reason: `host already runs <n> member(s) of the anti-affinity group`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerGroupAntiAffinityFilter;
+
+const POLICY: &str = "anti-affinity";
+
+fn max_per_host(cx: &Cx<'_>) -> u64 {
+    group_with_policy(cx, POLICY).and_then(|g| g.max_server_per_host).map_or(1, u64::from)
+}
+
+impl Filter for ServerGroupAntiAffinityFilter {
+    fn name(&self) -> &str {
+        "ServerGroupAntiAffinityFilter"
+    }
+
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        Ok(group_with_policy(cx, POLICY).map(|g| Box::new(GroupSets::new(g)) as _))
+    }
+
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        let Some(group) = group_with_policy(cx, POLICY) else { return Verdict::Pass };
+        // A move may land on the instance's own host.
+        if cx.host(host).has_instance(&instance_uuid(cx)) {
+            return Verdict::Pass;
+        }
+        (members_on_host(cx, group, cx.state::<GroupSets>(), host) < max_per_host(cx)).into()
+    }
+
+    fn describe(&self, cx: &Cx<'_>, _reason: Reason) -> String {
+        format!("host already runs {} member(s) of the anti-affinity group", max_per_host(cx))
+    }
+
+    fn host_local(&self) -> bool {
+        // The member count of a host changes only when the host is picked. (The own-host
+        // exemption assumes the request's instance ids are not on hosts that it does not pick.)
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::builtin::nova::testkit::{group_request, names, picks, reason, run};
+    use crate::snapshot::{HostSpec, InstanceSpec};
+    use crate::Cluster;
+
+    fn three() -> Cluster {
+        Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).host(HostSpec::new("c")).build().unwrap()
+    }
+
+    #[test]
+    fn a_multi_create_spreads_then_fails() {
+        let c = three();
+        let f = ServerGroupAntiAffinityFilter;
+        assert_eq!(picks(f, &c, &group_request(3, POLICY, &[], &[])).unwrap(), names(&["a", "b", "c"]));
+        // A 4th instance finds no host: three are placed.
+        assert_eq!(picks(f, &c, &group_request(4, POLICY, &[], &[])).unwrap(), names(&["a", "b", "c"]));
+        let mut two = group_request(5, POLICY, &[], &[]);
+        two.vm.server_group.as_mut().unwrap().max_server_per_host = Some(2);
+        assert_eq!(picks(f, &c, &two).unwrap(), names(&["a", "a", "b", "b", "c"]));
+    }
+
+    #[test]
+    fn counts_members_not_group_hosts() {
+        let c = Cluster::builder()
+            .host(HostSpec::new("member").instance(InstanceSpec::new("m1")))
+            .host(HostSpec::new("stranger").instance(InstanceSpec::new("x")))
+            .host(HostSpec::new("listed"))
+            .build()
+            .unwrap();
+        let f = ServerGroupAntiAffinityFilter;
+        // `hosts` is not what this filter reads.
+        let r = group_request(1, POLICY, &["listed"], &["m1", "00000000-0000-0000-0000-000000000000"]);
+        assert_eq!(run(&f, &c, &r).unwrap(), names(&["stranger", "listed"]));
+        assert_eq!(reason(&f, &c, &r, "member"), "host already runs 1 member(s) of the anti-affinity group");
+        assert_eq!(run(&f, &c, &group_request(1, "soft-anti-affinity", &[], &["m1"])).unwrap().len(), 3);
+        assert_eq!(run(&f, &c, &group_request(1, "affinity", &[], &["m1"])).unwrap().len(), 3);
+        // The instance being placed is already on `member` (a move): that host passes.
+        let mut moving = group_request(1, POLICY, &[], &["m1"]);
+        moving.vm.instance_uuids = vec!["m1".into()];
+        assert_eq!(run(&f, &c, &moving).unwrap(), names(&["member", "stranger", "listed"]));
+        assert!(!f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+    }
+}

@@ -1,0 +1,139 @@
+//! `ServerGroupSoftAffinityWeigher`: stay near the other members of a `soft-affinity` group.
+//!
+//! Also the member count both soft-affinity weighers share.
+
+use super::aggregate_multiplier;
+use crate::error::ScheduleError;
+use crate::id::HostId;
+use crate::request::{Cx, Prepared};
+use crate::weigh::{Bounds, Weigher};
+use std::collections::HashSet;
+
+/// What a soft-affinity weigher prepares once per request: the group's members, when the
+/// request's group has the weigher's policy.
+#[derive(Debug)]
+pub(super) struct GroupMembers {
+    /// `None` when the request has no group or its policy is another one: every host weighs 0.
+    members: Option<HashSet<Box<str>>>,
+    /// Index of the first instance of the request whose id is not a member (`u32::MAX` when
+    /// every one is).
+    first_outsider: u32,
+}
+
+impl GroupMembers {
+    /// The members of the request's group if its policy is exactly `policy`.
+    pub(super) fn new(cx: &Cx<'_>, policy: &str) -> Self {
+        let vm = &cx.request().vm;
+        let Some(group) = vm.server_group.as_ref().filter(|g| g.policy == policy) else {
+            return GroupMembers { members: None, first_outsider: u32::MAX };
+        };
+        let members: HashSet<Box<str>> = group.members.iter().map(|m| m.as_str().into()).collect();
+        let first_outsider = vm
+            .instance_uuids
+            .iter()
+            .position(|u| !members.contains(u.as_str()))
+            .map_or(u32::MAX, |i| u32::try_from(i).unwrap_or(u32::MAX));
+        GroupMembers { members: Some(members), first_outsider }
+    }
+
+    /// The number of group members on `host`: its running instances that are members, plus the
+    /// earlier instances of this request placed there.
+    ///
+    /// The filter scheduler adds each placed instance to its host's instance list, and its API
+    /// makes every instance of the request a member, so earlier picks count. The overlay records
+    /// how many instances landed on a host, not which, so they count only while every earlier
+    /// instance of the request is a member (all of them, in a request built the way Nova's API
+    /// builds it); after the first outsider none do.
+    pub(super) fn count(&self, cx: &Cx<'_>, host: HostId) -> f64 {
+        let Some(members) = &self.members else {
+            return 0.0;
+        };
+        let record = cx.host(host);
+        let running = record.instances.iter().filter(|i| members.contains(&*i.id)).count();
+        let picks = if cx.instance() <= self.first_outsider { cx.overlay().placed(host) } else { 0 };
+        running as f64 + f64::from(picks)
+    }
+}
+
+/// The member count of `host` for `policy`, from the prepared state when there is one.
+pub(super) fn members_on_host(cx: &Cx<'_>, host: HostId, policy: &str) -> f64 {
+    match cx.state::<GroupMembers>() {
+        Some(state) => state.count(cx, host),
+        // Weighed without `prepare` (a direct call): build the state for this one host.
+        None => GroupMembers::new(cx, policy).count(cx, host),
+    }
+}
+
+/// The filter scheduler's `ServerGroupSoftAffinityWeigher`. When the request's server group has
+/// the policy `soft-affinity` (exactly), a host's raw value is the number of group members on it:
+/// its running instances listed in the group's `members`, plus the earlier instances of this
+/// request placed there. Otherwise every host weighs 0. Normalised min–max over the candidates,
+/// so the hosts with the most members score 1.
+///
+/// The multiplier is the option `soft_affinity_weight_multiplier` (default 1.0, at least 0),
+/// overridden per host by the smallest aggregate value of the same key ([`aggregate_multiplier`];
+/// the minimum of 0 does not apply to overrides). Host-local: a pick changes only the count of
+/// the host it lands on.
+///
+/// ```
+/// use placewise::weigh::builtin::ServerGroupSoftAffinityWeigher as W;
+/// use placewise::{Scheduler, Weigher};
+///
+/// assert_eq!(W.name(), "ServerGroupSoftAffinityWeigher");
+/// let scheduler = Scheduler::builder().weigher(W, W::DEFAULT_MULTIPLIER).build()?;
+/// # let _ = scheduler;
+/// # Ok::<(), placewise::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ServerGroupSoftAffinityWeigher;
+
+impl ServerGroupSoftAffinityWeigher {
+    /// The Nova class name, which [`name`](Weigher::name) returns.
+    pub const NAME: &'static str = "ServerGroupSoftAffinityWeigher";
+    /// The group policy the weigher acts on.
+    pub const POLICY: &'static str = "soft-affinity";
+    /// The option group of [`OPTION`](Self::OPTION).
+    pub const GROUP: &'static str = "filter_scheduler";
+    /// The multiplier option.
+    pub const OPTION: &'static str = "soft_affinity_weight_multiplier";
+    /// The aggregate metadata key that overrides the multiplier per host.
+    pub const AGGREGATE_KEY: &'static str = "soft_affinity_weight_multiplier";
+    /// The option's default.
+    pub const DEFAULT_MULTIPLIER: f64 = 1.0;
+    /// The smallest value the option accepts (not applied to aggregate overrides).
+    pub const MIN_MULTIPLIER: Option<f64> = Some(0.0);
+}
+
+impl Weigher for ServerGroupSoftAffinityWeigher {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    /// Collects the group's members once per request. Computes in O(members + instances of the
+    /// request).
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        Ok(Some(Box::new(GroupMembers::new(cx, Self::POLICY))))
+    }
+
+    /// Computes in O(instances on the host) when the policy applies, else O(1).
+    #[inline]
+    fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64 {
+        members_on_host(cx, host, Self::POLICY)
+    }
+
+    fn bounds(&self) -> Bounds {
+        Bounds::NONE
+    }
+
+    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
+        aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
+    }
+
+    fn per_host_multiplier(&self) -> bool {
+        true
+    }
+
+    fn host_local(&self) -> bool {
+        true
+    }
+}

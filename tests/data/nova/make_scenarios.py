@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Writes the hand-made conformance scenarios (tests/data/nova/*.scenario.json).
+
+Each scenario is small and aims at one rule: an extra-spec operator, a JsonFilter quirk, a
+filter, a weigher, a tie, a forced host, an error Nova raises. The expected answers come from
+Nova itself: run regenerate.sh afterwards. Standard library only; the output is deterministic.
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def host(i, **kw):
+    h = {
+        "name": "h%d" % i,
+        "total_usable_ram_mb": 16384, "free_ram_mb": 16384 - 1024 * (i % 4),
+        "vcpus_total": 16, "vcpus_used": i % 5,
+        "total_usable_disk_gb": 200, "free_disk_mb": (200 - 10 * (i % 3)) * 1024,
+        "hypervisor_type": "QEMU", "hypervisor_version": 8002000 + 1000 * (i % 3),
+        "host_ip": "10.0.%d.%d" % (i // 4, i % 4 + 1),
+        "cpu_info": {"arch": "x86_64", "features": ["avx", "avx2"] if i % 2 else ["sse4.2"],
+                     "topology": {"cores": 4 + i % 3, "sockets": 1}},
+        "supported_instances": [["x86_64", "qemu", "hvm"]],
+        "num_instances": i % 4, "num_io_ops": i % 3, "failed_builds": 1 if i == 2 else 0,
+        "stats": {"rack": "r%d" % (i % 2), "n": str(i)},
+        "metrics": {"cpu.frequency": 2000 + 100 * i, "cpu.percent": 0.25 + 0.1 * i},
+    }
+    h.update(kw)
+    return h
+
+
+def scenario(name, filters, weighers=("RAMWeigher",), hosts=None, request=None, config=None,
+             aggregates=None):
+    cfg = {"enabled_filters": list(filters), "weighers": list(weighers)}
+    cfg.update(config or {})
+    req = {"num_instances": 1, "project_id": "tenant-a",
+           "flavor": {"name": "m1.small", "memory_mb": 2048, "vcpus": 1, "root_gb": 10}}
+    req.update(request or {})
+    scn = {"config": cfg, "aggregates": aggregates or [],
+           "hosts": hosts if hosts is not None else [host(i) for i in range(6)], "request": req}
+    with open(os.path.join(HERE, name + ".scenario.json"), "w") as fh:
+        json.dump(scn, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+
+
+def flavor(**extra_specs):
+    return {"name": "m1.small", "memory_mb": 2048, "vcpus": 1, "root_gb": 10, "extra_specs": extra_specs}
+
+
+def main():
+    # Extra-spec operators through ComputeCapabilitiesFilter, one scenario each.
+    ops = {
+        "eq_at_least": {"capabilities:hypervisor_version": "= 8003000"},
+        "num_eq": {"capabilities:hypervisor_version": "== 8002000.0"},
+        "num_ne": {"capabilities:hypervisor_version": "!= 8002000"},
+        "num_ge": {"vcpus_total": ">= 16", "capabilities:cpu_info:topology:cores": ">= 5"},
+        "num_le": {"capabilities:cpu_info:topology:cores": "<= 5"},
+        "str_eq": {"capabilities:cpu_info:arch": "s== x86_64"},
+        "str_ne": {"capabilities:stats:rack": "s!= r1"},
+        "str_order": {"capabilities:stats:n": "s< 3", "capabilities:rack": "s>= r0"},
+        "str_gt_le": {"capabilities:stats:n": "s> 1", "capabilities:hypervisor_type": "s<= QEMU"},
+        "substring": {"capabilities:cpu_info:features": "<in> avx"},
+        "all_in": {"capabilities:cpu_info:features": "<all-in> avx2 avx"},
+        "or": {"capabilities:stats:n": "<or> 1 <or> 4 <or> 5"},
+        "or_skips_words": {"capabilities:stats:n": "<or> 0 zz 3"},
+        "no_operator": {"capabilities:cpu_info:arch": "x86_64", "free_ram_mb": "16384"},
+        "extra_words": {"capabilities:hypervisor_version": "= 8003000 99"},
+        "unscoped_ignored": {"hw:cpu_policy": "dedicated", "trust:trusted_host": "trusted"},
+    }
+    for key, specs in ops.items():
+        scenario("caps_" + key, ["ComputeFilter", "ComputeCapabilitiesFilter"],
+                 request={"flavor": flavor(**specs), "num_instances": 2})
+    # Nova raises: a non-numeric host value under a numeric operator, and a bare <or>.
+    scenario("caps_error_non_numeric", ["ComputeCapabilitiesFilter"],
+             request={"flavor": flavor(**{"capabilities:hypervisor_type": ">= 5"})})
+    scenario("caps_error_bare_or", ["ComputeCapabilitiesFilter"],
+             request={"flavor": flavor(**{"capabilities:hypervisor_type": "<or>"})})
+
+    # Aggregate extra specs and the other aggregate filters.
+    aggs = [
+        {"name": "ssd", "metadata": {"ssd": "true", "speed": "fast, faster"}, "hosts": ["h1", "h2"]},
+        {"name": "gold", "metadata": {"filter_tenant_id": "tenant-a", "instance_type": "m1.small, m1.big"},
+         "hosts": ["h2", "h3"]},
+        {"name": "io", "metadata": {"max_io_ops_per_host": "1", "max_instances_per_host": "2",
+                                    "ram_weight_multiplier": "-1.0", "cpu_allocation_ratio": "2.0",
+                                    "ram_allocation_ratio": "0.5", "disk_allocation_ratio": "0.5"},
+         "hosts": ["h4", "h5"]},
+        {"name": "io2", "metadata": {"max_io_ops_per_host": "bad", "ram_weight_multiplier": "5"}, "hosts": ["h5"]},
+        {"name": "img", "metadata": {"hw_architecture": "x86_64", "os_type": "linux"}, "hosts": ["h0"]},
+    ]
+    scenario("agg_extra_specs", ["AggregateInstanceExtraSpecsFilter"], aggregates=aggs,
+             request={"flavor": flavor(**{"aggregate_instance_extra_specs:ssd": "true", "speed": "<in> fast"})})
+    scenario("agg_tenant_type", ["AggregateMultiTenancyIsolation", "AggregateTypeAffinityFilter"],
+             aggregates=aggs, request={"project_id": "tenant-b", "num_instances": 3})
+    scenario("agg_io_instances", ["AggregateIoOpsFilter", "AggregateNumInstancesFilter"], aggregates=aggs,
+             request={"num_instances": 8})
+    scenario("io_num_instances", ["IoOpsFilter", "NumInstancesFilter"],
+             config={"filter_scheduler": {"max_io_ops_per_host": 2, "max_instances_per_host": 3}},
+             request={"num_instances": 6})
+    scenario("agg_image_isolation", ["AggregateImagePropertiesIsolation"], aggregates=aggs,
+             request={"image": {"properties": {"hw_architecture": "aarch64", "os_type": "linux"}}})
+    scenario("agg_capacity", ["AggregateRamFilter", "AggregateCoreFilter", "AggregateDiskFilter"],
+             aggregates=aggs, request={"num_instances": 12,
+                                       "flavor": {"name": "m1.big", "memory_mb": 4096, "vcpus": 8, "root_gb": 40}})
+    scenario("capacity_legacy", ["RamFilter", "CoreFilter", "DiskFilter"],
+             request={"num_instances": 20, "flavor": {"name": "m1.big", "memory_mb": 4096, "vcpus": 8,
+                                                      "root_gb": 40, "swap": 512}})
+    scenario("az_filter", ["AvailabilityZoneFilter"],
+             hosts=[host(0, availability_zone="az1"), host(1), host(2, availability_zone="az2"), host(3)],
+             request={"availability_zone": "nova", "num_instances": 3})
+
+    # JsonFilter quirks.
+    queries = {
+        "and_ge": ["and", [">=", "$free_ram_mb", 14000], ["<", "$num_io_ops", 2]],
+        "not_top": ["not", ["=", "$stats.rack", "r0"]],
+        "not_inside_and": ["and", ["not", ["=", "$stats.rack", "r0"]]],
+        "dropped_var": [">=", "$nosuch", 1],
+        "in_numbers": ["in", "$vcpus_used", 1, 3.0],
+        "chain_lt": ["<", 1, "$vcpus_used", 4],
+        "str_vs_int_eq": ["=", "$stats.n", 3],
+        "or_empty": ["or"],
+    }
+    for key, q in queries.items():
+        scenario("json_" + key, ["JsonFilter"], request={"scheduler_hints": {"query": q}, "num_instances": 2})
+    scenario("json_error_unknown_op", ["JsonFilter"], request={"scheduler_hints": {"query": ["!=", 1, 2]}})
+    scenario("json_error_str_lt_int", ["JsonFilter"],
+             request={"scheduler_hints": {"query": ["<", "$stats.n", 3]}})
+
+    # Image properties, isolation, affinity hints.
+    scenario("image_props", ["ImagePropertiesFilter"],
+             hosts=[host(0), host(1, supported_instances=[["aarch64", "qemu", "hvm"]]),
+                    host(2, supported_instances=[["x86_64", "xen", "xen"]]), host(3, supported_instances=[])],
+             request={"image": {"properties": {"hw_architecture": "x86_64", "img_hv_type": "qemu",
+                                               "img_hv_requested_version": ">= 8.2, < 8.4"}}})
+    scenario("isolated_hosts", ["IsolatedHostsFilter"],
+             config={"filter_scheduler": {"isolated_hosts": ["h1", "h2"],
+                                          "isolated_images": ["11111111-2222-3333-4444-555555555555"]}},
+             request={"image": {"id": "11111111-2222-3333-4444-555555555555"}, "num_instances": 2})
+    scenario("same_different_host",
+             ["SameHostFilter", "DifferentHostFilter"],
+             hosts=[host(i, instances=["u%d" % i]) for i in range(6)],
+             request={"scheduler_hints": {"same_host": ["u1", "u2", "u3"], "different_host": "u2"}})
+    scenario("cidr_affinity", ["SimpleCIDRAffinityFilter"],
+             request={"scheduler_hints": {"build_near_host_ip": "10.0.1.7", "cidr": "/24"}, "num_instances": 2})
+    scenario("all_hosts_metrics", ["AllHostsFilter", "MetricsFilter"],
+             hosts=[host(0), host(1, metrics={}), host(2)],
+             config={"metrics": {"weight_setting": ["cpu.frequency=1.0", "broken", "cpu.percent=x"]}})
+
+    # Server groups.
+    for policy in ("anti-affinity", "affinity"):
+        scenario("group_" + policy, ["ServerGroupAntiAffinityFilter", "ServerGroupAffinityFilter"],
+                 hosts=[host(i, instances=["m%d" % i]) for i in range(4)],
+                 request={"num_instances": 5, "instance_group": {
+                     "policy": policy, "members": ["m1"], "hosts": ["h1"] if policy == "affinity" else []}})
+    scenario("group_max_per_host", ["ServerGroupAntiAffinityFilter"], hosts=[host(i) for i in range(3)],
+             request={"num_instances": 7, "instance_group": {"policy": "anti-affinity", "max_server_per_host": 2}})
+
+    # Weighers: each alone, overrides, metrics modes, ties.
+    all_weighers = ["RAMWeigher", "CPUWeigher", "DiskWeigher", "IoOpsWeigher", "NumInstancesWeigher",
+                    "HypervisorVersionWeigher", "BuildFailureWeigher", "MetricsWeigher",
+                    "ServerGroupSoftAffinityWeigher", "ServerGroupSoftAntiAffinityWeigher"]
+    for w in all_weighers:
+        scenario("weigh_" + w, ["ComputeFilter"], weighers=[w], aggregates=aggs,
+                 config={"metrics": {"weight_setting": ["cpu.frequency=1.0", "cpu.percent=-0.5"]},
+                         "multipliers": {"num_instances_weight_multiplier": -1.0}},
+                 request={"num_instances": 4, "instance_group": {
+                     "policy": "soft-affinity" if "SoftAffinity" in w else "soft-anti-affinity",
+                     "members": ["x"]}})
+    scenario("weigh_all_overrides", ["ComputeFilter", "RamFilter"], weighers=all_weighers, aggregates=aggs,
+             config={"metrics": {"weight_setting": {"cpu.frequency": 0.001}, "weight_multiplier": 2.0},
+                     "multipliers": {"ram_weight_multiplier": 1.5, "disk_weight_multiplier": 0.25,
+                                     "build_failure_weight_multiplier": 10.0}},
+             request={"num_instances": 10})
+    scenario("weigh_metrics_unavailable", ["ComputeFilter"], weighers=["MetricsWeigher", "RAMWeigher"],
+             hosts=[host(0), host(1, metrics={"cpu.percent": 0.5}), host(2), host(3)],
+             config={"metrics": {"weight_setting": ["cpu.frequency=1.0"], "required": False,
+                                 "weight_of_unavailable": -10000.0}}, request={"num_instances": 3})
+    scenario("weigh_metrics_required_missing", ["ComputeFilter"], weighers=["MetricsWeigher"],
+             hosts=[host(0), host(1, metrics={})], config={"metrics": {"weight_setting": ["cpu.frequency=1.0"]}})
+    scenario("ties_previous_order", ["RamFilter"], weighers=["RAMWeigher"],
+             hosts=[host(i, free_ram_mb=8192, total_usable_ram_mb=8192) for i in range(4)],
+             request={"num_instances": 9})
+    scenario("stack_until_full", ["RamFilter"], weighers=["RAMWeigher"],
+             config={"multipliers": {"ram_weight_multiplier": -1.0}}, request={"num_instances": 12})
+    scenario("single_candidate", ["ComputeFilter"], weighers=["RAMWeigher", "CPUWeigher"],
+             hosts=[host(0), host(1, enabled=False), host(2, up=False), host(3, forced_down=True)])
+    scenario("force_and_ignore", ["ComputeFilter", "RamFilter"],
+             hosts=[host(0), host(1, up=False), host(2), host(3)],
+             request={"num_instances": 3, "force_hosts": ["H1", "h2"], "ignore_hosts": ["h2"]})
+    scenario("no_valid_host_midway", ["RamFilter"],
+             hosts=[host(0, free_ram_mb=5000), host(1, free_ram_mb=3000)], request={"num_instances": 4})
+
+
+if __name__ == "__main__":
+    main()
