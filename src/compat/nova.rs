@@ -31,6 +31,10 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
+/// The numeric host attributes kept in dense columns: the counters and the version that the
+/// per-instance filters and the weighers read for every host.
+pub const HOT_ATTRIBUTES: &[&str] = &["num_io_ops", "num_instances", "failed_builds", "hypervisor_version"];
+
 /// Metric names the filter scheduler knows.
 pub const KNOWN_METRICS: &[&str] = &[
     "cpu.frequency",
@@ -249,7 +253,10 @@ impl Scenario {
                 members.entry(h.clone()).or_default().push(a.name.clone());
             }
         }
-        let mut spec = ClusterSpec::default();
+        let mut spec = ClusterSpec {
+            hot_attributes: HOT_ATTRIBUTES.iter().map(|a| a.to_string()).collect(),
+            ..ClusterSpec::default()
+        };
         let mut labels = Vec::with_capacity(raw.hosts.len());
         for h in &raw.hosts {
             if h.numa_topology.is_some() {

@@ -110,14 +110,24 @@ impl<'a> HostStateView<'a> {
         self.host.resource(r).allocation_ratio
     }
 
+    /// A numeric attribute, from the dense columns when the cluster keeps it hot.
+    #[inline]
+    fn number(&self, name: &str) -> Option<f64> {
+        let cluster = self.cx.cluster();
+        match cluster.hot_attribute(name) {
+            Some(i) => Some(cluster.hot_attribute_value(self.id, i)).filter(|v| !v.is_nan()),
+            None => self.host.attribute(name).and_then(Value::as_f64),
+        }
+    }
+
     fn counter(&self, name: &str) -> f64 {
-        self.host.attribute(name).and_then(Value::as_f64).unwrap_or(0.0)
+        self.number(name).unwrap_or(0.0)
     }
 
     /// Instances on the host: attribute `num_instances` (else the listed instances), plus earlier
     /// picks.
     pub fn num_instances(&self) -> f64 {
-        let base = match self.host.attribute("num_instances").and_then(Value::as_f64) {
+        let base = match self.number("num_instances") {
             Some(n) => n,
             None => self.host.instances.len() as f64,
         };

@@ -1,5 +1,6 @@
 //! One host of a snapshot and the values it carries.
 
+use super::attributes::AttributeTable;
 use crate::id::{AggregateId, DomainId, ResourceId, Symbol};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -275,11 +276,8 @@ pub struct Host {
     /// Disks.
     pub disks: Vec<Disk>,
     /// Typed attributes a domain engine reads (hypervisor type and version, CPU info, counters …),
-    /// as JSON values; `None` when the host has none.
-    pub attributes: Option<Box<Attributes>>,
-    /// String attributes that hold JSON text (such as `cpu_info`), decoded once when the host
-    /// is built; see [`Host::decoded_attribute`].
-    pub(crate) decoded: Option<Box<Attributes>>,
+    /// as JSON values; see [`Host::attribute`].
+    pub(crate) attributes: Option<Box<AttributeTable>>,
     /// Bumped (to the cluster's generation at the time) on every change of this host.
     pub generation: u64,
 }
@@ -309,25 +307,15 @@ impl Host {
         self.attributes.as_ref()?.get(name)
     }
 
+    /// Every attribute, in name order.
+    pub fn attributes(&self) -> impl Iterator<Item = (&str, &serde_json::Value)> + '_ {
+        self.attributes.iter().flat_map(|t| t.iter())
+    }
+
     /// The decoded form of a string attribute holding a JSON object or array (decoded once,
     /// when the snapshot was built), or `None` when the attribute is not such a string.
     pub fn decoded_attribute(&self, name: &str) -> Option<&serde_json::Value> {
-        self.decoded.as_ref()?.get(name)
-    }
-
-    pub(crate) fn set_attributes(&mut self, attributes: Option<Box<Attributes>>) {
-        let decoded: Attributes = attributes
-            .iter()
-            .flat_map(|a| a.iter())
-            .filter_map(|(k, v)| match v {
-                serde_json::Value::String(s) if s.starts_with('{') || s.starts_with('[') => {
-                    serde_json::from_str::<serde_json::Value>(s).ok().map(|d| (k.clone(), d))
-                }
-                _ => None,
-            })
-            .collect();
-        self.decoded = (!decoded.is_empty()).then(|| Box::new(decoded));
-        self.attributes = attributes;
+        self.attributes.as_ref()?.decoded(name)
     }
 
     /// Number of running instances of `group`.

@@ -8,6 +8,7 @@
 //! data the scheduler reads for every host (free and physical vCPUs, memory and disk, and the
 //! schedulable flag). Changing one host copies one chunk's columns and pointers, not the cluster.
 
+mod attributes;
 mod event;
 mod host;
 mod intern;
@@ -23,6 +24,7 @@ pub use overlay::Overlay;
 pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec};
 pub use topology::Topology;
 
+use attributes::AttributeTable;
 use names::NameIndex;
 
 use crate::error::BuildError;
@@ -111,6 +113,9 @@ pub struct HotChunk {
     pub schedulable: u64,
     /// The label index of the chunk.
     pub labels: ChunkLabels,
+    /// The cluster's hot numeric attributes ([`Cluster::hot_attributes`]) by lane, in the
+    /// cluster's order; NaN where a host lacks one.
+    pub attributes: Vec<[f64; CHUNK]>,
 }
 
 #[derive(Clone)]
@@ -130,12 +135,17 @@ impl Chunk {
                 live: 0,
                 schedulable: 0,
                 labels: ChunkLabels::default(),
+                attributes: Vec::new(),
             },
         }
     }
 
-    fn set(&mut self, slot: usize, host: Option<Arc<Host>>, zone_level: Option<usize>) {
+    fn set(&mut self, slot: usize, host: Option<Arc<Host>>, zone_level: Option<usize>, hot_attributes: &[Box<str>]) {
         let hot = &mut self.hot;
+        hot.attributes.resize(hot_attributes.len(), [f64::NAN; CHUNK]);
+        for (column, name) in hot.attributes.iter_mut().zip(hot_attributes) {
+            column[slot] = host.as_deref().and_then(|h| h.attribute(name)).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        }
         let bit = 1u64 << slot;
         hot.labels.set(slot, host.as_deref().map(|h| &h.labels));
         hot.live &= !bit;
@@ -185,6 +195,7 @@ pub struct Cluster {
     kinds: Arc<ResourceKinds>,
     topology: Arc<Topology>,
     aggregates: Arc<Vec<Aggregate>>,
+    hot_attributes: Arc<Vec<Box<str>>>,
 }
 
 impl fmt::Debug for Cluster {
@@ -262,6 +273,7 @@ impl Cluster {
             kinds: Arc::default(),
             topology: Arc::new(Topology::new(&spec.topology_levels)),
             aggregates: Arc::new(aggregates),
+            hot_attributes: Arc::new(spec.hot_attributes.iter().map(|a| a.as_str().into()).collect()),
         };
         let mut instance_ids: HashSet<&str> = HashSet::new();
         let mut host_names: HashSet<&str> = HashSet::with_capacity(spec.hosts.len());
@@ -291,6 +303,7 @@ impl Cluster {
                 .map(|a| AggregateSpec { name: a.name.to_string(), metadata: a.metadata.clone() })
                 .collect(),
             hosts: self.hosts().map(|(_, h)| self.host_spec(h)).collect(),
+            hot_attributes: self.hot_attributes.iter().map(|a| a.to_string()).collect(),
         }
     }
 
@@ -383,6 +396,24 @@ impl Cluster {
     /// The string of a symbol.
     pub fn resolve(&self, sym: Symbol) -> &str {
         self.symbols.resolve(sym)
+    }
+
+    /// The numeric attributes kept in dense per-chunk columns ([`HotChunk::attributes`]), for
+    /// filters and weighers that read them for every host.
+    pub fn hot_attributes(&self) -> &[Box<str>] {
+        &self.hot_attributes
+    }
+
+    /// The position of hot attribute `name` in [`hot_attributes`](Cluster::hot_attributes).
+    #[inline]
+    pub fn hot_attribute(&self, name: &str) -> Option<usize> {
+        self.hot_attributes.iter().position(|a| **a == *name)
+    }
+
+    /// The value of hot attribute number `index` on host `id` (NaN when the host lacks it).
+    #[inline]
+    pub fn hot_attribute_value(&self, id: HostId, index: usize) -> f64 {
+        self.chunks[id.index() >> CHUNK_BITS].hot.attributes[index][id.index() & (CHUNK - 1)]
     }
 
     /// The resource kinds.
@@ -515,7 +546,7 @@ impl Cluster {
             self.chunks.push(Arc::new(Chunk::new()));
         }
         let zone_level = self.topology.zone_level();
-        Arc::make_mut(&mut self.chunks[c]).set(id.index() & (CHUNK - 1), host, zone_level);
+        Arc::make_mut(&mut self.chunks[c]).set(id.index() & (CHUNK - 1), host, zone_level, &self.hot_attributes);
     }
 
     fn host_from_spec(&mut self, spec: &HostSpec) -> Result<Host, BuildError> {
@@ -615,14 +646,9 @@ impl Cluster {
             instances: Vec::with_capacity(spec.instances.len()),
             aggregates,
             disks,
-            attributes: None,
-            decoded: None,
+            attributes: AttributeTable::new(spec.attributes.iter().map(|(k, v)| (k.as_str(), v))),
             generation: self.generation,
         };
-        host.set_attributes(
-            (!spec.attributes.is_empty())
-                .then(|| Box::new(spec.attributes.iter().map(|(k, v)| (k.clone(), v.clone())).collect())),
-        );
         for inst in &spec.instances {
             if host.has_instance(&inst.id) {
                 return Err(BuildError::DuplicateInstance { host: spec.name.clone(), id: inst.id.clone() });
@@ -757,11 +783,7 @@ impl Cluster {
                     eviction_requested: d.eviction_requested,
                 })
                 .collect(),
-            attributes: h
-                .attributes
-                .as_ref()
-                .map(|a| a.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-                .unwrap_or_default(),
+            attributes: h.attributes().map(|(k, v)| (k.to_owned(), v.clone())).collect(),
         }
     }
 }

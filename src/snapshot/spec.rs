@@ -31,11 +31,20 @@ pub struct ClusterSpec {
     /// The hosts, in id order.
     #[serde(default)]
     pub hosts: Vec<HostSpec>,
+    /// Numeric host attributes to keep in dense columns, because filters or weighers read them
+    /// for every host (the filter scheduler's `num_io_ops`, `num_instances` …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hot_attributes: Vec<String>,
 }
 
 impl Default for ClusterSpec {
     fn default() -> Self {
-        ClusterSpec { topology_levels: default_levels(), aggregates: Vec::new(), hosts: Vec::new() }
+        ClusterSpec {
+            topology_levels: default_levels(),
+            aggregates: Vec::new(),
+            hosts: Vec::new(),
+            hot_attributes: Vec::new(),
+        }
     }
 }
 
