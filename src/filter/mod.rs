@@ -163,6 +163,29 @@ impl Rejections {
         pass
     }
 
+    /// As [`check_lanes`](Rejections::check_lanes) for a judgement that can fail the request:
+    /// the first error is recorded with [`fail`](Rejections::fail) and its host is rejected with
+    /// `on_error`.
+    pub fn try_lanes(
+        &mut self,
+        chunk: usize,
+        mask: u64,
+        on_error: Reason,
+        mut verdict: impl FnMut(HostId) -> Result<Verdict, ScheduleError>,
+    ) -> u64 {
+        let mut error = None;
+        let pass = self.check_lanes(chunk, mask, |h| {
+            verdict(h).unwrap_or_else(|e| {
+                error.get_or_insert(e);
+                Verdict::Reject(on_error)
+            })
+        });
+        if let Some(e) = error {
+            self.fail(e);
+        }
+        pass
+    }
+
     /// `(filter position, reason, count)` in the order first seen.
     pub fn counts(&self) -> &[(u32, Reason, u32)] {
         &self.counts

@@ -229,17 +229,7 @@ impl Filter for ComputeCapabilitiesFilter {
         if checks.checks.is_empty() {
             return mask;
         }
-        let mut error = None;
-        let pass = rejected.check_lanes(chunk, mask, |h| {
-            self.judge(cx, checks, h).unwrap_or_else(|e| {
-                error.get_or_insert(e);
-                Verdict::reject(ERROR)
-            })
-        });
-        if let Some(e) = error {
-            rejected.fail(e);
-        }
-        pass
+        rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, checks, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

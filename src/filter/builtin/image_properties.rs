@@ -221,18 +221,7 @@ impl Filter for ImagePropertiesFilter {
         if w.props.iter().all(Option::is_none) {
             return mask;
         }
-        let mut error = None;
-        let pass = rejected.check_lanes(chunk, mask, |h| match self.judge(cx, w, h) {
-            Ok(v) => v,
-            Err(e) => {
-                error.get_or_insert(e);
-                Verdict::reject(ERROR)
-            }
-        });
-        if let Some(e) = error {
-            rejected.fail(e);
-        }
-        pass
+        rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, w, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

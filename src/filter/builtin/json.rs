@@ -99,17 +99,7 @@ impl Filter for JsonFilter {
         if matches!(q.query, Ok(None)) {
             return mask;
         }
-        let mut error = None;
-        let pass = rejected.check_lanes(chunk, mask, |h| {
-            self.judge(cx, q, h).unwrap_or_else(|e| {
-                error.get_or_insert(e);
-                Verdict::reject(ERROR)
-            })
-        });
-        if let Some(e) = error {
-            rejected.fail(e);
-        }
-        pass
+        rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, q, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

@@ -171,17 +171,7 @@ impl Filter for SimpleCIDRAffinityFilter {
         if *w == Wanted::Anywhere {
             return mask;
         }
-        let mut error = None;
-        let pass = rejected.check_lanes(chunk, mask, |h| {
-            self.judge(cx, w, h).unwrap_or_else(|e| {
-                error.get_or_insert(e);
-                Verdict::reject(ERROR)
-            })
-        });
-        if let Some(e) = error {
-            rejected.fail(e);
-        }
-        pass
+        rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, w, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
