@@ -504,6 +504,12 @@ impl Scenario {
         selections.resize(n, Value::Null);
         nodes.resize(n, Value::Null);
         let mut out = json!({
+            "placewise": {
+                "version": env!("CARGO_PKG_VERSION"),
+                "enabled_filters": self.config.enabled_filters,
+                "weighers": self.config.weighers,
+                "host_subset_size": self.config.options.host_subset_size,
+            },
             "num_hosts": self.cluster.len(),
             "num_instances": n,
             "no_valid_host": !placement.is_complete(),
@@ -556,7 +562,14 @@ impl Scenario {
             .iter()
             .map(|r| json!({"host": label_of(&r.host), "weight": r.scores.first().copied().unwrap_or(0.0)}))
             .collect();
-        Some(json!({"index": 0, "hosts_in": self.cluster.len(), "filters": filters, "weighed": weighed}))
+        let uuid = self.request.vm.instance_uuids.first().cloned().unwrap_or_default();
+        Some(json!({
+            "index": 0,
+            "instance_uuid": uuid,
+            "hosts_in": self.cluster.len(),
+            "filters": filters,
+            "weighed": weighed,
+        }))
     }
 }
 

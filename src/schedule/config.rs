@@ -617,6 +617,30 @@ mod tests {
     }
 
     #[test]
+    fn every_registered_name_builds_under_its_name() {
+        let options = Options::default();
+        for (name, alias, make) in registry::filters() {
+            assert_eq!(make(&options).name(), name, "filter {name}");
+            assert!(registry::filter(name, &options).is_ok());
+            if let Some(alias) = alias {
+                assert_eq!(registry::filter(alias, &options).unwrap().name(), name);
+            }
+        }
+        for (name, alias, make) in registry::weighers() {
+            let (weigher, _) = make(&options);
+            if !name.starts_with("Free") {
+                assert_eq!(weigher.name(), name, "weigher {name}");
+            }
+            if let Some(alias) = alias {
+                assert_eq!(registry::weigher(alias, &options).unwrap().0.name(), weigher.name());
+            }
+        }
+        assert_eq!(registry::weigher("RamWeigher", &options).unwrap().1, 1.0);
+        assert_eq!(registry::weigher("IoOpsWeigher", &options).unwrap().1, -1.0, "Nova's default");
+        assert!(registry::filter("nova.scheduler.filters.ram_filter.RamFilter", &options).is_ok(), "dotted paths");
+    }
+
+    #[test]
     fn unknown_names_list_the_known_ones() {
         let err = SchedulerConfig::from_json(r#"{"enabled_filters": ["NoSuchFilter"]}"#).unwrap().build().unwrap_err();
         assert!(err.to_string().contains("unknown filter `NoSuchFilter`; known filters: "), "{err}");

@@ -316,6 +316,7 @@ fn version_regex() -> &'static Regex {
             (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?
             \s*$",
         )
+        // A constant pattern, compiled in every test run: it cannot fail at run time.
         .expect("the version pattern is valid")
     })
 }
