@@ -325,6 +325,19 @@ impl<'a> Cx<'a> {
         self.state.and_then(|s| s.downcast_ref::<T>())
     }
 
+    /// The prepared state of type `T`, or one made by `make` and kept in `slot` when the filter
+    /// or weigher runs unprepared (a direct `check` call, or a combinator that did not prepare it).
+    #[inline]
+    pub fn state_or<'s, T: 'static>(&self, slot: &'s mut Option<T>, make: impl FnOnce() -> T) -> &'s T
+    where
+        'a: 's,
+    {
+        match self.state::<T>() {
+            Some(state) => state,
+            None => slot.insert(make()),
+        }
+    }
+
     /// The host record.
     ///
     /// # Panics

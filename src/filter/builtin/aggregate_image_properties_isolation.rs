@@ -150,14 +150,8 @@ impl Filter for AggregateImagePropertiesIsolation {
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
-        let owned;
-        let props = match cx.state::<ImageProps>() {
-            Some(p) => p,
-            None => {
-                owned = self.image_props(cx);
-                &owned
-            }
-        };
+        let mut owned = None;
+        let props = cx.state_or::<ImageProps>(&mut owned, || self.image_props(cx));
         match props.props.get(reason.0 as usize) {
             Some((name, text)) => format!("image property {name}={text} not allowed by aggregate"),
             None => "image property not allowed by aggregate".into(),

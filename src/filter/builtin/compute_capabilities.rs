@@ -218,14 +218,8 @@ impl Filter for ComputeCapabilitiesFilter {
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
-        let owned;
-        let checks = match cx.state::<Checks>() {
-            Some(c) => c,
-            None => {
-                owned = Checks::new(cx);
-                &owned
-            }
-        };
+        let mut owned = None;
+        let checks = cx.state_or::<Checks>(&mut owned, || Checks::new(cx));
         if checks.checks.is_empty() {
             return mask;
         }
@@ -233,14 +227,8 @@ impl Filter for ComputeCapabilitiesFilter {
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
-        let owned;
-        let checks = match cx.state::<Checks>() {
-            Some(c) => c,
-            None => {
-                owned = Checks::new(cx);
-                &owned
-            }
-        };
+        let mut owned = None;
+        let checks = cx.state_or::<Checks>(&mut owned, || Checks::new(cx));
         match checks.checks.get((reason.0 / 2) as usize) {
             Some(c) if reason.0 != ERROR && reason.0 % 2 == MISSING => {
                 format!("extra spec {} has no host value", c.key)

@@ -198,26 +198,14 @@ impl Filter for ImagePropertiesFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let owned;
-        let w = match cx.state::<Wanted>() {
-            Some(w) => w,
-            None => {
-                owned = self.wanted(cx);
-                &owned
-            }
-        };
+        let mut owned = None;
+        let w = cx.state_or::<Wanted>(&mut owned, || self.wanted(cx));
         self.judge(cx, w, host).unwrap_or(Verdict::reject(ERROR))
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
-        let owned;
-        let w = match cx.state::<Wanted>() {
-            Some(w) => w,
-            None => {
-                owned = self.wanted(cx);
-                &owned
-            }
-        };
+        let mut owned = None;
+        let w = cx.state_or::<Wanted>(&mut owned, || self.wanted(cx));
         if w.props.iter().all(Option::is_none) {
             return mask;
         }
@@ -225,14 +213,8 @@ impl Filter for ImagePropertiesFilter {
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
-        let owned;
-        let w = match cx.state::<Wanted>() {
-            Some(w) => w,
-            None => {
-                owned = self.wanted(cx);
-                &owned
-            }
-        };
+        let mut owned = None;
+        let w = cx.state_or::<Wanted>(&mut owned, || self.wanted(cx));
         match reason.0 {
             NO_SUPPORTED => "host reports no supported instances".into(),
             UNSUPPORTED => {

@@ -88,14 +88,8 @@ impl Filter for JsonFilter {
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
-        let owned;
-        let q = match cx.state::<QueryState>() {
-            Some(q) => q,
-            None => {
-                owned = query(cx);
-                &owned
-            }
-        };
+        let mut owned = None;
+        let q = cx.state_or::<QueryState>(&mut owned, || query(cx));
         if matches!(q.query, Ok(None)) {
             return mask;
         }

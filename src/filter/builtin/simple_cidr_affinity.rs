@@ -160,14 +160,8 @@ impl Filter for SimpleCIDRAffinityFilter {
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
-        let owned;
-        let w = match cx.state::<Wanted>() {
-            Some(w) => w,
-            None => {
-                owned = wanted(cx);
-                &owned
-            }
-        };
+        let mut owned = None;
+        let w = cx.state_or::<Wanted>(&mut owned, || wanted(cx));
         if *w == Wanted::Anywhere {
             return mask;
         }
