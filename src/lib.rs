@@ -60,6 +60,11 @@
 //! - **Rejections are data.** "No valid host" is a [`Placement`] with fewer selections and an
 //!   [`Explanation`] (`0/12 hosts are available: 7 insufficient memory, 5 not in zone az2`), not
 //!   an error. `Err` means the input was wrong.
+//! - **The filter scheduler, by name.** Every filter and weigher of OpenStack Nova's filter
+//!   scheduler is built in under its class name ([`filter::builtin`], [`weigh::builtin`]);
+//!   [`SchedulerConfig`] reads a deployer's configuration by name, [`Ties::PreviousOrder`] is
+//!   its selection loop, and [`compat::nova`] replays the reference tool's scenarios, decision
+//!   for decision.
 //! - **No allocation per host on the hot path.** Candidate lists, scores and the [`Overlay`] of
 //!   virtual consumption live in a reusable [`Scratch`] ([`Scheduler::schedule_with`]).
 //!
