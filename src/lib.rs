@@ -90,6 +90,7 @@ pub mod explain;
 pub mod expr;
 pub mod filter;
 pub mod id;
+pub mod replica;
 pub mod request;
 pub mod rng;
 pub mod schedule;
@@ -102,14 +103,18 @@ pub use expr::{CompiledExpr, LabelExpr};
 pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelFilter, LabelSelectorFilter, ResourceFilter};
 pub use filter::{filter_fn, Filter, FilterExt, Reason, Rejected, Rejections, Verdict};
 pub use id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
+pub use replica::{
+    DiskChoice, FailureReason, LonghornVersion, Replica, ReplicaError, ReplicaOutcome, ReplicaPlacement,
+    ReplicaScheduler, ReplicaSettings, Volume, VolumeSchedule,
+};
 pub use request::{
     CompiledRequest, Cx, ExplainOptions, Flavor, HostStateView, Image, Prepared, Request, ServerGroup, VmSpec,
 };
 pub use schedule::{Options, Placement, Scheduler, SchedulerBuilder, SchedulerConfig, Scratch, Selection, Ties};
 pub use snapshot::{
     Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk,
-    DiskSpec, Host, HostSpec, HostState, HotChunk, Instance, InstanceSpec, Interner, Labels, Overlay, Resource,
-    ResourceKinds, ResourceSpec, StateChange, Topology,
+    DiskSpec, DiskType, Host, HostSpec, HostState, HotChunk, Instance, InstanceSpec, Interner, Labels, Overlay,
+    Resource, ResourceKinds, ResourceSpec, StateChange, Topology,
 };
 pub use weigh::builtin::{
     BuildFailureWeigher, CpuWeigher, DiskWeigher, FreeResourceWeigher, HypervisorVersionWeigher, IoOpsWeigher,

@@ -248,6 +248,23 @@ pub struct Disk {
     pub allow_scheduling: bool,
     /// Replicas are being moved off the disk.
     pub eviction_requested: bool,
+    /// What the disk is: a filesystem directory or a raw block device.
+    pub disk_type: DiskType,
+    /// Filesystem type (`ext4`, `xfs` …); empty when unknown or for block disks.
+    pub fs_type: Box<str>,
+    /// The disk's agent reports it healthy (Longhorn's disk `Ready` condition).
+    pub ready: bool,
+}
+
+/// What a [`Disk`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiskType {
+    /// A directory on a mounted filesystem (Longhorn's v1 data engine).
+    #[default]
+    Filesystem,
+    /// A raw block device (Longhorn's v2 data engine).
+    Block,
 }
 
 /// One host of a [`Cluster`](crate::Cluster). Read-only: hosts change through

@@ -18,7 +18,7 @@ mod spec;
 mod topology;
 
 pub use event::{ClusterEvent, StateChange};
-pub use host::{Attributes, Disk, Host, HostState, Instance, Labels, Resource, ResourceKinds};
+pub use host::{Attributes, Disk, DiskType, Host, HostState, Instance, Labels, Resource, ResourceKinds};
 pub use intern::Interner;
 pub use overlay::Overlay;
 pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec};
@@ -708,6 +708,9 @@ impl Cluster {
             tags,
             allow_scheduling: d.allow_scheduling,
             eviction_requested: d.eviction_requested,
+            disk_type: d.disk_type,
+            fs_type: d.fs_type.as_str().into(),
+            ready: d.ready,
         })
     }
 
@@ -781,6 +784,9 @@ impl Cluster {
                     tags: d.tags.iter().map(|&t| s(t)).collect(),
                     allow_scheduling: d.allow_scheduling,
                     eviction_requested: d.eviction_requested,
+                    disk_type: d.disk_type,
+                    fs_type: d.fs_type.to_string(),
+                    ready: d.ready,
                 })
                 .collect(),
             attributes: h.attributes().map(|(k, v)| (k.to_owned(), v.clone())).collect(),

@@ -5,7 +5,7 @@
 //! a spec into a [`Cluster`] through the same validation.
 
 use crate::error::BuildError;
-use crate::snapshot::{Cluster, HostState};
+use crate::snapshot::{Cluster, DiskType, HostState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -242,6 +242,19 @@ pub struct DiskSpec {
     /// Replicas being moved off.
     #[serde(default, skip_serializing_if = "is_default")]
     pub eviction_requested: bool,
+    /// `filesystem` (default) or `block`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub disk_type: DiskType,
+    /// Filesystem type (`ext4`, `xfs` …); empty when unknown.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fs_type: String,
+    /// Healthy (default true).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub ready: bool,
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
 }
 
 fn yes() -> bool {
@@ -260,6 +273,9 @@ impl DiskSpec {
             tags: Vec::new(),
             allow_scheduling: true,
             eviction_requested: false,
+            disk_type: DiskType::Filesystem,
+            fs_type: String::new(),
+            ready: true,
         }
     }
 
@@ -290,6 +306,24 @@ impl DiskSpec {
     /// Sets whether eviction is requested.
     pub fn eviction_requested(mut self, evict: bool) -> Self {
         self.eviction_requested = evict;
+        self
+    }
+
+    /// Sets the disk type.
+    pub fn disk_type(mut self, disk_type: DiskType) -> Self {
+        self.disk_type = disk_type;
+        self
+    }
+
+    /// Sets the filesystem type.
+    pub fn fs_type(mut self, fs_type: impl Into<String>) -> Self {
+        self.fs_type = fs_type.into();
+        self
+    }
+
+    /// Sets whether the disk is healthy.
+    pub fn ready(mut self, ready: bool) -> Self {
+        self.ready = ready;
         self
     }
 }

@@ -1,0 +1,155 @@
+//! Node and zone stage: schedulable nodes, hard affinity, topology, engine image, used nodes and
+//! zones, and the node classes the tier cascade walks.
+
+use super::reasons::{FailureReason, NodeNote};
+use super::volume::{DataEngine, Replica, Volume};
+use super::{attr_bool, Ctx};
+use crate::id::{DomainId, HostId, Symbol};
+use crate::snapshot::{Cluster, Host};
+
+/// `IsSelectorsInTags` over interned tags: every selector present (AND); an empty selector
+/// matches when `allow_empty` or the object has no tags. `None` in `selector` is a tag no object
+/// carries.
+pub(crate) fn tags_match(
+    has: impl Fn(Symbol) -> bool,
+    tag_count: usize,
+    selector: &[Option<Symbol>],
+    allow_empty: bool,
+) -> bool {
+    if selector.is_empty() {
+        return allow_empty || tag_count == 0;
+    }
+    selector.iter().all(|s| s.is_some_and(&has))
+}
+
+pub(crate) fn node_tags_match(host: &Host, selector: &[Option<Symbol>], allow_empty: bool) -> bool {
+    tags_match(|s| host.labels.contains_key(s), host.labels.len(), selector, allow_empty)
+}
+
+/// Steps 2 and 4: the candidate nodes in host id order, or the failure reason.
+pub(crate) fn candidates(
+    cx: &Ctx<'_>,
+    replica: &Replica,
+    out: &mut Vec<HostId>,
+    notes: &mut Option<Vec<(HostId, NodeNote)>>,
+) -> Result<(), FailureReason> {
+    let cluster: &Cluster = cx.cluster;
+    let volume: &Volume = cx.volume;
+    let mut note = |id, n| {
+        if let Some(v) = notes.as_mut() {
+            v.push((id, n));
+        }
+    };
+    out.clear();
+    for (id, h) in cluster.hosts() {
+        let st = h.state;
+        let reject = if !st.up {
+            Some(NodeNote::NotReady)
+        } else if st.cordoned && cx.settings.disable_scheduling_on_cordoned_node {
+            Some(NodeNote::Cordoned)
+        } else if !st.enabled || st.evicting {
+            Some(NodeNote::SchedulingDisabled)
+        } else if volume.data_engine == DataEngine::V2 && attr_bool(h, "v2_disabled", false) {
+            Some(NodeNote::V2Disabled)
+        } else {
+            None
+        };
+        match reject {
+            Some(n) => note(id, n),
+            None => out.push(id),
+        }
+    }
+    if !replica.hard_node_affinity.is_empty() {
+        let target = cluster.host_id(&replica.hard_node_affinity);
+        out.retain(|&id| {
+            let keep = Some(id) == target;
+            if !keep {
+                note(id, NodeNote::HardAffinity);
+            }
+            keep
+        });
+        if out.is_empty() {
+            return Err(FailureReason::HardAffinity);
+        }
+    }
+    if !volume.topology_requirement.is_empty() {
+        out.retain(|&id| {
+            let zone = cx.zone_name(id);
+            let region = cx.region_name(id);
+            let keep = volume
+                .topology_requirement
+                .iter()
+                .any(|t| (t.zone.is_empty() || t.zone == zone) && (t.region.is_empty() || t.region == region));
+            if !keep {
+                note(id, NodeNote::Topology);
+            }
+            keep
+        });
+        if out.is_empty() {
+            return Err(FailureReason::TopologyRequirement);
+        }
+    }
+    if out.is_empty() {
+        return Err(FailureReason::NodesUnavailable);
+    }
+    let v1 = volume.data_engine == DataEngine::V1;
+    out.retain(|&id| {
+        let h = cluster.host(id).expect("candidate exists");
+        let keep = attr_bool(h, "im_running", true) && (!v1 || attr_bool(h, "engine_image_ready", true));
+        if !keep {
+            note(id, NodeNote::EngineImage);
+        }
+        keep
+    });
+    if out.is_empty() {
+        return Err(FailureReason::NoReadyEngineImage);
+    }
+    Ok(())
+}
+
+/// Step 7's result: which candidate nodes and zones hold counted replicas.
+#[derive(Debug, Default)]
+pub(crate) struct Used {
+    /// (host, only evicting), in host id order.
+    pub(crate) nodes: Vec<(HostId, bool)>,
+    /// (zone domain, only evicting).
+    pub(crate) zones: Vec<(DomainId, bool)>,
+}
+
+impl Used {
+    pub(crate) fn node(&self, id: HostId) -> Option<bool> {
+        self.nodes.binary_search_by_key(&id, |n| n.0).ok().map(|i| self.nodes[i].1)
+    }
+
+    pub(crate) fn zone(&self, z: DomainId) -> Option<bool> {
+        self.zones.iter().find(|x| x.0 == z).map(|x| x.1)
+    }
+}
+
+/// Step 7: used nodes and zones, from replicas on candidate nodes only.
+pub(crate) fn used(cx: &Ctx<'_>, cands: &[HostId], replica_hosts: &[Option<HostId>], replenishing: bool) -> Used {
+    let mut used = Used::default();
+    for (r, host) in cx.replicas.iter().zip(replica_hosts) {
+        if r.node_id.is_empty() || r.deleted {
+            continue;
+        }
+        if r.is_failed() && (!r.is_potentially_reusable() || replenishing) {
+            continue;
+        }
+        let Some(host) = *host else { continue };
+        if cands.binary_search(&host).is_err() {
+            continue;
+        }
+        let evicting = r.eviction_requested;
+        match used.nodes.binary_search_by_key(&host, |n| n.0) {
+            Ok(i) => used.nodes[i].1 &= evicting,
+            Err(i) => used.nodes.insert(i, (host, evicting)),
+        }
+        let z = cx.zone(host);
+        match used.zones.iter_mut().find(|x| x.0 == z) {
+            Some(x) => x.1 &= evicting,
+            None => used.zones.push((z, evicting)),
+        }
+    }
+    used
+}

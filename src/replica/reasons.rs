@@ -1,0 +1,212 @@
+//! Failure reasons: Longhorn's keys, and placewise's structured notes per node and disk.
+
+use super::space::SpaceFailure;
+use crate::id::{DiskId, HostId};
+use std::fmt;
+
+/// One of Longhorn's scheduling failure reason keys. `Ord` follows the key text, so a sorted set
+/// joins in Longhorn's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FailureReason {
+    /// `insufficient storage`
+    InsufficientStorage,
+    /// `disk not found`
+    DiskNotFound,
+    /// `disks are unavailable`
+    DisksUnavailable,
+    /// `tags not fulfilled`
+    TagsNotFulfilled,
+    /// `node not found`
+    NodeNotFound,
+    /// `nodes are unavailable`
+    NodesUnavailable,
+    /// `none of the node candidates contains a ready engine image`
+    NoReadyEngineImage,
+    /// `hard affinity cannot be satisfied`
+    HardAffinity,
+    /// `topology requirement cannot be satisfied`
+    TopologyRequirement,
+    /// `linked clone replica cannot be satisfied`
+    LinkedClone,
+    /// `replica scheduling failed`
+    SchedulingFailed,
+    /// `unused failed replica is not supported`
+    UnusedFailedReplica,
+    /// `replica already scheduled`
+    AlreadyScheduled,
+    /// `longhorn client operation failed`
+    ClientOperation,
+    /// `incompatible volume size`
+    IncompatibleVolumeSize,
+}
+
+impl FailureReason {
+    /// Longhorn's key text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::InsufficientStorage => "insufficient storage",
+            FailureReason::DiskNotFound => "disk not found",
+            FailureReason::DisksUnavailable => "disks are unavailable",
+            FailureReason::TagsNotFulfilled => "tags not fulfilled",
+            FailureReason::NodeNotFound => "node not found",
+            FailureReason::NodesUnavailable => "nodes are unavailable",
+            FailureReason::NoReadyEngineImage => "none of the node candidates contains a ready engine image",
+            FailureReason::HardAffinity => "hard affinity cannot be satisfied",
+            FailureReason::TopologyRequirement => "topology requirement cannot be satisfied",
+            FailureReason::LinkedClone => "linked clone replica cannot be satisfied",
+            FailureReason::SchedulingFailed => "replica scheduling failed",
+            FailureReason::UnusedFailedReplica => "unused failed replica is not supported",
+            FailureReason::AlreadyScheduled => "replica already scheduled",
+            FailureReason::ClientOperation => "longhorn client operation failed",
+            FailureReason::IncompatibleVolumeSize => "incompatible volume size",
+        }
+    }
+}
+
+impl PartialOrd for FailureReason {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for FailureReason {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A sorted, de-duplicated set of reasons (at most 15, kept as a sorted small list).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reasons(Vec<FailureReason>);
+
+impl Reasons {
+    /// Adds a reason (no-op when present). Computes in O(reasons).
+    pub fn insert(&mut self, r: FailureReason) {
+        if let Err(i) = self.0.binary_search(&r) {
+            self.0.insert(i, r);
+        }
+    }
+
+    /// The reasons in key order.
+    pub fn as_slice(&self) -> &[FailureReason] {
+        &self.0
+    }
+
+    /// Whether there are none (an anti-affinity-only failure).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether `r` is present.
+    pub fn contains(&self, r: FailureReason) -> bool {
+        self.0.binary_search(&r).is_ok()
+    }
+
+    /// The keys joined by `"; "`, as Longhorn's aggregate error text.
+    pub fn joined(&self) -> String {
+        self.0.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("; ")
+    }
+
+    /// The volume condition message: the joined keys, or `replica scheduling failed` when none.
+    pub fn condition_message(&self) -> String {
+        if self.0.is_empty() {
+            FailureReason::SchedulingFailed.as_str().to_owned()
+        } else {
+            self.joined()
+        }
+    }
+
+    /// The precheck message: `precheck new replica failed: <joined>`, or `disks are
+    /// unavailable` when none.
+    pub fn precheck_message(&self) -> String {
+        if self.0.is_empty() {
+            FailureReason::DisksUnavailable.as_str().to_owned()
+        } else {
+            format!("precheck new replica failed: {}", self.joined())
+        }
+    }
+}
+
+/// Why a node left the candidate set (placewise's explanation; Longhorn only logs these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NodeNote {
+    /// `Ready` false (host not up).
+    NotReady,
+    /// Cordoned while `disable-scheduling-on-cordoned-node` is true.
+    Cordoned,
+    /// `allowScheduling` false (host disabled) or eviction requested.
+    SchedulingDisabled,
+    /// v2 engine disabled on the node.
+    V2Disabled,
+    /// Not the replica's hard node affinity.
+    HardAffinity,
+    /// No topology term matches.
+    Topology,
+    /// No running instance manager or no ready engine image.
+    EngineImage,
+    /// Tags do not satisfy the node selector (or the backing image's).
+    NodeSelector,
+    /// Excluded by node or zone anti-affinity (no tier admitted it).
+    AntiAffinity,
+    /// Admitted by a tier but no disk of it passed.
+    NoDisk,
+}
+
+/// Why a disk was not chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DiskNote {
+    /// Scheduling disallowed or eviction requested.
+    Unavailable,
+    /// `Ready` false.
+    NotReady,
+    /// The `Schedulable` condition (size-0 space check) is false.
+    Pressure(SpaceFailure),
+    /// Wrong type for the data engine.
+    WrongType,
+    /// The volume is too large for the filesystem.
+    IncompatibleSize,
+    /// Tags do not satisfy the disk selector.
+    Tags,
+    /// Fails the space check for this volume.
+    Space(SpaceFailure),
+    /// Holds a replica of the volume and a disk without one was available, or disk anti-affinity
+    /// is hard.
+    AntiAffinity,
+}
+
+/// The structured explanation of one scheduling call.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ReplicaExplanation {
+    /// Nodes that were dropped, in host id order within each stage.
+    pub nodes: Vec<(HostId, NodeNote)>,
+    /// Disks that were dropped, in the order evaluated.
+    pub disks: Vec<(HostId, DiskId, DiskNote)>,
+    /// The tier that produced the result (0 = new node in a new zone …), if any.
+    pub tier: Option<Tier>,
+}
+
+/// A tier of the cascade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Tier {
+    /// Unused nodes in unused zones (new node, new zone).
+    UnusedNodesInUnusedZones,
+    /// Only-evicting nodes in only-evicting zones (zone hard).
+    UnusedNodesInUnusedZonesAfterEviction,
+    /// Unused nodes (new node, possibly used zone; zone soft).
+    UnusedNodes,
+    /// Only-evicting nodes (zone soft, node hard).
+    UnusedNodesAfterEviction,
+    /// Used nodes (both soft).
+    UsedNodes,
+}

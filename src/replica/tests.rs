@@ -1,0 +1,424 @@
+//! The reference's test vectors (TV1–TV17, space formulas) and the seed's Disk X / Disk Y example.
+
+use super::*;
+use crate::snapshot::{DiskSpec, DiskType, HostSpec, HostState};
+use crate::Cluster;
+
+const G: i64 = 1 << 30;
+
+fn host(name: &str, disks: &[(&str, i64, i64)]) -> HostSpec {
+    disks.iter().fold(HostSpec::new(name), |h, &(d, max, avail)| h.disk(DiskSpec::new(d, max, avail)))
+}
+
+fn cluster(hosts: Vec<HostSpec>) -> Cluster {
+    hosts.into_iter().fold(Cluster::builder(), |b, h| b.host(h)).build().unwrap()
+}
+
+fn sched(f: impl FnOnce(&mut ReplicaSettings)) -> ReplicaScheduler {
+    let mut s = ReplicaSettings::default();
+    f(&mut s);
+    ReplicaScheduler::new(s).unwrap()
+}
+
+/// Places `n` replicas of a new volume; returns "node/disk" per placed replica, then the message.
+fn place(s: &ReplicaScheduler, c: &Cluster, v: &Volume, existing: &[Replica]) -> (Vec<String>, Option<String>) {
+    let r = s.schedule_volume(c, v, existing, 1000);
+    (r.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect(), r.condition_message())
+}
+
+fn one(s: &ReplicaScheduler, c: &Cluster, v: &Volume, mut existing: Vec<Replica>) -> ReplicaOutcome {
+    existing.push(Replica::new("zz-new"));
+    let i = existing.len() - 1;
+    s.schedule_replica(c, v, &existing, i, 1000).unwrap()
+}
+
+fn at(o: &ReplicaOutcome) -> String {
+    match &o.placement {
+        Some(p) => format!("{}/{}", p.node_id, p.disk_id),
+        None => format!("FAIL[{}]", o.reasons.joined()),
+    }
+}
+
+#[test]
+fn space_formula_vectors() {
+    let chk = |max, avail, reserved, scheduled, size, actual, min, over| {
+        is_schedulable_to_disk(size, actual, DiskSpace::new(max, avail, reserved, scheduled), min, over)
+    };
+    assert!(chk(1000, 251, 0, 0, 0, 0, 25, 100).is_ok());
+    assert!(matches!(chk(1000, 250, 0, 0, 0, 0, 25, 100), Err(SpaceFailure::ActualSpace { minimal: 250, .. })));
+    assert!(chk(999, 250, 0, 0, 0, 0, 25, 100).is_ok());
+    assert!(chk(1000, 300, 0, 0, 0, 50, 25, 100).is_err());
+    assert!(chk(1000, 1000, 200, 700, 100, 0, 0, 100).is_ok());
+    assert!(matches!(
+        chk(1000, 1000, 200, 700, 101, 0, 0, 100),
+        Err(SpaceFailure::SchedulingSpace { total: 801, limit: 800, .. })
+    ));
+    assert!(chk(1000, 1000, 200, 1500, 100, 0, 0, 200).is_ok());
+    assert!(matches!(chk(999, 999, 0, 330, 0, 0, 0, 33), Err(SpaceFailure::SchedulingSpace { limit: 329, .. })));
+    assert_eq!(chk(0, 10, 0, 0, 0, 0, 25, 100).unwrap_err().to_string(), "Storage Max must be greater than 0");
+    assert_eq!(chk(10, 0, 0, 0, 0, 0, 0, 100).unwrap_err().to_string(), "Storage Available must be greater than 0");
+    // Docs Y and X.
+    assert!(chk(8 * G, 2 * G, G, 2 * G, G, 0, 10, 100).is_ok());
+    assert!(chk(8 * G, 2 * G, G, 2 * G, G, 0, 25, 100).is_err());
+    assert!(chk(4 * G, G, 0, 0, G, 0, 25, 100).is_err());
+    assert!(chk(4 * G, G, 0, 0, G, 0, 10, 100).is_ok());
+    assert!(chk(4 * G, G, 0, 0, G, 0, 0, 100).is_ok());
+}
+
+#[test]
+fn detail_messages_are_verbatim() {
+    let e = is_schedulable_to_disk(0, 0, DiskSpace::new(1000, 250, 0, 0), 25, 100).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Actual space usage condition failed: CurrentAvailable = 250 (StorageAvailable - Required) is less than or \
+         equal to MinimalAvailable = 250 (25% of Storage Max)."
+    );
+    let e = is_schedulable_to_disk(101, 0, DiskSpace::new(1000, 1000, 200, 700), 0, 100).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Scheduling space condition failed: ScheduledTotal = 801 (Size + StorageScheduled) is greater than \
+         ProvisionedLimit = 800 (100% of StorageMax - StorageReserved). "
+    );
+}
+
+fn docs_cluster() -> Cluster {
+    cluster(vec![HostSpec::new("nodeA")
+        .disk(DiskSpec::new("X", 4 * G, G))
+        .disk(DiskSpec::new("Y", 8 * G, 2 * G).reserved(G).scheduled(2 * G))])
+}
+
+/// The seed's worked example and TV1a–d.
+#[test]
+fn tv1_docs_disk_x_disk_y() {
+    let c = docs_cluster();
+    let v = Volume::new("v", G, 1);
+    let o = one(&sched(|_| {}), &c, &v, vec![]);
+    assert_eq!(at(&o), "FAIL[disks are unavailable]");
+    assert_eq!(at(&one(&sched(|s| s.storage_minimal_available_percentage = 10), &c, &v, vec![])), "nodeA/X");
+    let v512 = Volume::new("v", 512 << 20, 1);
+    assert_eq!(at(&one(&sched(|s| s.storage_minimal_available_percentage = 10), &c, &v512, vec![])), "nodeA/X");
+    assert_eq!(at(&one(&sched(|s| s.storage_minimal_available_percentage = 0), &c, &v, vec![])), "nodeA/X");
+    // Seed stage 2: X already hosts a replica; hard disk anti-affinity goes to Y, soft prefers Y.
+    let s = sched(|s| {
+        s.storage_minimal_available_percentage = 10;
+        s.replica_soft_anti_affinity = true;
+        s.replica_disk_soft_anti_affinity = false;
+    });
+    assert_eq!(at(&one(&s, &c, &v, vec![Replica::on("a", "nodeA", "X")])), "nodeA/Y");
+    let soft = sched(|s| {
+        s.storage_minimal_available_percentage = 10;
+        s.replica_soft_anti_affinity = true;
+    });
+    assert_eq!(at(&one(&soft, &c, &v, vec![Replica::on("a", "nodeA", "X")])), "nodeA/Y");
+    // Y unsuitable (tags): hard fails with no reason… from anti-affinity; soft falls back to X.
+    let c2 = cluster(vec![HostSpec::new("nodeA")
+        .disk(DiskSpec::new("X", 4 * G, G).tag("t"))
+        .disk(DiskSpec::new("Y", 8 * G, 2 * G).reserved(G).scheduled(2 * G))]);
+    let mut vt = v.clone();
+    vt.disk_selector = vec!["t".into()];
+    assert_eq!(at(&one(&s, &c2, &vt, vec![Replica::on("a", "nodeA", "X")])), "FAIL[tags not fulfilled]");
+    assert_eq!(at(&one(&soft, &c2, &vt, vec![Replica::on("a", "nodeA", "X")])), "nodeA/X");
+}
+
+#[test]
+fn tv2_docs_balance_example() {
+    let t = 1000 * G;
+    let s = sched(|s| s.storage_minimal_available_percentage = 5);
+    let a = host("A", &[("A1", t, 900 * G), ("A2", t, 100 * G)]);
+    let b = host("B", &[("B1", t, 600 * G), ("B2", t, 700 * G)]);
+    let v = Volume::new("v", 100 * G, 1);
+    let c = cluster(vec![a.clone(), b.clone()]);
+    assert_eq!(at(&one(&s, &c, &v, vec![])), "B/B1");
+    assert_eq!(at(&one(&s, &cluster(vec![b]), &v, vec![])), "B/B2");
+    let old = s.clone().version(LonghornVersion::V1_10);
+    assert_eq!(at(&one(&old, &c, &v, vec![])), "A/A1");
+}
+
+fn tv3_cluster() -> Cluster {
+    let d = |n: &str, z: &str| host(n, &[("d1", 100 * G, 80 * G)]).zone(z);
+    cluster(vec![d("n1", "z1"), d("n2", "z1"), d("n3", "z2"), d("n4", "z3")])
+}
+
+#[test]
+fn tv3_tv4_tiers() {
+    let c = tv3_cluster();
+    let s = sched(|_| {});
+    let (p, m) = place(&s, &c, &Volume::new("v", G, 3), &[]);
+    assert_eq!(p, ["n1/d1", "n3/d1", "n4/d1"]);
+    assert_eq!(m, None);
+    let (p, m) = place(&s, &c, &Volume::new("v", G, 5), &[]);
+    assert_eq!(p, ["n1/d1", "n3/d1", "n4/d1", "n2/d1"]);
+    assert_eq!(m.as_deref(), Some("replica scheduling failed"));
+    let s4b = sched(|s| {
+        s.replica_zone_soft_anti_affinity = false;
+        s.replica_soft_anti_affinity = true;
+    });
+    let (p, m) = place(&s4b, &c, &Volume::new("v", G, 4), &[]);
+    assert_eq!(p, ["n1/d1", "n3/d1", "n4/d1"]);
+    assert_eq!(m.as_deref(), Some("replica scheduling failed"));
+    let mut v = Volume::new("v", G, 4);
+    v.replica_zone_soft_anti_affinity = SoftAntiAffinity::Enabled;
+    let (p, _) = place(&s4b, &c, &v, &[]);
+    assert_eq!(p, ["n1/d1", "n3/d1", "n4/d1", "n2/d1"]);
+}
+
+#[test]
+fn tv5_tv6_tv7_tv8_single_node() {
+    let c = cluster(vec![host("n", &[("d1", 100 * G, 80 * G), ("d2", 100 * G, 50 * G)])]);
+    let hard = sched(|s| {
+        s.replica_soft_anti_affinity = true;
+        s.replica_disk_soft_anti_affinity = false;
+    });
+    let (p, m) = place(&hard, &c, &Volume::new("v", G, 3), &[]);
+    assert_eq!((p, m.as_deref()), (vec!["n/d1".to_owned(), "n/d2".to_owned()], Some("replica scheduling failed")));
+    let c6 = cluster(vec![host("n", &[("d1", 100 * G, 80 * G), ("d2", 100 * G, 30 * G)])]);
+    let soft = sched(|s| s.replica_soft_anti_affinity = true);
+    assert_eq!(place(&soft, &c6, &Volume::new("v", G, 3), &[]).0, ["n/d1", "n/d2", "n/d1"]);
+    let c7 = cluster(vec![host("n", &[("d1", 10 * G, 9 * G)])]);
+    let (p, m) = place(&soft, &c7, &Volume::new("v", 6 * G, 2), &[]);
+    assert_eq!((p, m.as_deref()), (vec!["n/d1".to_owned()], Some("insufficient storage")));
+    let c8 = cluster(vec![host("n", &[("d1", 10 * G, 9 * G), ("d2", 10 * G, 9 * G)])]);
+    let (p, m) = place(&hard, &c8, &Volume::new("v", 6 * G, 2), &[]);
+    assert_eq!((p, m), (vec!["n/d1".to_owned(), "n/d2".to_owned()], None));
+    let (p, m) = place(&hard.clone().version(LonghornVersion::V1_10), &c8, &Volume::new("v", 6 * G, 2), &[]);
+    assert_eq!((p.len(), m.as_deref()), (1, Some("insufficient storage")));
+}
+
+fn tv9_cluster() -> Cluster {
+    cluster(vec![
+        HostSpec::new("n1").label("fast", "").label("ssd", "").disk(DiskSpec::new("d", 100 * G, 80 * G).tag("ssd")),
+        HostSpec::new("n2").disk(DiskSpec::new("d", 100 * G, 90 * G)),
+        HostSpec::new("n3").label("nvme", "").disk(DiskSpec::new("d", 100 * G, 95 * G).tag("hdd")),
+    ])
+}
+
+#[test]
+fn tv9_tags() {
+    let c = tv9_cluster();
+    let s = sched(|_| {});
+    let mut v = Volume::new("v", G, 1);
+    v.node_selector = vec!["fast".into(), "ssd".into()];
+    assert_eq!(at(&one(&s, &c, &v, vec![])), "n1/d");
+    v.node_selector = vec!["fast".into(), "nvme".into()];
+    assert_eq!(at(&one(&s, &c, &v, vec![])), "FAIL[]");
+    let strict = sched(|s| {
+        s.allow_empty_node_selector_volume = false;
+        s.allow_empty_disk_selector_volume = false;
+    });
+    let v = Volume::new("v", G, 1);
+    assert_eq!(at(&one(&strict, &c, &v, vec![])), "n2/d");
+    assert_eq!(at(&one(&s, &c, &v, vec![])), "n3/d");
+    let mut v = Volume::new("v", G, 1);
+    v.disk_selector = vec!["ssd".into(), "nvme".into()];
+    assert_eq!(at(&one(&s, &c, &v, vec![])), "FAIL[tags not fulfilled]");
+}
+
+fn tv10(wait: i64, retry: u32, disk_soft: bool, second_disk: bool) -> String {
+    let mut h = HostSpec::new("n1").zone("z1").disk(DiskSpec::new("d1", 5_000_000_000, 3_000_000_000).scheduled(G));
+    if second_disk {
+        h = h.disk(DiskSpec::new("d2", 5_000_000_000, 3_000_000_000));
+    }
+    let c = cluster(vec![h]);
+    let s = sched(|s| {
+        s.replica_replenishment_wait_interval = wait;
+        s.replica_disk_soft_anti_affinity = disk_soft;
+    });
+    let mut v = Volume::new("v", G, 2);
+    v.robustness = Robustness::Degraded;
+    v.last_degraded_at = Some(1000 - 60);
+    let mut failed = Replica::on("f", "n1", "d1");
+    failed.failed_at = Some(900);
+    failed.rebuild_retry_count = retry;
+    at(&one(&s, &c, &v, vec![failed]))
+}
+
+#[test]
+fn tv10_failed_replicas() {
+    assert_eq!(tv10(90, 0, true, false), "FAIL[]");
+    assert_eq!(tv10(30, 0, true, false), "n1/d1");
+    assert_eq!(tv10(90, 5, true, false), "n1/d1");
+    assert_eq!(tv10(30, 0, false, false), "FAIL[]");
+    assert_eq!(tv10(30, 0, false, true), "n1/d2");
+    // At exact equality the wait counts as over.
+    assert_eq!(tv10(60, 0, true, false), "n1/d1");
+}
+
+#[test]
+fn tv11_eviction_tiers() {
+    let c = cluster(vec![
+        host("n1", &[("d1", 100 * G, 80 * G)]).zone("z1"),
+        host("n2", &[("d1", 100 * G, 80 * G)]).zone("z2"),
+    ]);
+    let s = sched(|s| {
+        s.replica_zone_soft_anti_affinity = false;
+        s.replica_soft_anti_affinity = true;
+    });
+    let mut ev = Replica::on("a", "n1", "d1");
+    ev.eviction_requested = true;
+    let mut v = Volume::new("v", G, 2);
+    v.number_of_replicas = 3; // the evicting replica is not usable: two new ones
+    let (p, _) = place(&s, &c, &v, &[ev]);
+    assert_eq!(p, ["n2/d1", "n1/d1"]);
+}
+
+#[test]
+fn tv12_locality() {
+    let d = |n: &str, a: i64| host(n, &[("d", 100 * G, a * G)]);
+    let c = cluster(vec![d("n1", 90), d("n2", 80), d("n3", 40)]);
+    let s = sched(|_| {});
+    let mut v = Volume::new("v", G, 2);
+    v.data_locality = DataLocality::BestEffort;
+    v.node_id = "n3".into();
+    assert_eq!(place(&s, &c, &v, &[]).0, ["n3/d", "n1/d"]);
+    v.data_locality = DataLocality::Disabled;
+    assert_eq!(place(&s, &c, &v, &[]).0, ["n1/d", "n2/d"]);
+    v.data_locality = DataLocality::BestEffort;
+    v.node_id.clear();
+    let r = s.schedule_volume(&c, &v, &[], 0);
+    assert!(r.waiting_for_attachment && r.results.is_empty());
+}
+
+#[test]
+fn tv13_hard_affinity() {
+    let d = |n: &str| host(n, &[("d", 100 * G, 80 * G)]);
+    let c = cluster(vec![d("n1"), d("n2"), d("n3")]);
+    let s = sched(|_| {});
+    let v = Volume::new("v", G, 1);
+    let mut r = Replica::new("r");
+    r.hard_node_affinity = "n2".into();
+    assert_eq!(at(&s.schedule_replica(&c, &v, &[r.clone()], 0, 0).unwrap()), "n2/d");
+    r.hard_node_affinity = "n9".into();
+    assert_eq!(at(&s.schedule_replica(&c, &v, &[r], 0, 0).unwrap()), "FAIL[hard affinity cannot be satisfied]");
+}
+
+#[test]
+fn tv14_replicas_on_non_candidates_ignored() {
+    let c = cluster(vec![
+        host("n1", &[("d", 100 * G, 80 * G)]).zone("z1").state(HostState { up: false, ..HostState::default() }),
+        host("n2", &[("d", 100 * G, 80 * G)]).zone("z1"),
+    ]);
+    let s = sched(|s| s.replica_zone_soft_anti_affinity = false);
+    assert_eq!(at(&one(&s, &c, &Volume::new("v", G, 2), vec![Replica::on("a", "n1", "d")])), "n2/d");
+}
+
+#[test]
+fn tv15_used_node_tier_ignores_selector() {
+    let c = cluster(vec![
+        host("n1", &[("d", 100 * G, 90 * G)]),
+        host("n2", &[("d", 100 * G, 10 * G + G)]).label("fast", ""),
+    ]);
+    let s = sched(|s| s.replica_soft_anti_affinity = true);
+    let mut v = Volume::new("v", G, 3);
+    v.node_selector = vec!["fast".into()];
+    let o = one(&s, &c, &v, vec![Replica::on("r1", "n1", "d"), Replica::on("r2", "n2", "d")]);
+    assert_eq!(at(&o), "n1/d");
+}
+
+fn tv16(mode: AutoBalance, pressure: i64) -> String {
+    let c = cluster(vec![
+        host("n1", &[("d1", 100 * G, 5 * G), ("d2", 100 * G, 80 * G)]),
+        host("n2", &[("d1", 100 * G, 80 * G)]),
+    ]);
+    let s = sched(|s| {
+        s.replica_auto_balance = mode;
+        s.replica_auto_balance_disk_pressure_percentage = pressure;
+    });
+    at(&one(&s, &c, &Volume::new("v", G, 2), vec![Replica::on("ra", "n1", "d1"), Replica::on("rb", "n2", "d1")]))
+}
+
+#[test]
+fn tv16_disk_pressure() {
+    assert_eq!(tv16(AutoBalance::BestEffort, 90), "n1/d2");
+    assert_eq!(tv16(AutoBalance::LeastEffort, 90), "FAIL[]");
+    assert_eq!(tv16(AutoBalance::BestEffort, 0), "FAIL[]");
+}
+
+#[test]
+fn tv17_reasons() {
+    let base = || HostSpec::new("n").zone("z1");
+    let disk = || DiskSpec::new("d", 100 * G, 80 * G);
+    let s = sched(|_| {});
+    let v = Volume::new("v", G, 1);
+    let c = cluster(vec![base().disk(disk()).state(HostState { enabled: false, ..HostState::default() })]);
+    assert_eq!(at(&one(&s, &c, &v, vec![])), "FAIL[nodes are unavailable]");
+    let c = cluster(vec![base().disk(disk()).attribute("engine_image_ready", false.into())]);
+    assert_eq!(at(&one(&s, &c, &v, vec![])), "FAIL[none of the node candidates contains a ready engine image]");
+    let c = cluster(vec![base().disk(DiskSpec::new("d", 100 * G, 30 * G))]);
+    let mut big = v.clone();
+    big.actual_size = 10 * G;
+    assert_eq!(at(&one(&s, &c, &big, vec![])), "FAIL[insufficient storage]");
+    let c = cluster(vec![base().disk(disk().disk_type(DiskType::Block))]);
+    assert_eq!(at(&one(&s, &c, &v, vec![])), "FAIL[disks are unavailable]");
+    assert_eq!(at(&one(&s.clone().version(LonghornVersion::V1_10), &c, &v, vec![])), "FAIL[]");
+    let c = cluster(vec![base().disk(disk())]);
+    let mut topo = v.clone();
+    topo.topology_requirement = vec![TopologyTerm::new("z2", "")];
+    assert_eq!(at(&one(&s, &c, &topo, vec![])), "FAIL[topology requirement cannot be satisfied]");
+    let (p, m) = place(&s, &c, &Volume::new("v", G, 2), &[]);
+    assert_eq!((p.len(), m.as_deref()), (1, Some("replica scheduling failed")));
+}
+
+#[test]
+fn preconditions_and_joining() {
+    let c = docs_cluster();
+    let s = sched(|_| {});
+    let v = Volume::new("v", G, 1);
+    let o = s.schedule_replica(&c, &v, &[Replica::on("a", "nodeA", "X")], 0, 0).unwrap();
+    assert_eq!(o.message().as_deref(), Some("replica already scheduled"));
+    let mut f = Replica::new("f");
+    f.failed_at = Some(1);
+    assert_eq!(at(&s.schedule_replica(&c, &v, &[f], 0, 0).unwrap()), "FAIL[unused failed replica is not supported]");
+    let mut r = Reasons::default();
+    for x in [FailureReason::TagsNotFulfilled, FailureReason::InsufficientStorage, FailureReason::TagsNotFulfilled] {
+        r.insert(x);
+    }
+    assert_eq!(r.joined(), "insufficient storage; tags not fulfilled");
+    assert_eq!(r.precheck_message(), "precheck new replica failed: insufficient storage; tags not fulfilled");
+    assert!(s.schedule_replica(&c, &v, &[], 0, 0).is_err());
+}
+
+#[test]
+fn settings_load_and_validate() {
+    let s =
+        ReplicaSettings::from_pairs([("replica-auto-balance", "best-effort"), ("replica-soft-anti-affinity", "true")])
+            .unwrap();
+    assert_eq!(s.replica_auto_balance, AutoBalance::BestEffort);
+    assert!(s.replica_soft_anti_affinity);
+    assert!(matches!(ReplicaSettings::from_pairs([("nope", "1")]), Err(ReplicaError::UnknownSetting { .. })));
+    assert!(matches!(
+        ReplicaSettings::from_pairs([("storage-minimal-available-percentage", "101")]),
+        Err(ReplicaError::InvalidSetting { .. })
+    ));
+    let json = serde_json::to_string(&ReplicaSettings::default()).unwrap();
+    assert!(json.contains("\"replica-zone-soft-anti-affinity\":true"));
+    assert_eq!(serde_json::from_str::<ReplicaSettings>(&json).unwrap(), ReplicaSettings::default());
+    assert!(serde_json::from_str::<ReplicaSettings>(r#"{"replica-auto-balance":"sometimes"}"#).is_err());
+    let bad = ReplicaSettings { storage_over_provisioning_percentage: -1, ..ReplicaSettings::default() };
+    assert!(ReplicaScheduler::new(bad).is_err());
+    let v: Volume = serde_json::from_str(
+        r#"{"name":"v","size":1,"replica_soft_anti_affinity":"enabled","data_locality":"strict-local"}"#,
+    )
+    .unwrap();
+    assert_eq!(v.data_locality, DataLocality::StrictLocal);
+}
+
+#[test]
+fn explanation_and_plans() {
+    let c = docs_cluster();
+    let s = sched(|_| {}).explain(true);
+    let o = one(&s, &c, &Volume::new("v", G, 1), vec![]);
+    assert!(o.explanation.disks.len() >= 2); // one note per disk per tier that reached it
+    assert!(matches!(o.explanation.disks[0].2, DiskNote::Pressure(SpaceFailure::ActualSpace { .. })));
+    let d = |n: &str| host(n, &[("d", 100 * G, 80 * G)]);
+    let c = cluster(vec![d("n1"), d("n2"), d("n3")]);
+    let mut v = Volume::new("v", G, 2);
+    v.data_locality = DataLocality::BestEffort;
+    v.node_id = "n3".into();
+    let rs = [Replica::on("a", "n1", "d"), Replica::on("b", "n2", "d")];
+    let plan = plan_data_locality(&c, &v, &rs);
+    assert_eq!(plan.len(), 2);
+    assert_eq!(plan[1].kind, MoveKind::DeleteReplica { name: "a".into() });
+    let s = sched(|s| s.replica_auto_balance = AutoBalance::LeastEffort);
+    let rs = [Replica::on("a", "n1", "d"), Replica::on("b", "n1", "d")];
+    assert_eq!(plan_auto_balance(&s, &c, &Volume::new("v", G, 2), &rs).len(), 1);
+}
