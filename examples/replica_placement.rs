@@ -1,29 +1,90 @@
-//! Places the replicas of a 3-replica volume on a small zoned cluster and prints each decision.
+//! Places the replicas of a few volumes on a small storage cluster in three zones, and explains
+//! the one volume that cannot be placed.
+//!
+//! Run with `cargo run --release --example replica_placement`.
+//!
+//! Each volume's placements are applied to the cluster (the disk's `scheduled` bytes grow) before
+//! the next volume is scheduled, as Longhorn's node controller would recompute them.
 
-use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
-use placewise::{Cluster, DiskSpec, HostSpec};
+use placewise::replica::{DiskNote, ReplicaScheduler, ReplicaSettings, Volume};
+use placewise::{Cluster, ClusterSpec, DiskSpec, HostSpec};
 
 const G: i64 = 1 << 30;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut builder = Cluster::builder();
-    for (i, zone) in ["z1", "z1", "z2", "z3"].iter().enumerate() {
-        builder = builder.host(
-            HostSpec::new(format!("node-{i}"))
-                .zone(*zone)
-                .disk(DiskSpec::new("disk-a", 1000 * G, (900 - 100 * i as i64) * G))
-                .disk(DiskSpec::new("disk-b", 1000 * G, 500 * G).scheduled(200 * G)),
-        );
-    }
-    let cluster = builder.build()?;
-    let settings = ReplicaSettings::from_pairs([("storage-minimal-available-percentage", "10")])?;
-    let scheduler = ReplicaScheduler::new(settings)?.seed(7);
-    let result = scheduler.schedule_volume(&cluster, &Volume::new("pvc-demo", 50 * G, 3), &[], 0);
-    for (name, outcome) in &result.results {
-        match &outcome.placement {
-            Some(p) => println!("{name}: {}/{} ({})", p.node_id, p.disk_id, p.data_directory_name),
-            None => println!("{name}: {}", outcome.reasons.condition_message()),
+/// Six nodes, two per zone; `fast` nodes carry `ssd` disks.
+fn cluster_spec() -> ClusterSpec {
+    let node = |name: &str, zone: &str, fast: bool| {
+        let mut h = HostSpec::new(name).zone(zone);
+        if fast {
+            h = h.label("fast", "").disk(DiskSpec::new("nvme0", 500 * G, 450 * G).tag("ssd"));
         }
+        h.disk(DiskSpec::new("hdd0", 2000 * G, 1500 * G).reserved(200 * G).scheduled(600 * G))
+    };
+    let mut spec = ClusterSpec::default();
+    spec.hosts = vec![
+        node("node-a1", "zone-a", true),
+        node("node-a2", "zone-a", false),
+        node("node-b1", "zone-b", true),
+        node("node-b2", "zone-b", false),
+        node("node-c1", "zone-c", false),
+        node("node-c2", "zone-c", false),
+    ];
+    spec
+}
+
+fn volumes() -> Vec<Volume> {
+    let mut db = Volume::new("pvc-postgres", 200 * G, 2);
+    db.node_selector = vec!["fast".into()];
+    db.disk_selector = vec!["ssd".into()];
+    let logs = Volume::new("pvc-logs", 400 * G, 3);
+    let mut cache = Volume::new("pvc-cache", 50 * G, 2);
+    cache.disk_selector = vec!["ssd".into()];
+    // Only two nodes have `ssd` disks, and postgres already took 200G of each 500G disk.
+    let mut big = Volume::new("pvc-analytics", 300 * G, 3);
+    big.disk_selector = vec!["ssd".into()];
+    vec![db, logs, cache, big]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut spec = cluster_spec();
+    let settings = ReplicaSettings::from_pairs([("storage-minimal-available-percentage", "10")])?;
+    let scheduler = ReplicaScheduler::new(settings)?.seed(7).explain(true);
+
+    println!("{:<14} {:<24} {:<8} {:<7} {:<6}", "volume", "replica", "node", "zone", "disk");
+    for volume in volumes() {
+        let cluster = Cluster::from_spec(&spec)?;
+        let result = scheduler.schedule_volume(&cluster, &volume, &[], 0);
+        for (name, outcome) in &result.results {
+            let Some(p) = &outcome.placement else { continue };
+            let zone = spec.hosts[p.host.index()].topology.get("zone").map_or("", String::as_str);
+            println!("{:<14} {:<24} {:<8} {:<7} {:<6}", volume.name, name, p.node_id, zone, p.disk_id);
+            // Apply the placement so the next volume sees the disk's new scheduled total.
+            spec.hosts[p.host.index()].disks[p.disk.index()].scheduled += volume.size;
+        }
+        let Some(message) = result.condition_message() else { continue };
+        println!("\n{}: Scheduled=False, \"{message}\"", volume.name);
+        // Every failed replica has the same story here: explain the first one.
+        let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) else { continue };
+        let e = &outcome.explanation;
+        println!("  {name}: reasons \"{}\", tier reached: {:?}", outcome.reasons.joined(), e.tier);
+        for (host, note) in &e.nodes {
+            println!("    node {:<8} {note:?}", cluster.host(*host).map_or("?", |h| &*h.name));
+        }
+        // The cascade visits a disk once per tier that reaches its node: show each disk once.
+        let mut seen = Vec::new();
+        for &(host, disk, note) in &e.disks {
+            if seen.contains(&(host, disk)) {
+                continue;
+            }
+            seen.push((host, disk));
+            let h = cluster.host(host).expect("explained host exists");
+            let why = match note {
+                DiskNote::Space(f) | DiskNote::Pressure(f) => f.to_string(),
+                other => format!("{other:?}"),
+            };
+            println!("    disk {}/{}: {why}", h.name, h.disks[disk.index()].name);
+        }
+        println!();
     }
     Ok(())
 }

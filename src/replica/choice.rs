@@ -26,125 +26,242 @@ pub(crate) struct Candidate {
     pub(crate) space: DiskSpace,
 }
 
-/// Sum, two smallest and two largest of a list, so that the spread with one value replaced
-/// costs O(1). Byte values are integers: summing in `i128` gives the exact value Longhorn's f64
-/// sum has below 2^53.
-struct Stats {
-    n: usize,
-    sum: i128,
-    min: [(i128, usize); 2],
-    max: [(i128, usize); 2],
+/// Count, sum, two smallest and two largest of a multiset of usable-space values, plus the
+/// largest `available − reserved` (for the v1.10 rule), so that per-host summaries merge in O(1)
+/// and the spread with one value replaced costs O(1). Byte values are integers: summing in
+/// `i128` gives the exact value Longhorn's f64 sum has below 2^53.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Agg {
+    pub(crate) n: u32,
+    /// Largest `available − reserved` position among the summarised candidates (first wins).
+    mus_pos: u32,
+    pub(crate) sum: i128,
+    // Usable values lie in [0, i64::MAX] and `available − reserved` in i64 (inputs are ≥ 0).
+    min: [i64; 2],
+    max: [i64; 2],
+    mus: i64,
 }
 
-impl Stats {
-    fn new(values: impl Iterator<Item = i128>) -> Self {
-        let mut st = Stats { n: 0, sum: 0, min: [(i128::MAX, usize::MAX); 2], max: [(i128::MIN, usize::MAX); 2] };
-        for (i, v) in values.enumerate() {
-            st.n += 1;
-            st.sum += v;
-            if v < st.min[0].0 {
-                st.min[1] = st.min[0];
-                st.min[0] = (v, i);
-            } else if v < st.min[1].0 {
-                st.min[1] = (v, i);
-            }
-            if v > st.max[0].0 {
-                st.max[1] = st.max[0];
-                st.max[0] = (v, i);
-            } else if v > st.max[1].0 {
-                st.max[1] = (v, i);
-            }
-        }
-        st
+impl Agg {
+    pub(crate) const EMPTY: Agg =
+        Agg { n: 0, mus_pos: 0, sum: 0, min: [i64::MAX; 2], max: [i64::MIN; 2], mus: i64::MIN };
+
+    fn add_value(&mut self, v: i64) {
+        self.n += 1;
+        self.sum += v as i128;
+        self.ins_min(v);
+        self.ins_max(v);
     }
 
-    /// `spread(X)` = `(max X − min X) / mean X` with value `i` (= `v`) replaced by `v − s`;
-    /// +∞ (`f64::MAX`) when the mean is ≤ 0.
-    fn spread_with(&self, i: usize, v: i128, s: i128) -> f64 {
+    fn ins_min(&mut self, v: i64) {
+        if v < self.min[0] {
+            self.min[1] = self.min[0];
+            self.min[0] = v;
+        } else if v < self.min[1] {
+            self.min[1] = v;
+        }
+    }
+
+    fn ins_max(&mut self, v: i64) {
+        if v > self.max[0] {
+            self.max[1] = self.max[0];
+            self.max[0] = v;
+        } else if v > self.max[1] {
+            self.max[1] = v;
+        }
+    }
+
+    /// Adds one candidate disk (in candidate order).
+    pub(crate) fn push(&mut self, c: &Candidate) {
+        let pos = self.n;
+        self.add_value(usable(c));
+        let m = c.space.available.saturating_sub(c.space.reserved);
+        if m > self.mus {
+            self.mus = m;
+            self.mus_pos = pos;
+        }
+    }
+
+    /// Merges another summary's values (not its `mus`).
+    fn merge(&mut self, o: &Agg) {
+        self.n += o.n;
+        self.sum += o.sum;
+        // The two smallest of a union are among each part's two smallest (likewise the largest);
+        // sentinels never displace a real value.
+        for v in o.min {
+            self.ins_min(v);
+        }
+        for v in o.max {
+            self.ins_max(v);
+        }
+    }
+
+    /// `spread(X)` = `(max X − min X) / mean X` with one value `v` of X replaced by `v − s`;
+    /// +∞ (`f64::MAX`) when X is empty or the mean is ≤ 0.
+    fn spread_with(&self, v: i128, s: i128) -> f64 {
         let nv = v - s;
-        let lo = if self.min[0].1 == i { self.min[1].0 } else { self.min[0].0 }.min(nv);
-        let hi = if self.max[0].1 == i { self.max[1].0 } else { self.max[0].0 }.max(nv);
+        // The smallest and largest of the other values: the second extreme when `v` is the first.
+        let lo = (if self.min[0] as i128 == v { self.min[1] } else { self.min[0] } as i128).min(nv);
+        let hi = (if self.max[0] as i128 == v { self.max[1] } else { self.max[0] } as i128).max(nv);
+        if self.n == 0 {
+            return f64::MAX;
+        }
         let mean = (self.sum - s) as f64 / self.n as f64;
-        if self.n == 0 || mean <= 0.0 {
+        if mean <= 0.0 {
             return f64::MAX;
         }
         (hi - lo) as f64 / mean
     }
 }
 
-fn usable(c: &Candidate) -> i128 {
-    let u = c.space.available as i128 - c.space.reserved as i128 - c.space.scheduled as i128;
-    u.max(0)
+/// The node-level counterpart of [`Agg`]: node totals can exceed `i64`.
+struct Wide {
+    n: usize,
+    sum: i128,
+    min: [i128; 2],
+    max: [i128; 2],
 }
 
-/// Chooses among `cands` (sorted by host id, then disk id; non-empty). Returns an index.
-/// Exact ties and the "arbitrary disk" fallback take the lowest (host, disk). Computes in
-/// O(candidates × nodes) for the balance score.
-pub(crate) fn choose(
-    strategy: DiskChoice,
-    cands: &[Candidate],
-    size: i64,
-    nodes_buf: &mut Vec<(HostId, i128)>,
-) -> usize {
-    debug_assert!(!cands.is_empty());
-    if cands.len() == 1 {
-        return 0;
+impl Wide {
+    fn new(values: impl Iterator<Item = i128>) -> Self {
+        let mut w = Wide { n: 0, sum: 0, min: [i128::MAX; 2], max: [i128::MIN; 2] };
+        for v in values {
+            w.n += 1;
+            w.sum += v;
+            if v < w.min[0] {
+                w.min = [v, w.min[0]];
+            } else if v < w.min[1] {
+                w.min[1] = v;
+            }
+            if v > w.max[0] {
+                w.max = [v, w.max[0]];
+            } else if v > w.max[1] {
+                w.max[1] = v;
+            }
+        }
+        w
     }
+
+    /// As [`Agg::spread_with`].
+    fn spread_with(&self, v: i128, s: i128) -> f64 {
+        let nv = v - s;
+        let lo = if self.min[0] == v { self.min[1] } else { self.min[0] }.min(nv);
+        let hi = if self.max[0] == v { self.max[1] } else { self.max[0] }.max(nv);
+        if self.n == 0 {
+            return f64::MAX;
+        }
+        let mean = (self.sum - s) as f64 / self.n as f64;
+        if mean <= 0.0 {
+            return f64::MAX;
+        }
+        (hi - lo) as f64 / mean
+    }
+}
+
+/// One host's candidates in a tier's union: `len` candidates from `start` in either the static
+/// list (disks no replica of the volume touches) or the per-replica dynamic list.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub(crate) host: HostId,
+    pub(crate) dynamic: bool,
+    pub(crate) start: u32,
+    pub(crate) len: u32,
+    pub(crate) agg: Agg,
+}
+
+impl Entry {
+    pub(crate) fn cands<'a>(&self, stat: &'a [Candidate], dynamic: &'a [Candidate]) -> &'a [Candidate] {
+        let list = if self.dynamic { dynamic } else { stat };
+        list.get(self.start as usize..(self.start + self.len) as usize).unwrap_or(&[])
+    }
+}
+
+/// `max(0, available − reserved − scheduled)`; inputs are ≥ 0, so the result fits an `i64`.
+pub(crate) fn usable(c: &Candidate) -> i64 {
+    let u = c.space.available as i128 - c.space.reserved as i128 - c.space.scheduled as i128;
+    u.clamp(0, i64::MAX as i128) as i64
+}
+
+/// Chooses among the candidates of `entries` (in host order, each host's candidates in disk
+/// order; entries with no candidate are not allowed). Exact ties and the "arbitrary disk"
+/// fallback take the lowest (host, disk). Computes in O(hosts + the chosen host's disks).
+pub(crate) fn choose_entries(
+    strategy: DiskChoice,
+    entries: &[Entry],
+    stat: &[Candidate],
+    dynamic: &[Candidate],
+    size: i64,
+) -> Option<Candidate> {
+    let first = entries.iter().find_map(|e| e.cands(stat, dynamic).first().copied())?;
     match strategy {
         DiskChoice::MostUsableStorage => {
-            let mut best = 0;
-            let mut best_v = i128::MIN;
-            for (i, c) in cands.iter().enumerate() {
-                let v = c.space.available as i128 - c.space.reserved as i128;
-                if v > best_v {
-                    best_v = v;
-                    best = i;
+            let mut best: Option<(&Entry, i64)> = None;
+            for e in entries {
+                if e.agg.n > 0 && best.is_none_or(|(_, v)| e.agg.mus > v) {
+                    best = Some((e, e.agg.mus));
                 }
             }
-            best
+            best.and_then(|(e, _)| e.cands(stat, dynamic).get(e.agg.mus_pos as usize).copied()).or(Some(first))
         }
         DiskChoice::BalanceScore => {
             let s = size as i128;
-            // Per-node usable totals, in host order (candidates are sorted).
-            nodes_buf.clear();
-            for c in cands {
-                match nodes_buf.last_mut() {
-                    Some((h, u)) if *h == c.host => *u += usable(c),
-                    _ => nodes_buf.push((c.host, usable(c))),
-                }
+            let node_stats = Wide::new(entries.iter().map(|e| e.agg.sum));
+            let mut disk_stats = Agg::EMPTY;
+            for e in entries {
+                disk_stats.merge(&e.agg);
             }
-            let node_stats = Stats::new(nodes_buf.iter().map(|n| n.1));
             let mut best_node = None;
             let mut best_score = f64::MAX;
-            for (i, &(_, total)) in nodes_buf.iter().enumerate() {
+            for e in entries {
+                let total = e.agg.sum;
                 if total < s {
                     continue;
                 }
-                let score = node_stats.spread_with(i, total, s);
+                let score = node_stats.spread_with(total, s);
                 if best_node.is_none() || score < best_score {
                     best_score = score;
-                    best_node = Some(i);
+                    best_node = Some(e);
                 }
             }
-            let Some(node) = best_node.filter(|_| best_score < f64::MAX) else { return 0 };
-            let host = nodes_buf[node].0;
-            let disk_stats = Stats::new(cands.iter().map(usable));
+            let Some(node) = best_node.filter(|_| best_score < f64::MAX) else { return Some(first) };
             let mut best_disk = None;
             let mut best_score = f64::MAX;
-            for (i, c) in cands.iter().enumerate() {
-                let u = usable(c);
-                if c.host != host || u < s {
+            for c in node.cands(stat, dynamic) {
+                let u = usable(c) as i128;
+                if u < s {
                     continue;
                 }
-                let score = disk_stats.spread_with(i, u, s);
+                let score = disk_stats.spread_with(u, s);
                 if best_disk.is_none() || score < best_score {
                     best_score = score;
-                    best_disk = Some(i);
+                    best_disk = Some(*c);
                 }
             }
-            best_disk.unwrap_or(0)
+            Some(best_disk.unwrap_or(first))
         }
     }
+}
+
+/// Chooses among `cands` (sorted by host id, then disk id; non-empty). Returns an index.
+/// The plain counterpart of [`choose_entries`], used by tests and the reference vectors.
+#[cfg(test)]
+pub(crate) fn choose(strategy: DiskChoice, cands: &[Candidate], size: i64) -> usize {
+    let mut entries: Vec<Entry> = Vec::new();
+    for (i, c) in cands.iter().enumerate() {
+        match entries.last_mut() {
+            Some(e) if e.host == c.host => {
+                e.len += 1;
+                e.agg.push(c);
+            }
+            _ => {
+                let mut agg = Agg::EMPTY;
+                agg.push(c);
+                entries.push(Entry { host: c.host, dynamic: false, start: i as u32, len: 1, agg });
+            }
+        }
+    }
+    let pick = choose_entries(strategy, &entries, cands, &[], size);
+    pick.and_then(|p| cands.iter().position(|c| (c.host, c.disk) == (p.host, p.disk))).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -156,7 +273,7 @@ mod tests {
     }
 
     fn pick(strategy: DiskChoice, cands: &[Candidate], s: i64) -> usize {
-        choose(strategy, cands, s, &mut Vec::new())
+        choose(strategy, cands, s)
     }
 
     /// The reference's balance-function vectors (HEAD column, then v1.10.2 column).

@@ -1,148 +1,231 @@
 //! Disk stage: the pre-filter (Longhorn's disk `Schedulable` condition), per-disk eligibility
-//! and space check for one node, and disk anti-affinity over a tier's candidates.
+//! and space check, and disk anti-affinity over a tier's candidates.
+//!
+//! Everything about a disk that does not depend on the replica being placed (pre-filter,
+//! eligibility, the space check against status values) is computed once per call in
+//! [`DiskPrep`]; only hosts holding a replica of the volume are re-evaluated per replica
+//! ([`dynamic_host`]), because in-cycle accounting and disk anti-affinity can change them.
 
-use super::choice::Candidate;
+use super::choice::{Agg, Candidate};
 use super::node_stage::tags_match;
-use super::reasons::{DiskNote, FailureReason, Reasons};
-use super::space::{is_schedulable_to_disk, DiskSpace};
-use super::volume::DataEngine;
+use super::reasons::{DiskNote, FailureReason};
+use super::space::{is_schedulable_to_disk, percent_of, DiskSpace, SpaceFailure};
+use super::volume::{DataEngine, Replica};
 use super::{Ctx, LonghornVersion};
 use crate::id::{DiskId, HostId};
-use crate::snapshot::{Disk, DiskType};
+use crate::snapshot::{Disk, DiskType, Host};
 
 const TIB: i64 = 1 << 40;
 
-/// Longhorn's disk `Schedulable` condition: the space check with size 0 and actual 0, plus
-/// `Ready`.
-pub(crate) fn disk_condition(cx: &Ctx<'_>, disk: &Disk) -> Result<(), DiskNote> {
-    if !disk.ready {
-        return Err(DiskNote::NotReady);
+/// One disk's replica-independent state for this call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DiskPrep {
+    /// Why it is not a candidate with status values (pre-filter, eligibility or space), if so.
+    pub(crate) note: Option<DiskNote>,
+    /// Passed the pre-filter and eligibility (the space check may still fail).
+    pub(crate) eligible: bool,
+}
+
+/// One host's disk-stage summary with status values.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostDisks {
+    /// Reason bits from the pre-filter and eligibility (and `disks are unavailable` when no disk
+    /// passes the pre-filter).
+    pub(crate) nonspace_bits: u16,
+    /// `nonspace_bits` plus `insufficient storage` when a space check failed.
+    pub(crate) static_bits: u16,
+}
+
+/// Step 10 without the space check: pre-filter (step 5) then eligibility. `Err((note, bits,
+/// prefiltered))`: `prefiltered` is false when the pre-filter already dropped the disk.
+/// Step 5's pre-filter (including Longhorn's disk `Schedulable` condition: `Ready` and the space
+/// check with size 0 and actual 0) and step 10's eligibility, in order.
+fn eligibility(cx: &Ctx<'_>, disk: &Disk, space: DiskSpace, lim: Limits) -> Result<(), (DiskNote, u16, bool)> {
+    if !disk.allow_scheduling || disk.eviction_requested {
+        return Err((DiskNote::Unavailable, 0, false));
     }
+    if !disk.ready {
+        return Err((DiskNote::NotReady, 0, false));
+    }
+    if let Err(f) = lim.check(0, 0, space) {
+        return Err((DiskNote::Pressure(f), 0, false));
+    }
+    let volume = cx.volume;
+    let wanted = if volume.data_engine == DataEngine::V1 { DiskType::Filesystem } else { DiskType::Block };
+    if disk.disk_type != wanted {
+        let bits = if cx.version == LonghornVersion::Head { FailureReason::DisksUnavailable.bit() } else { 0 };
+        return Err((DiskNote::WrongType, bits, true));
+    }
+    // Sizes first: the filesystem name is only read for the rare huge volume.
+    if volume.data_engine == DataEngine::V1 && volume.size >= 16 * TIB {
+        let fs = &*disk.fs_type;
+        if fs.starts_with("ext") || (fs == "xfs" && volume.size == i64::MAX) {
+            return Err((DiskNote::IncompatibleSize, FailureReason::IncompatibleVolumeSize.bit(), true));
+        }
+    }
+    let allow_empty = cx.settings.allow_empty_disk_selector_volume;
+    let has = |s| disk.tags.binary_search(&s).is_ok();
+    let tags_ok = tags_match(has, disk.tags.len(), &cx.disk_selector, allow_empty)
+        && (!cx.has_backing_image || tags_match(has, disk.tags.len(), &cx.image_disk_selector, allow_empty));
+    if !tags_ok {
+        return Err((DiskNote::Tags, FailureReason::TagsNotFulfilled.bit(), true));
+    }
+    Ok(())
+}
+
+/// `IsSchedulableToDisk` with the two percentages of one disk computed once (they depend only
+/// on `maximum` and `reserved`, not on the size or `scheduled`).
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    minimal: i64,
+    limit: i64,
+    min_pct: i64,
+    over_pct: i64,
+}
+
+impl Limits {
+    fn new(cx: &Ctx<'_>, space: DiskSpace) -> Self {
+        let s = cx.settings;
+        let (min_pct, over_pct) = (s.storage_minimal_available_percentage, s.storage_over_provisioning_percentage);
+        Limits {
+            minimal: percent_of(space.maximum, min_pct),
+            limit: percent_of(space.maximum.saturating_sub(space.reserved), over_pct),
+            min_pct,
+            over_pct,
+        }
+    }
+
+    /// Exactly [`is_schedulable_to_disk`] for the disk the limits were made from.
+    #[inline]
+    fn check(&self, size: i64, actual: i64, space: DiskSpace) -> Result<(), SpaceFailure> {
+        if space.maximum <= 0 {
+            return Err(SpaceFailure::MaximumNotPositive);
+        }
+        if space.available <= 0 {
+            return Err(SpaceFailure::AvailableNotPositive);
+        }
+        let current = space.available.saturating_sub(actual);
+        if current <= self.minimal {
+            return Err(SpaceFailure::ActualSpace { current, minimal: self.minimal, percentage: self.min_pct });
+        }
+        let total = size.saturating_add(space.scheduled);
+        if total > self.limit {
+            return Err(SpaceFailure::SchedulingSpace { total, limit: self.limit, percentage: self.over_pct });
+        }
+        Ok(())
+    }
+}
+
+fn space_check(cx: &Ctx<'_>, space: DiskSpace) -> Result<(), DiskNote> {
     let s = cx.settings;
     is_schedulable_to_disk(
-        0,
-        0,
-        DiskSpace::of(disk),
+        cx.volume.size,
+        cx.volume.actual_size,
+        space,
         s.storage_minimal_available_percentage,
         s.storage_over_provisioning_percentage,
     )
-    .map_err(DiskNote::Pressure)
+    .map_err(DiskNote::Space)
 }
 
-/// Step 10 for one node: appends its eligible disks to `out` and the failure keys to `reasons`.
-pub(crate) fn node_disks(
+/// Prepares one host's disks: appends one [`DiskPrep`] per disk to `disks` and the static
+/// candidates (status values, no replica of the volume considered) to `cands`, summarised in
+/// `agg`.
+pub(crate) fn prepare_host(
     cx: &Ctx<'_>,
-    host: HostId,
-    replica_hosts: &[Option<HostId>],
-    out: &mut Vec<Candidate>,
-    reasons: &mut Reasons,
-    notes: &mut Option<Vec<(HostId, DiskId, DiskNote)>>,
-) {
-    let h = cx.cluster.host(host).expect("candidate exists");
-    let mut note = |d: usize, n| {
-        if let Some(v) = notes.as_mut() {
-            v.push((host, DiskId::from_index(d), n));
-        }
-    };
-    let mut any = false;
-    let volume = cx.volume;
-    for (i, disk) in h.disks.iter().enumerate() {
-        // Pre-filter (step 5).
-        if !disk.allow_scheduling || disk.eviction_requested {
-            note(i, DiskNote::Unavailable);
-            continue;
-        }
-        if let Err(n) = disk_condition(cx, disk) {
-            note(i, n);
-            continue;
-        }
-        any = true;
-        // Eligibility (step 10).
-        let wanted = if volume.data_engine == DataEngine::V1 { DiskType::Filesystem } else { DiskType::Block };
-        if disk.disk_type != wanted {
-            if cx.version == LonghornVersion::Head {
-                reasons.insert(FailureReason::DisksUnavailable);
-            }
-            note(i, DiskNote::WrongType);
-            continue;
-        }
-        if volume.data_engine == DataEngine::V1 {
-            let fs = &*disk.fs_type;
-            let too_big =
-                (fs.starts_with("ext") && volume.size >= 16 * TIB) || (fs == "xfs" && volume.size == i64::MAX);
-            if too_big {
-                reasons.insert(FailureReason::IncompatibleVolumeSize);
-                note(i, DiskNote::IncompatibleSize);
-                continue;
-            }
-        }
-        let allow_empty = cx.settings.allow_empty_disk_selector_volume;
-        let has = |s| disk.tags.binary_search(&s).is_ok();
-        let tags_ok = tags_match(has, disk.tags.len(), &cx.disk_selector, allow_empty)
-            && (!cx.has_backing_image || tags_match(has, disk.tags.len(), &cx.image_disk_selector, allow_empty));
-        if !tags_ok {
-            reasons.insert(FailureReason::TagsNotFulfilled);
-            note(i, DiskNote::Tags);
-            continue;
-        }
-        // In-cycle accounting: replicas placed in this cycle are not in `scheduled` yet.
-        let mut space = DiskSpace::of(disk);
-        for (r, rh) in cx.replicas.iter().zip(replica_hosts) {
-            if r.counted || *rh != Some(host) {
-                continue;
-            }
-            if cx.version == LonghornVersion::V1_10 || *r.disk_id == *disk.name {
-                space.scheduled = space.scheduled.saturating_add(volume.size);
-            }
-        }
-        let s = cx.settings;
-        if let Err(f) = is_schedulable_to_disk(
-            volume.size,
-            volume.actual_size,
-            space,
-            s.storage_minimal_available_percentage,
-            s.storage_over_provisioning_percentage,
-        ) {
-            reasons.insert(FailureReason::InsufficientStorage);
-            note(i, DiskNote::Space(f));
-            continue;
-        }
-        out.push(Candidate { host, disk: DiskId::from_index(i), space: DiskSpace::of(disk) });
-    }
-    if !any {
-        reasons.insert(FailureReason::DisksUnavailable);
-    }
-}
-
-/// Step 11: keeps the candidates holding no replica of the volume if there are any; otherwise
-/// all of them (soft) or none (hard). Failed replicas count only when potentially reusable;
-/// deleted ones count.
-pub(crate) fn anti_affinity(
-    cx: &Ctx<'_>,
+    id: HostId,
+    h: &Host,
+    disks: &mut Vec<DiskPrep>,
     cands: &mut Vec<Candidate>,
-    replica_hosts: &[Option<HostId>],
-    disk_soft: bool,
-    notes: &mut Option<Vec<(HostId, DiskId, DiskNote)>>,
-) {
-    let holds = |c: &Candidate| {
-        let name = &cx.cluster.host(c.host).expect("candidate exists").disks[c.disk.index()].name;
-        cx.replicas.iter().zip(replica_hosts).any(|(r, rh)| {
-            *rh == Some(c.host)
-                && !r.disk_id.is_empty()
-                && *r.disk_id == **name
-                && (!r.is_failed() || r.is_potentially_reusable())
-        })
-    };
-    let any_free = cands.iter().any(|c| !holds(c));
-    if any_free || !disk_soft {
-        cands.retain(|c| {
-            let keep = !holds(c);
-            if !keep {
-                if let Some(v) = notes.as_mut() {
-                    v.push((c.host, c.disk, DiskNote::AntiAffinity));
+    agg: &mut Agg,
+) -> HostDisks {
+    let mut any = false;
+    let mut nonspace = 0u16;
+    let mut space_bits = 0u16;
+    let (size, actual) = (cx.volume.size, cx.volume.actual_size);
+    for (i, disk) in h.disks.iter().enumerate() {
+        let space = DiskSpace::of(disk);
+        let lim = Limits::new(cx, space);
+        match eligibility(cx, disk, space, lim) {
+            Err((note, bits, prefiltered)) => {
+                any |= prefiltered;
+                nonspace |= bits;
+                disks.push(DiskPrep { note: Some(note), eligible: false });
+            }
+            Ok(()) => {
+                any = true;
+                match lim.check(size, actual, space).map_err(DiskNote::Space) {
+                    Err(n) => {
+                        space_bits |= FailureReason::InsufficientStorage.bit();
+                        disks.push(DiskPrep { note: Some(n), eligible: true });
+                    }
+                    Ok(()) => {
+                        let c = Candidate { host: id, disk: DiskId::from_index(i), space };
+                        agg.push(&c);
+                        cands.push(c);
+                        disks.push(DiskPrep { note: None, eligible: true });
+                    }
                 }
             }
-            keep
-        });
+        }
     }
+    if !any {
+        nonspace |= FailureReason::DisksUnavailable.bit();
+    }
+    HostDisks { nonspace_bits: nonspace, static_bits: nonspace | space_bits }
+}
+
+/// Step 10 for a host that holds a replica of the volume: the space check with in-cycle
+/// accounting (replicas placed in this cycle are not in `scheduled` yet). Appends candidates
+/// to `out`; returns the reason bits. `notes` receives `(disk index, note)` pairs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dynamic_host(
+    cx: &Ctx<'_>,
+    id: HostId,
+    h: &Host,
+    prep: &[DiskPrep],
+    summary: HostDisks,
+    replicas: &[Replica],
+    replica_at: &[(Option<HostId>, Option<DiskId>)],
+    out: &mut Vec<Candidate>,
+    mut note: impl FnMut(usize, DiskNote),
+) -> u16 {
+    let mut bits = summary.nonspace_bits;
+    for (i, (disk, dp)) in h.disks.iter().zip(prep).enumerate() {
+        if !dp.eligible {
+            if let Some(n) = dp.note {
+                note(i, n);
+            }
+            continue;
+        }
+        let mut space = DiskSpace::of(disk);
+        let status = space;
+        for (r, &(rh, rd)) in replicas.iter().zip(replica_at) {
+            if r.counted || rh != Some(id) {
+                continue;
+            }
+            if cx.version == LonghornVersion::V1_10 || rd == Some(DiskId::from_index(i)) {
+                space.scheduled = space.scheduled.saturating_add(cx.volume.size);
+            }
+        }
+        match space_check(cx, space) {
+            Err(n) => {
+                bits |= FailureReason::InsufficientStorage.bit();
+                note(i, n);
+            }
+            Ok(()) => out.push(Candidate { host: id, disk: DiskId::from_index(i), space: status }),
+        }
+    }
+    bits
+}
+
+/// Whether a replica of the volume holds candidate `c` for step 11: failed replicas count only
+/// if potentially reusable; deleted ones count.
+pub(crate) fn holds(c: &Candidate, replicas: &[Replica], replica_at: &[(Option<HostId>, Option<DiskId>)]) -> bool {
+    replicas.iter().zip(replica_at).any(|(r, &(rh, rd))| {
+        rh == Some(c.host)
+            && rd == Some(c.disk)
+            && !r.disk_id.is_empty()
+            && (!r.is_failed() || r.is_potentially_reusable())
+    })
 }

@@ -5,6 +5,8 @@
 //! - [Quick example](#quick-example)
 //! - [Mapping Longhorn onto the snapshot](#mapping-longhorn-onto-the-snapshot)
 //! - [Step order](#step-order)
+//! - [Not modelled](#not-modelled)
+//! - [Cost](#cost)
 //! - [Versions](#versions)
 //! - [Determinism](#determinism)
 //!
@@ -53,8 +55,28 @@
 //! only); node classes (node selector, except for the used-node tier); the tier cascade
 //! (new node in a new zone → new node in a used zone → used node, as the settings allow); per-disk
 //! eligibility (type, filesystem size limit, tags) and the space check with in-cycle accounting;
-//! disk anti-affinity; best-effort data locality; the disk choice. Not modelled: linked clones
-//! (step 3) and the v2 "disable v2" kube label beyond the `v2_disabled` attribute.
+//! disk anti-affinity; best-effort data locality; the disk choice.
+//!
+//! # Not modelled
+//!
+//! - Linked clones (§3 step 3) and the v2 "disable v2" kube label beyond the `v2_disabled`
+//!   attribute; listing failures (`longhorn client operation failed`).
+//! - `CheckAndReuseFailedReplica` (reusing the latest-failed reusable replica during
+//!   replenishment) and `RequireNewReplica` (delaying a new replica until `lastDegradedAt +
+//!   replica-replenishment-wait-interval`): [`ReplicaScheduler::schedule_volume`] always creates
+//!   and schedules new replicas. The window itself is modelled for anti-affinity
+//!   ([`ReplicaScheduler::replenishing`]).
+//! - The precheck (`FindDiskCandidates` before creating each replica) as a separate step; only
+//!   its message format is provided ([`Reasons::precheck_message`]).
+//! - In [`plan_auto_balance`]: `best-effort` count evening, disk-pressure moves, and which
+//!   replica `cleanupAutoBalancedReplicas` would delete.
+//!
+//! # Cost
+//!
+//! A call prepares every host's eligibility and every disk's pre-filter, eligibility and space
+//! check once (O(hosts + disks)); each replica then costs O(hosts) plus the disks of the hosts
+//! that hold a replica of the volume (re-checked for in-cycle accounting and disk
+//! anti-affinity). No per-disk allocation; buffers are reused across the call's replicas.
 //!
 //! # Versions
 //!
@@ -73,6 +95,7 @@ mod choice;
 mod disk_stage;
 mod node_stage;
 mod plan;
+mod prep;
 mod reasons;
 mod settings;
 mod space;
@@ -96,8 +119,10 @@ pub use volume::{
 use crate::id::{DiskId, DomainId, HostId, Symbol};
 use crate::rng::SplitMix64;
 use crate::snapshot::{Cluster, Host};
-use choice::Candidate;
+use choice::{Agg, Entry};
+use prep::Prep;
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 /// Wrong input to the replica scheduler. Scheduling failures are outcomes, not errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -163,7 +188,9 @@ pub struct ReplicaPlacement {
 pub struct ReplicaOutcome {
     /// The placement, or `None` when the replica cannot be scheduled.
     pub placement: Option<ReplicaPlacement>,
-    /// Longhorn's reason keys (empty on success and on anti-affinity-only failures).
+    /// Longhorn's reason keys: empty on success (keys from tiers tried before the one that
+    /// placed the replica are dropped, as Longhorn returns no error) and on anti-affinity-only
+    /// failures.
     pub reasons: Reasons,
     /// Per-node and per-disk notes (filled only with [`ReplicaScheduler::explain`]).
     pub explanation: ReplicaExplanation,
@@ -180,7 +207,6 @@ impl ReplicaOutcome {
 pub(crate) struct Ctx<'a> {
     pub(crate) cluster: &'a Cluster,
     pub(crate) volume: &'a Volume,
-    pub(crate) replicas: &'a [Replica],
     pub(crate) settings: &'a ReplicaSettings,
     pub(crate) version: LonghornVersion,
     zone_level: Option<usize>,
@@ -190,16 +216,22 @@ pub(crate) struct Ctx<'a> {
     pub(crate) disk_selector: Vec<Option<Symbol>>,
     pub(crate) image_disk_selector: Vec<Option<Symbol>>,
     pub(crate) has_backing_image: bool,
+    /// The disk-pressure percentage when used nodes with a pressured disk count as unused
+    /// (effective auto-balance `best-effort` and pressure% > 0).
+    pub(crate) pressure_pct: Option<i64>,
+    /// Effective auto-balance is `best-effort`.
+    pub(crate) best_effort: bool,
+    /// The attached node, when it exists.
+    pub(crate) local_host: Option<HostId>,
 }
 
 impl<'a> Ctx<'a> {
-    fn new(s: &'a ReplicaScheduler, cluster: &'a Cluster, volume: &'a Volume, replicas: &'a [Replica]) -> Self {
+    fn new(s: &'a ReplicaScheduler, cluster: &'a Cluster, volume: &'a Volume) -> Self {
         let syms = |tags: &[String]| tags.iter().map(|t| cluster.symbols().get(t)).collect::<Vec<_>>();
         let image = volume.backing_image.as_ref();
         Ctx {
             cluster,
             volume,
-            replicas,
             settings: &s.settings,
             version: s.version,
             zone_level: cluster.topology().zone_level(),
@@ -209,6 +241,11 @@ impl<'a> Ctx<'a> {
             disk_selector: syms(&volume.disk_selector),
             image_disk_selector: image.map(|i| syms(&i.disk_selector)).unwrap_or_default(),
             has_backing_image: image.is_some(),
+            pressure_pct: (s.effective_auto_balance(volume) == AutoBalance::BestEffort
+                && s.settings.replica_auto_balance_disk_pressure_percentage > 0)
+                .then_some(s.settings.replica_auto_balance_disk_pressure_percentage),
+            best_effort: s.effective_auto_balance(volume) == AutoBalance::BestEffort,
+            local_host: if volume.node_id.is_empty() { None } else { cluster.host_id(&volume.node_id) },
         }
     }
 
@@ -347,7 +384,7 @@ impl ReplicaScheduler {
     /// Schedules `replicas[index]` of `volume`, seeing the other replicas as they are (placed
     /// ones occupy nodes, zones and disks). Does not change anything. `now` is in seconds.
     ///
-    /// Computes in O(hosts + disks × replicas).
+    /// Computes in O(hosts + disks + replicas × disks of the hosts holding replicas).
     ///
     /// # Errors
     ///
@@ -363,19 +400,24 @@ impl ReplicaScheduler {
         if index >= replicas.len() {
             return Err(ReplicaError::ReplicaIndex { index, len: replicas.len() });
         }
-        Ok(self.schedule_one(cluster, volume, replicas, index, now))
+        let cx = Ctx::new(self, cluster, volume);
+        let mut prep = Prep::new(&cx, replicas);
+        Ok(self.schedule_one(&cx, &mut prep, replicas, index, now))
     }
 
-    pub(crate) fn schedule_one(
+    /// One replica against prepared state. `index` is in range.
+    fn schedule_one(
         &self,
-        cluster: &Cluster,
-        volume: &Volume,
+        cx: &Ctx<'_>,
+        prep: &mut Prep,
         replicas: &[Replica],
         index: usize,
         now: i64,
     ) -> ReplicaOutcome {
         let mut out = ReplicaOutcome { placement: None, reasons: Reasons::default(), explanation: Default::default() };
-        let replica = &replicas[index];
+        let Some(replica) = replicas.get(index) else {
+            return out;
+        };
         if !replica.node_id.is_empty() {
             out.reasons.insert(FailureReason::AlreadyScheduled);
             return out;
@@ -384,47 +426,42 @@ impl ReplicaScheduler {
             out.reasons.insert(FailureReason::UnusedFailedReplica);
             return out;
         }
-        let cx = Ctx::new(self, cluster, volume, replicas);
+        let cluster = cx.cluster;
+        let volume = cx.volume;
         let mut node_notes = self.explain.then(Vec::new);
-        let mut disk_notes = self.explain.then(Vec::new);
-        let mut cands = Vec::new();
-        if let Err(r) = node_stage::candidates(&cx, replica, &mut cands, &mut node_notes) {
+        let mut disk_notes: Option<Vec<(HostId, DiskId, DiskNote)>> = self.explain.then(Vec::new);
+        let mut cands = std::mem::take(&mut prep.cand_hosts);
+        if let Err(r) = node_stage::candidates(cx, prep, replica, &mut cands, &mut node_notes) {
             out.reasons.insert(r);
             out.explanation.nodes = node_notes.unwrap_or_default();
+            prep.cand_hosts = cands;
             return out;
         }
-        let replica_hosts: Vec<Option<HostId>> =
-            replicas.iter().map(|r| if r.node_id.is_empty() { None } else { cluster.host_id(&r.node_id) }).collect();
         let (node_soft, zone_soft, disk_soft) = self.effective_anti_affinity(volume);
         let replenishing = self.replenishing(volume, now);
-        let used = node_stage::used(&cx, &cands, &replica_hosts, replenishing);
+        let used = node_stage::used(prep, &cands, replicas, replenishing);
 
-        // Step 8: node classes.
-        let best_effort = self.effective_auto_balance(volume) == AutoBalance::BestEffort;
-        let pressure = self.settings.replica_auto_balance_disk_pressure_percentage;
-        let allow_empty = self.settings.allow_empty_node_selector_volume;
-        let (mut t_new_zone, mut t_unused, mut t_evict, mut t_evict_zone) = (vec![], vec![], vec![], vec![]);
+        // Step 8: node classes (selector and pressure flags prepared once per call).
+        let [mut t_new_zone, mut t_unused, mut t_evict, mut t_evict_zone] = std::mem::take(&mut prep.tiers);
+        for t in [&mut t_new_zone, &mut t_unused, &mut t_evict, &mut t_evict_zone] {
+            t.clear();
+        }
         for &id in &cands {
-            let h = cluster.host(id).expect("candidate exists");
-            if !node_stage::node_tags_match(h, &cx.node_selector, allow_empty)
-                || (cx.has_backing_image && !node_stage::node_tags_match(h, &cx.image_node_selector, allow_empty))
-            {
+            let Some(hp) = prep.host(id) else { continue };
+            if !hp.selector_ok {
                 if let Some(v) = node_notes.as_mut() {
                     v.push((id, NodeNote::NodeSelector));
                 }
                 continue;
             }
             let node_used = used.node(id);
-            let pressured = best_effort
-                && pressure > 0
-                && h.disks.iter().any(|d| space::is_under_pressure(DiskSpace::of(d), pressure));
-            if node_used.is_none() || pressured {
+            if node_used.is_none() || hp.pressured {
                 t_unused.push(id);
             }
-            let zone_used = used.zone(cx.zone(id));
+            let zone_used = used.zone(hp.zone);
             if node_used == Some(true) {
                 t_evict.push(id);
-                if zone_used == Some(true) || best_effort {
+                if zone_used == Some(true) || cx.best_effort {
                     t_evict_zone.push(id);
                 }
             }
@@ -433,7 +470,8 @@ impl ReplicaScheduler {
             }
         }
         let t_used: Vec<HostId> = used.nodes.iter().map(|n| n.0).collect();
-        let mut tiers: Vec<(Tier, &[HostId])> = vec![(Tier::UnusedNodesInUnusedZones, &t_new_zone)];
+        let mut tiers: SmallVec<[(Tier, &[HostId]); 3]> = SmallVec::new();
+        tiers.push((Tier::UnusedNodesInUnusedZones, &t_new_zone));
         match (zone_soft, node_soft) {
             (false, _) => tiers.push((Tier::UnusedNodesInUnusedZonesAfterEviction, &t_evict_zone)),
             (true, false) => {
@@ -446,50 +484,130 @@ impl ReplicaScheduler {
             }
         }
 
-        // Steps 9–11.
-        let mut disks: Vec<Candidate> = Vec::new();
+        // Steps 9–11. A disk is noted once per call even when its node is in several tiers.
+        let mut noted = if self.explain { vec![false; prep.disks.len()] } else { Vec::new() };
+        let mut note_disk = |disk_start: u32, id: HostId, i: usize, n: DiskNote| {
+            if let Some(v) = disk_notes.as_mut() {
+                if let Some(seen) = noted.get_mut(disk_start as usize + i) {
+                    if !*seen {
+                        *seen = true;
+                        v.push((id, DiskId::from_index(i), n));
+                    }
+                }
+            }
+        };
+        let mut bits = 0u16;
         let mut chosen_tier = None;
         for (tier, nodes) in tiers {
-            disks.clear();
+            prep.entries.clear();
+            prep.dyn_cands.clear();
             for &id in nodes {
-                disk_stage::node_disks(&cx, id, &replica_hosts, &mut disks, &mut out.reasons, &mut disk_notes);
+                let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
+                let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
+                if hp.dirty {
+                    let Some(h) = cluster.host(id) else { continue };
+                    let start = prep.dyn_cands.len();
+                    bits |= disk_stage::dynamic_host(
+                        cx,
+                        id,
+                        h,
+                        disk_prep,
+                        hp.disks,
+                        replicas,
+                        &prep.replica_at,
+                        &mut prep.dyn_cands,
+                        |i, n| note_disk(hp.disk_start, id, i, n),
+                    );
+                    let len = prep.dyn_cands.len() - start;
+                    if len > 0 {
+                        let e =
+                            Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: Agg::EMPTY };
+                        prep.entries.push(e);
+                    }
+                } else {
+                    bits |= hp.disks.static_bits;
+                    if let (true, Some(h)) = (self.explain, cluster.host(id)) {
+                        for (i, dp) in disk_prep.iter().take(h.disks.len()).enumerate() {
+                            if let Some(n) = dp.note {
+                                note_disk(hp.disk_start, id, i, n);
+                            }
+                        }
+                    }
+                    if hp.cand_len > 0 {
+                        let e = Entry { host: id, dynamic: false, start: hp.cand_start, len: hp.cand_len, agg: hp.agg };
+                        prep.entries.push(e);
+                    }
+                }
             }
-            disk_stage::anti_affinity(&cx, &mut disks, &replica_hosts, disk_soft, &mut disk_notes);
-            if !disks.is_empty() {
+            // Step 11. Hosts without a replica of the volume hold no disk of it.
+            let stat_cands = &prep.cands;
+            let dyn_cands = &mut prep.dyn_cands;
+            let any_free = prep.entries.iter().any(|e| {
+                !e.dynamic
+                    || e.cands(stat_cands, dyn_cands).iter().any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
+            });
+            let filter = any_free || !disk_soft;
+            let mut w = 0usize;
+            for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
+                let start = w;
+                let mut agg = Agg::EMPTY;
+                for k in e.start as usize..(e.start + e.len) as usize {
+                    let c = dyn_cands[k];
+                    if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
+                        if let Some(hp) = prep.hosts.get(c.host.index()) {
+                            note_disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
+                        }
+                        continue;
+                    }
+                    agg.push(&c);
+                    dyn_cands[w] = c;
+                    w += 1;
+                }
+                e.start = start as u32;
+                e.len = (w - start) as u32;
+                e.agg = agg;
+            }
+            dyn_cands.truncate(w);
+            prep.entries.retain(|e| e.len > 0);
+            if !prep.entries.is_empty() {
                 chosen_tier = Some(tier);
                 break;
             }
         }
+        prep.cand_hosts = cands;
+        prep.tiers = [t_new_zone, t_unused, t_evict, t_evict_zone];
         out.explanation.tier = chosen_tier;
-        if disks.is_empty() {
-            out.explanation.nodes = node_notes.unwrap_or_default();
-            out.explanation.disks = disk_notes.unwrap_or_default();
-            return out;
-        }
-        disks.sort_by_key(|c| (c.host, c.disk));
+        out.explanation.nodes = node_notes.unwrap_or_default();
+        out.explanation.disks = disk_notes.unwrap_or_default();
 
         // Step 12: best-effort locality, then the choice.
-        if volume.data_locality == DataLocality::BestEffort && !volume.node_id.is_empty() {
-            if let Some(local) = cluster.host_id(&volume.node_id) {
-                let has_local = replicas.iter().zip(&replica_hosts).any(|(r, h)| *h == Some(local) && !r.is_failed());
-                if !has_local && disks.iter().any(|c| c.host == local) {
-                    disks.retain(|c| c.host == local);
+        if volume.data_locality == DataLocality::BestEffort {
+            if let Some(local) = cx.local_host {
+                let has_local =
+                    replicas.iter().zip(&prep.replica_at).any(|(r, &(h, _))| h == Some(local) && !r.is_failed());
+                if !has_local && prep.entries.iter().any(|e| e.host == local) {
+                    prep.entries.retain(|e| e.host == local);
                 }
             }
         }
-        let mut buf = Vec::new();
-        let pick = disks[choice::choose(self.disk_choice, &disks, volume.size, &mut buf)];
-        let host = cluster.host(pick.host).expect("candidate exists");
+        let pick = choice::choose_entries(self.disk_choice, &prep.entries, &prep.cands, &prep.dyn_cands, volume.size);
+        let placed = pick.and_then(|p| {
+            let host = cluster.host(p.host)?;
+            Some((p, host, host.disks.get(p.disk.index())?))
+        });
+        let Some((pick, host, disk)) = placed else {
+            out.explanation.tier = None;
+            out.reasons.insert_bits(bits);
+            return out;
+        };
         let mut rng = SplitMix64::new(self.seed ^ name_hash(&[&volume.name, &replica.name]));
         out.placement = Some(ReplicaPlacement {
             host: pick.host,
             disk: pick.disk,
             node_id: host.name.to_string(),
-            disk_id: host.disks[pick.disk.index()].name.to_string(),
+            disk_id: disk.name.to_string(),
             data_directory_name: format!("{}-{:08x}", volume.name, rng.next_u64() as u32),
         });
-        out.explanation.nodes = node_notes.unwrap_or_default();
-        out.explanation.disks = disk_notes.unwrap_or_default();
         out
     }
 
@@ -502,7 +620,8 @@ impl ReplicaScheduler {
     /// Replicas of a volume with data locality wait (stay unscheduled, with no reason) until the
     /// volume is attached; strict-local replicas get a hard node affinity to the attached node.
     ///
-    /// Computes in O(replicas × (hosts + disks × replicas)).
+    /// Computes in O(hosts + disks) once, plus O(hosts + replicas × disks of the hosts holding
+    /// replicas) per replica scheduled.
     pub fn schedule_volume(
         &self,
         cluster: &Cluster,
@@ -533,12 +652,15 @@ impl ReplicaScheduler {
         let waiting = volume.data_locality != DataLocality::Disabled && volume.node_id.is_empty();
         let mut results = Vec::new();
         if !waiting {
+            let cx = Ctx::new(self, cluster, volume);
+            let mut prep = Prep::new(&cx, &list);
             for i in 0..list.len() {
                 if !list[i].node_id.is_empty() || list[i].is_failed() || list[i].deleted {
                     continue;
                 }
-                let outcome = self.schedule_one(cluster, volume, &list, i, now);
+                let outcome = self.schedule_one(&cx, &mut prep, &list, i, now);
                 if let Some(p) = &outcome.placement {
+                    prep.place(i, p.host, p.disk);
                     let r = &mut list[i];
                     r.node_id = p.node_id.clone();
                     r.disk_id = p.disk_id.clone();

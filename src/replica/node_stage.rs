@@ -1,11 +1,12 @@
 //! Node and zone stage: schedulable nodes, hard affinity, topology, engine image, used nodes and
 //! zones, and the node classes the tier cascade walks.
 
+use super::prep::Prep;
 use super::reasons::{FailureReason, NodeNote};
-use super::volume::{DataEngine, Replica, Volume};
-use super::{attr_bool, Ctx};
+use super::volume::{Replica, Volume};
+use super::Ctx;
 use crate::id::{DomainId, HostId, Symbol};
-use crate::snapshot::{Cluster, Host};
+use crate::snapshot::Host;
 
 /// `IsSelectorsInTags` over interned tags: every selector present (AND); an empty selector
 /// matches when `allow_empty` or the object has no tags. `None` in `selector` is a tag no object
@@ -29,11 +30,11 @@ pub(crate) fn node_tags_match(host: &Host, selector: &[Option<Symbol>], allow_em
 /// Steps 2 and 4: the candidate nodes in host id order, or the failure reason.
 pub(crate) fn candidates(
     cx: &Ctx<'_>,
+    prep: &Prep,
     replica: &Replica,
     out: &mut Vec<HostId>,
     notes: &mut Option<Vec<(HostId, NodeNote)>>,
 ) -> Result<(), FailureReason> {
-    let cluster: &Cluster = cx.cluster;
     let volume: &Volume = cx.volume;
     let mut note = |id, n| {
         if let Some(v) = notes.as_mut() {
@@ -41,26 +42,18 @@ pub(crate) fn candidates(
         }
     };
     out.clear();
-    for (id, h) in cluster.hosts() {
-        let st = h.state;
-        let reject = if !st.up {
-            Some(NodeNote::NotReady)
-        } else if st.cordoned && cx.settings.disable_scheduling_on_cordoned_node {
-            Some(NodeNote::Cordoned)
-        } else if !st.enabled || st.evicting {
-            Some(NodeNote::SchedulingDisabled)
-        } else if volume.data_engine == DataEngine::V2 && attr_bool(h, "v2_disabled", false) {
-            Some(NodeNote::V2Disabled)
-        } else {
-            None
-        };
-        match reject {
+    for (i, hp) in prep.hosts.iter().enumerate() {
+        if !hp.exists {
+            continue;
+        }
+        let id = HostId::from_index(i);
+        match hp.step2 {
             Some(n) => note(id, n),
             None => out.push(id),
         }
     }
     if !replica.hard_node_affinity.is_empty() {
-        let target = cluster.host_id(&replica.hard_node_affinity);
+        let target = cx.cluster.host_id(&replica.hard_node_affinity);
         out.retain(|&id| {
             let keep = Some(id) == target;
             if !keep {
@@ -74,12 +67,7 @@ pub(crate) fn candidates(
     }
     if !volume.topology_requirement.is_empty() {
         out.retain(|&id| {
-            let zone = cx.zone_name(id);
-            let region = cx.region_name(id);
-            let keep = volume
-                .topology_requirement
-                .iter()
-                .any(|t| (t.zone.is_empty() || t.zone == zone) && (t.region.is_empty() || t.region == region));
+            let keep = prep.host(id).is_some_and(|h| h.topo_ok);
             if !keep {
                 note(id, NodeNote::Topology);
             }
@@ -92,10 +80,8 @@ pub(crate) fn candidates(
     if out.is_empty() {
         return Err(FailureReason::NodesUnavailable);
     }
-    let v1 = volume.data_engine == DataEngine::V1;
     out.retain(|&id| {
-        let h = cluster.host(id).expect("candidate exists");
-        let keep = attr_bool(h, "im_running", true) && (!v1 || attr_bool(h, "engine_image_ready", true));
+        let keep = prep.host(id).is_some_and(|h| h.engine_ok);
         if !keep {
             note(id, NodeNote::EngineImage);
         }
@@ -127,16 +113,16 @@ impl Used {
 }
 
 /// Step 7: used nodes and zones, from replicas on candidate nodes only.
-pub(crate) fn used(cx: &Ctx<'_>, cands: &[HostId], replica_hosts: &[Option<HostId>], replenishing: bool) -> Used {
+pub(crate) fn used(prep: &Prep, cands: &[HostId], replicas: &[Replica], replenishing: bool) -> Used {
     let mut used = Used::default();
-    for (r, host) in cx.replicas.iter().zip(replica_hosts) {
+    for (r, &(host, _)) in replicas.iter().zip(&prep.replica_at) {
         if r.node_id.is_empty() || r.deleted {
             continue;
         }
         if r.is_failed() && (!r.is_potentially_reusable() || replenishing) {
             continue;
         }
-        let Some(host) = *host else { continue };
+        let Some(host) = host else { continue };
         if cands.binary_search(&host).is_err() {
             continue;
         }
@@ -145,7 +131,7 @@ pub(crate) fn used(cx: &Ctx<'_>, cands: &[HostId], replica_hosts: &[Option<HostI
             Ok(i) => used.nodes[i].1 &= evicting,
             Err(i) => used.nodes.insert(i, (host, evicting)),
         }
-        let z = cx.zone(host);
+        let z = prep.host(host).map_or(DomainId::NONE, |h| h.zone);
         match used.zones.iter_mut().find(|x| x.0 == z) {
             Some(x) => x.1 &= evicting,
             None => used.zones.push((z, evicting)),

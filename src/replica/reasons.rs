@@ -42,6 +42,30 @@ pub enum FailureReason {
 }
 
 impl FailureReason {
+    /// Every reason, in declaration order (the bit order of [`FailureReason::bit`]).
+    const ALL: [FailureReason; 15] = [
+        FailureReason::InsufficientStorage,
+        FailureReason::DiskNotFound,
+        FailureReason::DisksUnavailable,
+        FailureReason::TagsNotFulfilled,
+        FailureReason::NodeNotFound,
+        FailureReason::NodesUnavailable,
+        FailureReason::NoReadyEngineImage,
+        FailureReason::HardAffinity,
+        FailureReason::TopologyRequirement,
+        FailureReason::LinkedClone,
+        FailureReason::SchedulingFailed,
+        FailureReason::UnusedFailedReplica,
+        FailureReason::AlreadyScheduled,
+        FailureReason::ClientOperation,
+        FailureReason::IncompatibleVolumeSize,
+    ];
+
+    /// A one-bit mask for hot-path accumulation.
+    pub(crate) fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
     /// Longhorn's key text.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -91,6 +115,15 @@ impl Reasons {
     pub fn insert(&mut self, r: FailureReason) {
         if let Err(i) = self.0.binary_search(&r) {
             self.0.insert(i, r);
+        }
+    }
+
+    /// Adds every reason of a [`FailureReason::bit`] mask.
+    pub(crate) fn insert_bits(&mut self, bits: u16) {
+        for r in FailureReason::ALL {
+            if bits & r.bit() != 0 {
+                self.insert(r);
+            }
         }
     }
 
@@ -189,7 +222,8 @@ pub enum DiskNote {
 pub struct ReplicaExplanation {
     /// Nodes that were dropped, in host id order within each stage.
     pub nodes: Vec<(HostId, NodeNote)>,
-    /// Disks that were dropped, in the order evaluated.
+    /// Disks that were dropped, in the order evaluated; each disk at most once, with the first
+    /// reason found (a node can be in several tiers).
     pub disks: Vec<(HostId, DiskId, DiskNote)>,
     /// The tier that produced the result (0 = new node in a new zone …), if any.
     pub tier: Option<Tier>,

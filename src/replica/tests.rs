@@ -407,7 +407,7 @@ fn explanation_and_plans() {
     let c = docs_cluster();
     let s = sched(|_| {}).explain(true);
     let o = one(&s, &c, &Volume::new("v", G, 1), vec![]);
-    assert!(o.explanation.disks.len() >= 2); // one note per disk per tier that reached it
+    assert!(o.explanation.disks.len() >= 2);
     assert!(matches!(o.explanation.disks[0].2, DiskNote::Pressure(SpaceFailure::ActualSpace { .. })));
     let d = |n: &str| host(n, &[("d", 100 * G, 80 * G)]);
     let c = cluster(vec![d("n1"), d("n2"), d("n3")]);
@@ -421,4 +421,29 @@ fn explanation_and_plans() {
     let s = sched(|s| s.replica_auto_balance = AutoBalance::LeastEffort);
     let rs = [Replica::on("a", "n1", "d"), Replica::on("b", "n1", "d")];
     assert_eq!(plan_auto_balance(&s, &c, &Volume::new("v", G, 2), &rs).len(), 1);
+}
+
+/// Regression: nodeA is in tier 0 (unused zone) and tier 1 (unused node); its disks were listed
+/// once per tier.
+#[test]
+fn explanation_lists_each_disk_once() {
+    let c = docs_cluster();
+    let o = one(&sched(|_| {}).explain(true), &c, &Volume::new("v", G, 1), vec![]);
+    let mut keys: Vec<_> = o.explanation.disks.iter().map(|d| (d.0, d.1)).collect();
+    assert_eq!(keys.len(), 2);
+    keys.dedup();
+    assert_eq!(keys.len(), 2);
+}
+
+/// Reasons from tiers tried before the one that placed the replica are not reported on success.
+#[test]
+fn no_reasons_on_success() {
+    let c = cluster(vec![
+        host("n1", &[("d", 100 * G, 20 * G)]).zone("z1"),
+        host("n2", &[("d", 100 * G, 80 * G)]).zone("z1"),
+        host("n3", &[("d", 100 * G, 80 * G)]).zone("z2"),
+    ]);
+    let o = one(&sched(|_| {}), &c, &Volume::new("v", G, 2), vec![Replica::on("a", "n3", "d")]);
+    assert_eq!(at(&o), "n2/d");
+    assert!(o.reasons.is_empty());
 }
