@@ -10,7 +10,7 @@ use crate::weigh::{Bounds, Weigher};
 ///
 /// The configured multiplier is the option `build_failure_weight_multiplier` (default 1e6, a
 /// positive number), overridden per host by the smallest aggregate value of the same key
-/// ([`aggregate_multiplier`]), and the result is **negated**: the weight a host gets is
+/// ([`aggregate_multiplier`](super::aggregate_multiplier)), and the result is **negated**: the weight a host gets is
 /// `−multiplier × normalised`, so with the default a host with failures drops below every
 /// difference the other default weighers can make. Host-local.
 ///

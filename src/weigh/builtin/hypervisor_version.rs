@@ -1,16 +1,11 @@
 //! `HypervisorVersionWeigher`: hypervisor version.
 
-use super::aggregate_multiplier;
-use crate::id::HostId;
-use crate::request::Cx;
-use crate::weigh::{Bounds, Weigher};
-
 /// The filter scheduler's `HypervisorVersionWeigher`. A host's raw value is `hypervisor_version`
 /// (an integer such as 8002000), 0 when the host has none, normalised min–max over the candidates.
 /// The default multiplier prefers the newest hypervisor.
 ///
 /// The multiplier is the option `hypervisor_version_weight_multiplier` (default 1.0), overridden
-/// per host by the smallest aggregate value of the same key ([`aggregate_multiplier`]). Host-local.
+/// per host by the smallest aggregate value of the same key ([`aggregate_multiplier`](super::aggregate_multiplier)). Host-local.
 ///
 /// ```
 /// use placewise::weigh::builtin::HypervisorVersionWeigher;
@@ -24,45 +19,11 @@ use crate::weigh::{Bounds, Weigher};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct HypervisorVersionWeigher;
 
-impl HypervisorVersionWeigher {
-    /// The Nova class name, which [`name`](Weigher::name) returns.
-    pub const NAME: &'static str = "HypervisorVersionWeigher";
-    /// The option group of [`OPTION`](Self::OPTION).
-    pub const GROUP: &'static str = "filter_scheduler";
-    /// The multiplier option.
-    pub const OPTION: &'static str = "hypervisor_version_weight_multiplier";
-    /// The aggregate metadata key that overrides the multiplier per host.
-    pub const AGGREGATE_KEY: &'static str = "hypervisor_version_weight_multiplier";
-    /// The option's default.
-    pub const DEFAULT_MULTIPLIER: f64 = 1.0;
-    /// The smallest value the option accepts, if it has a minimum (not applied to aggregate
-    /// overrides).
-    pub const MIN_MULTIPLIER: Option<f64> = None;
-}
-
-impl Weigher for HypervisorVersionWeigher {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    #[inline]
-    fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64 {
-        cx.host_state(host).hypervisor_version()
-    }
-
-    fn bounds(&self) -> Bounds {
-        Bounds::NONE
-    }
-
-    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
-        aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
-    }
-
-    fn per_host_multiplier(&self) -> bool {
-        true
-    }
-
-    fn host_local(&self) -> bool {
-        true
-    }
-}
+nova_weigher!(
+    HypervisorVersionWeigher,
+    name: "HypervisorVersionWeigher",
+    option: "hypervisor_version_weight_multiplier",
+    default: 1.0,
+    bounds: crate::weigh::Bounds::NONE,
+    raw: |cx, host| cx.host_state(host).hypervisor_version(),
+);

@@ -23,7 +23,7 @@ use crate::weigh::{Bounds, Weigher};
 /// - otherwise that entry is skipped and the sum goes on.
 ///
 /// The multiplier is the option `[metrics] weight_multiplier` (default 1.0), overridden per host
-/// by the smallest aggregate value of `metrics_weight_multiplier` ([`aggregate_multiplier`]).
+/// by the smallest aggregate value of `metrics_weight_multiplier` ([`aggregate_multiplier`](super::aggregate_multiplier)).
 /// Because a host's raw value depends on that multiplier, the weigher must know the configured
 /// value too: give the scheduler the same number as
 /// [`weight_multiplier`](MetricsWeigher::weight_multiplier). Host-local: metrics do not change

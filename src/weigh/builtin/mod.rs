@@ -23,6 +23,63 @@
 //! every one is host-local: its raw value depends only on the host and what earlier instances of
 //! the request consumed there.
 
+/// The filter scheduler's plain weighers share one shape: class-name and option constants, a raw
+/// value read from the host-state view, fixed bounds, the per-aggregate multiplier override, and
+/// host locality. Each weigher file declares and documents its type and states what differs.
+macro_rules! nova_weigher {
+    (
+        $ty:ident,
+        name: $name:literal,
+        option: $option:literal,
+        default: $default:expr,
+        bounds: $bounds:expr,
+        raw: |$cx:ident, $host:ident| $raw:expr $(,)?
+    ) => {
+        impl $ty {
+            /// The Nova class name, which [`name`](crate::Weigher::name) returns.
+            pub const NAME: &'static str = $name;
+            /// The option group of [`OPTION`](Self::OPTION).
+            pub const GROUP: &'static str = "filter_scheduler";
+            /// The multiplier option.
+            pub const OPTION: &'static str = $option;
+            /// The aggregate metadata key that overrides the multiplier per host.
+            pub const AGGREGATE_KEY: &'static str = $option;
+            /// The option's default.
+            pub const DEFAULT_MULTIPLIER: f64 = $default;
+            /// The smallest value the option accepts, if it has a minimum (not applied to
+            /// aggregate overrides).
+            pub const MIN_MULTIPLIER: Option<f64> = None;
+        }
+
+        impl $crate::weigh::Weigher for $ty {
+            fn name(&self) -> &str {
+                Self::NAME
+            }
+
+            #[inline]
+            fn weigh(&self, $cx: &$crate::request::Cx<'_>, $host: $crate::id::HostId) -> f64 {
+                $raw
+            }
+
+            fn bounds(&self) -> $crate::weigh::Bounds {
+                $bounds
+            }
+
+            fn multiplier(&self, cx: &$crate::request::Cx<'_>, host: $crate::id::HostId, configured: f64) -> f64 {
+                $crate::weigh::builtin::aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
+            }
+
+            fn per_host_multiplier(&self) -> bool {
+                true
+            }
+
+            fn host_local(&self) -> bool {
+                true
+            }
+        }
+    };
+}
+
 mod aggregate_multiplier;
 mod build_failure;
 mod cpu;
