@@ -343,7 +343,7 @@ impl Scheduler {
         // scheduler, so they take the full path.
         let incremental = self.host_subset_size == 1
             && self.host_local(&Cx::new(cluster, request, &compiled, overlay, 0), &filter_states)
-            && !request.vm.forces();
+            && !forced;
 
         let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
         let mut selections = Vec::with_capacity(request.count as usize);
