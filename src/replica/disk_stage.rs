@@ -50,6 +50,12 @@ fn eligibility(cx: &Ctx<'_>, disk: &Disk, space: DiskSpace, lim: Limits) -> Resu
     if let Err(f) = lim.check(0, 0, space) {
         return Err((DiskNote::Pressure(f), 0, false));
     }
+    volume_fit(cx, disk)
+}
+
+/// Step 10's eligibility items (2)–(5): disk type for the engine, filesystem size limit, volume
+/// and backing-image disk tags. `Err((note, reason bits, true))` on the first that fails.
+pub(crate) fn volume_fit(cx: &Ctx<'_>, disk: &Disk) -> Result<(), (DiskNote, u16, bool)> {
     let volume = cx.volume;
     let wanted = if volume.data_engine == DataEngine::V1 { DiskType::Filesystem } else { DiskType::Block };
     if disk.disk_type != wanted {

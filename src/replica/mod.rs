@@ -61,13 +61,13 @@
 //!
 //! - Linked clones (§3 step 3) and the v2 "disable v2" kube label beyond the `v2_disabled`
 //!   attribute; listing failures (`longhorn client operation failed`).
-//! - `CheckAndReuseFailedReplica` (reusing the latest-failed reusable replica during
-//!   replenishment) and `RequireNewReplica` (delaying a new replica until `lastDegradedAt +
-//!   replica-replenishment-wait-interval`): [`ReplicaScheduler::schedule_volume`] always creates
-//!   and schedules new replicas. The window itself is modelled for anti-affinity
-//!   ([`ReplicaScheduler::replenishing`]).
-//! - The precheck (`FindDiskCandidates` before creating each replica) as a separate step; only
-//!   its message format is provided ([`Reasons::precheck_message`]).
+//! - Around `CheckAndReuseFailedReplica` ([`ReplicaScheduler::reusable_failed_replica`]): the
+//!   controller's per-replica backoff, and the reused replica's other fields (only `failedAt`
+//!   and the retry count change). The reuse candidate check skips the disk `Schedulable` lookup
+//!   and the space check (Longhorn's `requireSchedulingCheck = false`), keeping only the
+//!   `DiskPressure` exception.
+//! - The rebuild limits (`concurrent-replica-rebuild-per-node-limit`, one rebuilding replica at
+//!   a time): [`ReplicaScheduler::schedule_volume`] collapses the one-per-pass loop.
 //! - In [`plan_auto_balance`]: `best-effort` count evening, disk-pressure moves, and which
 //!   replica `cleanupAutoBalancedReplicas` would delete.
 //!
@@ -97,6 +97,7 @@ mod node_stage;
 mod plan;
 mod prep;
 mod reasons;
+mod reuse;
 mod settings;
 mod space;
 mod volume;
@@ -611,17 +612,23 @@ impl ReplicaScheduler {
         out
     }
 
-    /// Brings `volume` to `numberOfReplicas`: creates the missing replicas (all N for a new
-    /// volume; `numberOfReplicas − usable` otherwise, collapsing Longhorn's one-per-pass loop),
-    /// then schedules every pending replica in name order, writing each placement back so the
-    /// next one sees it (node, zone, disk and in-cycle space; not the balance score, which reads
-    /// disk status only). Nothing is applied to the cluster.
+    /// Brings `volume` to `numberOfReplicas` the way Longhorn's volume controller replenishes
+    /// (collapsing its one-per-pass loop), then schedules every pending replica in name order,
+    /// writing each placement back so the next one sees it (node, zone, disk and in-cycle space;
+    /// not the balance score, which reads disk status only). Nothing is applied to the cluster.
+    ///
+    /// For each of the `numberOfReplicas − usable` missing replicas: on an existing volume, first
+    /// reuse a failed replica ([`ReplicaScheduler::reusable_failed_replica`]: its `failedAt` is
+    /// cleared and its retry count incremented); otherwise, unless strict-local, stop while
+    /// [`ReplicaScheduler::require_new_replica`] says to wait; then, unless strict-local, stop
+    /// when the [`ReplicaScheduler::precheck`] fails; else create a replica (a new volume gets
+    /// all N, each prechecked against the replicas created so far).
     ///
     /// Replicas of a volume with data locality wait (stay unscheduled, with no reason) until the
     /// volume is attached; strict-local replicas get a hard node affinity to the attached node.
     ///
-    /// Computes in O(hosts + disks) once, plus O(hosts + replicas × disks of the hosts holding
-    /// replicas) per replica scheduled.
+    /// Computes in O(hosts + disks) per replica created or reused, plus O(hosts + replicas ×
+    /// disks of the hosts holding replicas) per replica scheduled.
     pub fn schedule_volume(
         &self,
         cluster: &Cluster,
@@ -634,7 +641,34 @@ impl ReplicaScheduler {
         let missing = (volume.number_of_replicas as usize).saturating_sub(usable);
         let mut rng = SplitMix64::new(self.seed ^ name_hash(&[&volume.name]));
         let mut created = Vec::new();
+        let mut reused = Vec::new();
+        let mut wait_seconds = 0;
+        let mut precheck_failure = None;
+        let new_volume = list.is_empty();
+        let hard =
+            if volume.data_locality == DataLocality::StrictLocal { volume.node_id.clone() } else { String::new() };
         for _ in 0..missing {
+            if !new_volume {
+                if let Some(i) = self.reusable_failed_replica(cluster, volume, &list, &hard) {
+                    let r = &mut list[i];
+                    r.failed_at = None;
+                    r.rebuild_retry_count += 1;
+                    reused.push(r.name.clone());
+                    continue;
+                }
+                if hard.is_empty() {
+                    wait_seconds = self.require_new_replica(volume, &list, &hard, now);
+                    if wait_seconds > 0 {
+                        break;
+                    }
+                }
+            }
+            if hard.is_empty() {
+                if let Err(m) = self.precheck(cluster, volume, &list, now) {
+                    precheck_failure = Some(m);
+                    break;
+                }
+            }
             let name = loop {
                 let n = format!("{}-r-{:08x}", volume.name, rng.next_u64() as u32);
                 if !list.iter().any(|r| r.name == n) {
@@ -642,9 +676,7 @@ impl ReplicaScheduler {
                 }
             };
             let mut r = Replica::new(name.clone());
-            if volume.data_locality == DataLocality::StrictLocal {
-                r.hard_node_affinity = volume.node_id.clone();
-            }
+            r.hard_node_affinity = hard.clone();
             list.push(r);
             created.push(name);
         }
@@ -670,7 +702,15 @@ impl ReplicaScheduler {
                 results.push((list[i].name.clone(), outcome));
             }
         }
-        VolumeSchedule { replicas: list, created, results, waiting_for_attachment: waiting }
+        VolumeSchedule {
+            replicas: list,
+            created,
+            reused,
+            wait_seconds,
+            precheck_failure,
+            results,
+            waiting_for_attachment: waiting,
+        }
     }
 }
 
@@ -683,6 +723,12 @@ pub struct VolumeSchedule {
     pub replicas: Vec<Replica>,
     /// Names of the replicas created by the call.
     pub created: Vec<String>,
+    /// Names of the failed replicas reused (failure cleared, retry count incremented), in order.
+    pub reused: Vec<String>,
+    /// Seconds until a new replica may be created (`RequireNewReplica`); 0 when none is delayed.
+    pub wait_seconds: i64,
+    /// The precheck message that stopped replica creation, if any.
+    pub precheck_failure: Option<String>,
     /// One outcome per replica the call tried to schedule, in the order tried.
     pub results: Vec<(String, ReplicaOutcome)>,
     /// Data locality is on and the volume is detached: nothing was scheduled.
@@ -709,8 +755,14 @@ impl VolumeSchedule {
     }
 
     /// The volume `Scheduled=False` message when some replica failed: the joined reasons of every
-    /// failure, or `replica scheduling failed`; `None` when every tried replica was placed.
+    /// failure, or `replica scheduling failed`; `None` when every tried replica was placed and
+    /// the precheck did not stop creation.
+    /// A scheduling failure takes precedence over a precheck failure (it comes later in the
+    /// controller's pass); otherwise the precheck message.
     pub fn condition_message(&self) -> Option<String> {
-        self.results.iter().any(|(_, o)| o.placement.is_none()).then(|| self.reasons().condition_message())
+        if self.results.iter().any(|(_, o)| o.placement.is_none()) {
+            return Some(self.reasons().condition_message());
+        }
+        self.precheck_failure.clone()
     }
 }

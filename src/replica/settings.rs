@@ -56,6 +56,9 @@ pub struct ReplicaSettings {
     /// `concurrent-replica-rebuild-per-node-limit` (default 5; 0 disables rebuilds). Recorded,
     /// not read by the scheduler.
     pub concurrent_replica_rebuild_per_node_limit: i64,
+    /// `fast-replica-rebuild-enabled` (default true): v2 volumes reuse failed replicas only
+    /// when it is on.
+    pub fast_replica_rebuild_enabled: bool,
 }
 
 impl Default for ReplicaSettings {
@@ -77,6 +80,7 @@ impl Default for ReplicaSettings {
             default_data_locality: DataLocality::Disabled,
             allow_volume_creation_with_degraded_availability: true,
             concurrent_replica_rebuild_per_node_limit: 5,
+            fast_replica_rebuild_enabled: true,
         }
     }
 }
@@ -99,6 +103,7 @@ pub const SETTING_NAMES: &[&str] = &[
     "default-data-locality",
     "allow-volume-creation-with-degraded-availability",
     "concurrent-replica-rebuild-per-node-limit",
+    "fast-replica-rebuild-enabled",
 ];
 
 fn bad(name: &str, value: &str) -> ReplicaError {
@@ -175,6 +180,7 @@ impl ReplicaSettings {
             "concurrent-replica-rebuild-per-node-limit" => {
                 self.concurrent_replica_rebuild_per_node_limit = parse_int(name, v, 0, i64::MAX)?
             }
+            "fast-replica-rebuild-enabled" => self.fast_replica_rebuild_enabled = parse_bool(name, v)?,
             _ => return Err(ReplicaError::UnknownSetting { name: name.to_owned(), known: SETTING_NAMES.join(", ") }),
         }
         Ok(())

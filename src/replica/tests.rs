@@ -447,3 +447,145 @@ fn no_reasons_on_success() {
     assert_eq!(at(&o), "n2/d");
     assert!(o.reasons.is_empty());
 }
+
+/// A degraded 2-replica volume on n1 (z1) and n2 (z2) whose replica on n1 failed at 900.
+fn reuse_setup(f: impl Fn(&mut Replica)) -> (Cluster, Volume, Vec<Replica>) {
+    let c = cluster(vec![
+        host("n1", &[("d1", 100 * G, 80 * G)]).zone("z1"),
+        host("n2", &[("d1", 100 * G, 80 * G)]).zone("z2"),
+        host("n3", &[("d1", 100 * G, 80 * G)]).zone("z3"),
+    ]);
+    let mut v = Volume::new("v", G, 2);
+    v.robustness = Robustness::Degraded;
+    v.last_degraded_at = Some(950);
+    let mut failed = Replica::on("a", "n1", "d1");
+    failed.failed_at = Some(900);
+    f(&mut failed);
+    (c, v, vec![failed, Replica::on("b", "n2", "d1")])
+}
+
+#[test]
+fn reuse_failed_replica_eligibility() {
+    let s = sched(|_| {});
+    let (c, v, rs) = reuse_setup(|_| {});
+    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, ""), Some(0));
+    // Not potentially reusable: retries, eviction, inactive, other hard affinity.
+    for f in [
+        (|r: &mut Replica| r.rebuild_retry_count = 5) as fn(&mut Replica),
+        |r| r.eviction_requested = true,
+        |r| r.active = false,
+        |r| r.disk_id = String::new(),
+    ] {
+        let (c, v, rs) = reuse_setup(f);
+        assert_eq!(s.reusable_failed_replica(&c, &v, &rs, ""), None);
+    }
+    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, "n2"), None);
+    // Node or disk no longer eligible.
+    let down = cluster(vec![
+        host("n1", &[("d1", 100 * G, 80 * G)]).zone("z1").state(HostState { up: false, ..HostState::default() }),
+        host("n2", &[("d1", 100 * G, 80 * G)]).zone("z2"),
+    ]);
+    assert_eq!(s.reusable_failed_replica(&down, &v, &rs, ""), None);
+    let gone = cluster(vec![host("n1", &[("d2", 100 * G, 80 * G)]).zone("z1"), host("n2", &[("d1", 100 * G, 80 * G)])]);
+    assert_eq!(s.reusable_failed_replica(&gone, &v, &rs, ""), None);
+    let tagged = Volume { disk_selector: vec!["ssd".into()], ..v.clone() };
+    assert_eq!(s.reusable_failed_replica(&c, &tagged, &rs, ""), None);
+    // v2 needs fast-replica-rebuild-enabled (and block disks).
+    let v2 = Volume { data_engine: DataEngine::V2, ..v.clone() };
+    let off = sched(|s| s.fast_replica_rebuild_enabled = false);
+    assert_eq!(off.reusable_failed_replica(&c, &v2, &rs, ""), None);
+}
+
+#[test]
+fn reuse_disk_pressure_exception() {
+    let s = sched(|_| {});
+    let (_, v, rs) = reuse_setup(|_| {});
+    // Over-provisioned (scheduled > limit) but with actual space: DiskPressure, still reusable.
+    let over = |avail| {
+        cluster(vec![
+            HostSpec::new("n1").zone("z1").disk(DiskSpec::new("d1", 100 * G, avail).scheduled(200 * G)),
+            host("n2", &[("d1", 100 * G, 80 * G)]).zone("z2"),
+        ])
+    };
+    assert_eq!(s.reusable_failed_replica(&over(80 * G), &v, &rs, ""), Some(0));
+    // Not enough actual space (available ≤ 25% of max): not reusable.
+    assert_eq!(s.reusable_failed_replica(&over(25 * G), &v, &rs, ""), None);
+}
+
+#[test]
+fn reuse_respects_anti_affinity_and_picks_latest_failure() {
+    let s = sched(|_| {});
+    let (c, v, mut rs) = reuse_setup(|_| {});
+    // A second failed replica on n3, failed later: preferred.
+    let mut late = Replica::on("c", "n3", "d1");
+    late.failed_at = Some(950);
+    rs.push(late);
+    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, ""), Some(2));
+    // A failed replica sharing a node with a healthy one is not reused under node-hard
+    // anti-affinity when no zone is left (zone hard).
+    let hard = sched(|s| s.replica_zone_soft_anti_affinity = false);
+    let (c, v, mut rs) = reuse_setup(|r| r.node_id = "n2".into());
+    rs[1].name = "b".into();
+    assert_eq!(hard.reusable_failed_replica(&c, &v, &rs, ""), None);
+}
+
+#[test]
+fn require_new_replica_timing() {
+    let s = sched(|s| s.replica_replenishment_wait_interval = 100);
+    let (_, v, rs) = reuse_setup(|_| {});
+    assert_eq!(s.require_new_replica(&v, &rs, "", 1000), 50);
+    assert_eq!(s.require_new_replica(&v, &rs, "", 1050), 0);
+    assert_eq!(s.require_new_replica(&v, &rs, "", 2000), 0);
+    let healthy = Volume { robustness: Robustness::Healthy, ..v.clone() };
+    assert_eq!(s.require_new_replica(&healthy, &rs, "", 1000), 0);
+    let (_, v, rs) = reuse_setup(|r| r.rebuild_retry_count = 5);
+    assert_eq!(s.require_new_replica(&v, &rs, "", 1000), 0);
+}
+
+#[test]
+fn schedule_volume_reuses_waits_and_prechecks() {
+    let s = sched(|s| s.replica_replenishment_wait_interval = 100);
+    // Reusable: reused, nothing created.
+    let (c, v, rs) = reuse_setup(|_| {});
+    let r = s.schedule_volume(&c, &v, &rs, 1000);
+    assert_eq!(r.reused, vec!["a".to_string()]);
+    assert!(r.created.is_empty());
+    let a = r.replicas.iter().find(|x| x.name == "a").unwrap();
+    assert!(!a.is_failed());
+    assert_eq!(a.rebuild_retry_count, 1);
+    // Its node is down: not reusable, but potentially reusable → wait for the interval.
+    let down = cluster(vec![
+        host("n1", &[("d1", 100 * G, 80 * G)]).zone("z1").state(HostState { up: false, ..HostState::default() }),
+        host("n2", &[("d1", 100 * G, 80 * G)]).zone("z2"),
+        host("n3", &[("d1", 100 * G, 80 * G)]).zone("z3"),
+    ]);
+    let r = s.schedule_volume(&down, &v, &rs, 1000);
+    assert!(r.created.is_empty() && r.reused.is_empty());
+    assert_eq!(r.wait_seconds, 50);
+    // After the interval: a new replica, placed on the unused zone.
+    let r = s.schedule_volume(&down, &v, &rs, 1050);
+    assert_eq!(r.created.len(), 1);
+    assert_eq!(r.placed().map(|(_, p)| p.node_id.as_str()).collect::<Vec<_>>(), ["n3"]);
+    // Precheck: nothing can take a replica → nothing created, the precheck message reported.
+    let full = cluster(vec![host("n1", &[("d1", 100 * G, 80 * G)])]);
+    let big = Volume::new("big", 200 * G, 1);
+    let r = s.schedule_volume(&full, &big, &[], 0);
+    assert!(r.created.is_empty());
+    assert_eq!(r.condition_message().as_deref(), Some("precheck new replica failed: insufficient storage"));
+    // Anti-affinity-only precheck failure: no reason recorded.
+    let one_node = Volume::new("v", G, 2);
+    let existing = [Replica::on("x", "n1", "d1")];
+    let r = s.schedule_volume(&full, &one_node, &existing, 0);
+    assert_eq!(r.precheck_failure.as_deref(), Some("disks are unavailable"));
+}
+
+#[test]
+fn precheck_is_a_step() {
+    let s = sched(|_| {});
+    let c = cluster(vec![host("n1", &[("d1", 100 * G, 80 * G)])]);
+    assert_eq!(s.precheck(&c, &Volume::new("v", G, 1), &[], 0), Ok(()));
+    let e = s.precheck(&c, &Volume { node_selector: vec!["x".into()], ..Volume::new("v", G, 1) }, &[], 0);
+    assert_eq!(e, Err("disks are unavailable".to_string()));
+    // Unscheduled siblings occupy nothing.
+    assert_eq!(s.precheck(&c, &Volume::new("v", G, 3), &[Replica::new("a"), Replica::new("b")], 0), Ok(()));
+}
