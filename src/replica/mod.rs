@@ -68,8 +68,11 @@
 //!   `DiskPressure` exception.
 //! - The rebuild limits (`concurrent-replica-rebuild-per-node-limit`, one rebuilding replica at
 //!   a time): [`ReplicaScheduler::schedule_volume`] collapses the one-per-pass loop.
-//! - In [`plan_auto_balance`]: `best-effort` count evening, disk-pressure moves, and which
-//!   replica `cleanupAutoBalancedReplicas` would delete.
+//! - Auto-balance ([`plan_auto_balance`], [`plan_cleanup`]) sees one volume: the disk-pressure
+//!   rule "first in name order among the disk's replicas of *all* healthy volumes" is applied to
+//!   this volume's replicas only. Plans cover the whole adjustment at once, where Longhorn adds one
+//!   replica per pass and recounts; the one-pass-at-a-time rebuild and its loops (#4296, #6671)
+//!   are not simulated.
 //!
 //! # Cost
 //!
@@ -106,7 +109,7 @@ mod volume;
 mod tests;
 
 pub use choice::DiskChoice;
-pub use plan::{plan_auto_balance, plan_data_locality, Move, MoveKind};
+pub use plan::{plan_auto_balance, plan_cleanup, plan_data_locality, Move, MoveKind};
 pub use reasons::{DiskNote, FailureReason, NodeNote, Reasons, ReplicaExplanation, Tier};
 pub use settings::{ReplicaSettings, SETTING_NAMES};
 pub use space::{

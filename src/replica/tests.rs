@@ -589,3 +589,109 @@ fn precheck_is_a_step() {
     // Unscheduled siblings occupy nothing.
     assert_eq!(s.precheck(&c, &Volume::new("v", G, 3), &[Replica::new("a"), Replica::new("b")], 0), Ok(()));
 }
+
+fn adds_to(plan: &[Move]) -> Vec<Option<String>> {
+    plan.iter()
+        .filter_map(|m| match &m.kind {
+            MoveKind::AddReplica { hard_node_affinity } => Some(hard_node_affinity.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn best_effort_evens_node_counts() {
+    let d = |n: &str| host(n, &[("d", 100 * G, 80 * G)]);
+    let c = cluster(vec![d("n1"), d("n2")]);
+    let rs = [
+        Replica::on("a", "n1", "d"),
+        Replica::on("b", "n1", "d"),
+        Replica::on("c", "n1", "d"),
+        Replica::on("d", "n2", "d"),
+    ];
+    let v = Volume::new("v", G, 4);
+    // Extras: n1 [b, c], n2 []: adjust = 2 − 0 − 1 = 1 toward n2. Least-effort adds nothing.
+    let s = sched(|s| s.replica_auto_balance = AutoBalance::BestEffort);
+    assert_eq!(adds_to(&plan_auto_balance(&s, &c, &v, &rs)), vec![Some("n2".to_owned())]);
+    let s = sched(|s| s.replica_auto_balance = AutoBalance::LeastEffort);
+    assert!(plan_auto_balance(&s, &c, &v, &rs).is_empty());
+    // 2 + 1 replicas: extras [b], []: adjust 0, nothing to even.
+    let s = sched(|s| s.replica_auto_balance = AutoBalance::BestEffort);
+    assert!(plan_auto_balance(&s, &c, &Volume::new("v", G, 3), &rs[1..]).is_empty());
+}
+
+#[test]
+fn best_effort_evens_zone_counts() {
+    let d = |n: &str, z: &str| host(n, &[("d", 100 * G, 80 * G)]).zone(z);
+    let c = cluster(vec![d("n1", "z1"), d("n2", "z1"), d("n3", "z1"), d("n4", "z2"), d("n5", "z2")]);
+    let rs = [
+        Replica::on("a", "n1", "d"),
+        Replica::on("b", "n2", "d"),
+        Replica::on("c", "n3", "d"),
+        Replica::on("d", "n4", "d"),
+    ];
+    let s = sched(|s| s.replica_auto_balance = AutoBalance::BestEffort);
+    // Every replica on its own node; zone extras z1 [b, c], z2 []: one add toward z2's free n5.
+    assert_eq!(adds_to(&plan_auto_balance(&s, &c, &Volume::new("v", G, 4), &rs)), vec![Some("n5".to_owned())]);
+}
+
+#[test]
+fn best_effort_disk_pressure_move() {
+    let c = cluster(vec![
+        host("n1", &[("d1", 100 * G, 5 * G), ("d2", 100 * G, 80 * G)]),
+        host("n2", &[("d1", 100 * G, 80 * G)]),
+    ]);
+    let rs = [Replica::on("ra", "n1", "d1"), Replica::on("rb", "n2", "d1")];
+    let v = Volume::new("v", G, 2);
+    let plan = |mode, pct| {
+        let s = sched(|s| {
+            s.replica_auto_balance = mode;
+            s.replica_auto_balance_disk_pressure_percentage = pct;
+        });
+        plan_auto_balance(&s, &c, &v, &rs)
+    };
+    let p = plan(AutoBalance::BestEffort, 90);
+    assert_eq!(adds_to(&p), vec![Some("n1".to_owned())]);
+    assert_eq!(p[1].kind, MoveKind::DeleteReplica { name: "ra".into() });
+    assert!(plan(AutoBalance::BestEffort, 0).is_empty());
+    assert!(plan(AutoBalance::LeastEffort, 90).is_empty());
+    // No other disk of n1 is a move target (d2 at 95% used too): no move.
+    let c2 = cluster(vec![
+        host("n1", &[("d1", 100 * G, 5 * G), ("d2", 100 * G, 5 * G)]),
+        host("n2", &[("d1", 100 * G, 80 * G)]),
+    ]);
+    let s = sched(|s| s.replica_auto_balance = AutoBalance::BestEffort);
+    assert!(plan_auto_balance(&s, &c2, &v, &rs).is_empty());
+}
+
+#[test]
+fn cleanup_picks_the_replica_to_delete() {
+    let d = |n: &str| host(n, &[("d", 100 * G, 80 * G)]);
+    let c = cluster(vec![d("n1"), d("n2")]);
+    let rs = [
+        Replica::on("c", "n1", "d"),
+        Replica::on("b", "n1", "d"),
+        Replica::on("a", "n1", "d"),
+        Replica::on("d", "n2", "d"),
+        Replica::on("e", "n2", "d"),
+    ];
+    let v = Volume::new("v", G, 4);
+    // Best-effort: n1's extras [b, c] (a is first); equal disks → smallest name.
+    let be = sched(|s| s.replica_auto_balance = AutoBalance::BestEffort);
+    assert_eq!(plan_cleanup(&be, &c, &v, &rs).as_deref(), Some("b"));
+    // Least-effort: the most crowded disk n1/d [a, b, c] → a.
+    let le = sched(|s| s.replica_auto_balance = AutoBalance::LeastEffort);
+    assert_eq!(plan_cleanup(&le, &c, &v, &rs).as_deref(), Some("a"));
+    // Not over the count, or disabled: nothing.
+    assert_eq!(plan_cleanup(&le, &c, &Volume::new("v", G, 5), &rs), None);
+    assert_eq!(plan_cleanup(&sched(|_| {}), &c, &v, &rs), None);
+    // Disks all distinct → the most crowded node n2 [b, c]; c's disk has less available.
+    let c = cluster(vec![d("n1"), host("n2", &[("d1", 100 * G, 80 * G), ("d2", 100 * G, 10 * G)])]);
+    let rs = [Replica::on("a", "n1", "d"), Replica::on("b", "n2", "d1"), Replica::on("c", "n2", "d2")];
+    assert_eq!(plan_cleanup(&le, &c, &Volume::new("v", G, 2), &rs).as_deref(), Some("c"));
+    // All on distinct zones: any deletion keeps min(N, zones) zones; the least available goes.
+    let z = |n: &str, zn: &str, avail| host(n, &[("d", 100 * G, avail)]).zone(zn);
+    let c = cluster(vec![z("n1", "z1", 50 * G), z("n2", "z2", 20 * G), z("n3", "z3", 90 * G)]);
+    let rs = [Replica::on("a", "n1", "d"), Replica::on("b", "n2", "d"), Replica::on("c", "n3", "d")];
+    assert_eq!(plan_cleanup(&le, &c, &Volume::new("v", G, 2), &rs).as_deref(), Some("b"));
+}
