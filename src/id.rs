@@ -28,6 +28,7 @@ macro_rules! id_type {
             /// Panics if `index` does not fit in a `u32`; the snapshot never holds that many items.
             #[inline]
             pub fn from_index(index: usize) -> Self {
+                // Ids index dense `Vec`s; no snapshot holds 2^32 hosts, disks or symbols.
                 Self(u32::try_from(index).expect("id space is u32"))
             }
         }

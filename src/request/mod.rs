@@ -345,6 +345,7 @@ impl<'a> Cx<'a> {
     /// Panics if `host` is not a live host of the snapshot; the scheduler only hands out live ids.
     #[inline]
     pub fn host(&self, host: HostId) -> &'a Host {
+        // Candidates come from the live masks of this same snapshot, so the host exists.
         self.cluster.host(host).expect("candidate ids are live hosts")
     }
 
