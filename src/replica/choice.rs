@@ -99,19 +99,31 @@ impl Agg {
     /// `spread(X)` = `(max X − min X) / mean X` with one value `v` of X replaced by `v − s`;
     /// +∞ (`f64::MAX`) when X is empty or the mean is ≤ 0.
     fn spread_with(&self, v: i128, s: i128) -> f64 {
+        spread(self.range_with(v, s), self.n as usize, self.sum - s)
+    }
+
+    /// `max X − min X` with one value `v` of X replaced by `v − s`.
+    fn range_with(&self, v: i128, s: i128) -> i128 {
         let nv = v - s;
         // The smallest and largest of the other values: the second extreme when `v` is the first.
         let lo = (if self.min[0] as i128 == v { self.min[1] } else { self.min[0] } as i128).min(nv);
         let hi = (if self.max[0] as i128 == v { self.max[1] } else { self.max[0] } as i128).max(nv);
-        if self.n == 0 {
-            return f64::MAX;
-        }
-        let mean = (self.sum - s) as f64 / self.n as f64;
-        if mean <= 0.0 {
-            return f64::MAX;
-        }
-        (hi - lo) as f64 / mean
+        hi - lo
     }
+}
+
+/// `range / (sum / n)`, or +∞ (`f64::MAX`) when there is no value or the mean is ≤ 0. For a
+/// fixed `n` and `sum` it never decreases as `range` grows (float conversion and division by a
+/// positive number are monotone), which lets the choice skip it for a range that cannot win.
+fn spread(range: i128, n: usize, sum: i128) -> f64 {
+    if n == 0 {
+        return f64::MAX;
+    }
+    let mean = sum as f64 / n as f64;
+    if mean <= 0.0 {
+        return f64::MAX;
+    }
+    range as f64 / mean
 }
 
 /// The node-level counterpart of [`Agg`]: node totals can exceed `i64`.
@@ -122,57 +134,68 @@ struct Wide {
     max: [i128; 2],
 }
 
+impl Default for Wide {
+    fn default() -> Self {
+        Wide { n: 0, sum: 0, min: [i128::MAX; 2], max: [i128::MIN; 2] }
+    }
+}
+
 impl Wide {
-    fn new(values: impl Iterator<Item = i128>) -> Self {
-        let mut w = Wide { n: 0, sum: 0, min: [i128::MAX; 2], max: [i128::MIN; 2] };
-        for v in values {
-            w.n += 1;
-            w.sum += v;
-            if v < w.min[0] {
-                w.min = [v, w.min[0]];
-            } else if v < w.min[1] {
-                w.min[1] = v;
-            }
-            if v > w.max[0] {
-                w.max = [v, w.max[0]];
-            } else if v > w.max[1] {
-                w.max[1] = v;
-            }
+    fn push(&mut self, v: i128) {
+        self.n += 1;
+        self.sum += v;
+        if v < self.min[0] {
+            self.min = [v, self.min[0]];
+        } else if v < self.min[1] {
+            self.min[1] = v;
         }
-        w
+        if v > self.max[0] {
+            self.max = [v, self.max[0]];
+        } else if v > self.max[1] {
+            self.max[1] = v;
+        }
     }
 
-    /// As [`Agg::spread_with`].
-    fn spread_with(&self, v: i128, s: i128) -> f64 {
+    /// As [`Agg::range_with`].
+    fn range_with(&self, v: i128, s: i128) -> i128 {
         let nv = v - s;
         let lo = if self.min[0] == v { self.min[1] } else { self.min[0] }.min(nv);
         let hi = if self.max[0] == v { self.max[1] } else { self.max[0] }.max(nv);
-        if self.n == 0 {
-            return f64::MAX;
-        }
-        let mean = (self.sum - s) as f64 / self.n as f64;
-        if mean <= 0.0 {
-            return f64::MAX;
-        }
-        (hi - lo) as f64 / mean
+        hi - lo
     }
 }
 
 /// One host's candidates in a tier's union: `len` candidates from `start` in either the static
-/// list (disks no replica of the volume touches) or the per-replica dynamic list.
+/// list (disks no replica of the volume touches) or the per-replica dynamic list, summarised by
+/// `agg` (an index into the matching summaries of the [`Pool`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
     pub(crate) host: HostId,
     pub(crate) dynamic: bool,
     pub(crate) start: u32,
     pub(crate) len: u32,
-    pub(crate) agg: Agg,
+    pub(crate) agg: u32,
 }
 
-impl Entry {
-    pub(crate) fn cands<'a>(&self, stat: &'a [Candidate], dynamic: &'a [Candidate]) -> &'a [Candidate] {
-        let list = if self.dynamic { dynamic } else { stat };
-        list.get(self.start as usize..(self.start + self.len) as usize).unwrap_or(&[])
+/// Where [`Entry`] ranges point: the static and dynamic candidates and their summaries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pool<'a> {
+    pub(crate) stat: &'a [Candidate],
+    pub(crate) dynamic: &'a [Candidate],
+    /// Static summaries, indexed by host.
+    pub(crate) stat_aggs: &'a [Agg],
+    pub(crate) dyn_aggs: &'a [Agg],
+}
+
+impl<'a> Pool<'a> {
+    pub(crate) fn cands(&self, e: &Entry) -> &'a [Candidate] {
+        let list = if e.dynamic { self.dynamic } else { self.stat };
+        list.get(e.start as usize..(e.start + e.len) as usize).unwrap_or(&[])
+    }
+
+    pub(crate) fn agg(&self, e: &Entry) -> &'a Agg {
+        let list = if e.dynamic { self.dyn_aggs } else { self.stat_aggs };
+        list.get(e.agg as usize).unwrap_or(&Agg::EMPTY)
     }
 }
 
@@ -185,48 +208,53 @@ pub(crate) fn usable(c: &Candidate) -> i64 {
 /// Chooses among the candidates of `entries` (in host order, each host's candidates in disk
 /// order; entries with no candidate are not allowed). Exact ties and the "arbitrary disk"
 /// fallback take the lowest (host, disk). Computes in O(hosts + the chosen host's disks).
-pub(crate) fn choose_entries(
-    strategy: DiskChoice,
-    entries: &[Entry],
-    stat: &[Candidate],
-    dynamic: &[Candidate],
-    size: i64,
-) -> Option<Candidate> {
-    let first = entries.iter().find_map(|e| e.cands(stat, dynamic).first().copied())?;
+pub(crate) fn choose_entries(strategy: DiskChoice, entries: &[Entry], pool: Pool<'_>, size: i64) -> Option<Candidate> {
+    let first = entries.iter().find_map(|e| pool.cands(e).first().copied())?;
     match strategy {
         DiskChoice::MostUsableStorage => {
-            let mut best: Option<(&Entry, i64)> = None;
+            let mut best: Option<(&Entry, &Agg)> = None;
             for e in entries {
-                if e.agg.n > 0 && best.is_none_or(|(_, v)| e.agg.mus > v) {
-                    best = Some((e, e.agg.mus));
+                let agg = pool.agg(e);
+                if agg.n > 0 && best.is_none_or(|(_, b)| agg.mus > b.mus) {
+                    best = Some((e, agg));
                 }
             }
-            best.and_then(|(e, _)| e.cands(stat, dynamic).get(e.agg.mus_pos as usize).copied()).or(Some(first))
+            best.and_then(|(e, agg)| pool.cands(e).get(agg.mus_pos as usize).copied()).or(Some(first))
         }
         DiskChoice::BalanceScore => {
             let s = size as i128;
-            let node_stats = Wide::new(entries.iter().map(|e| e.agg.sum));
+            let mut node_stats = Wide::default();
             let mut disk_stats = Agg::EMPTY;
             for e in entries {
-                disk_stats.merge(&e.agg);
+                let agg = pool.agg(e);
+                node_stats.push(agg.sum);
+                disk_stats.merge(agg);
             }
+            // Every score shares the mean `(sum − s) / n`, so a range no smaller than the best
+            // one's cannot score strictly lower and is skipped without the float division.
             let mut best_node = None;
             let mut best_score = f64::MAX;
+            let mut best_range = i128::MAX;
             for e in entries {
-                let total = e.agg.sum;
+                let total = pool.agg(e).sum;
                 if total < s {
                     continue;
                 }
-                let score = node_stats.spread_with(total, s);
+                let range = node_stats.range_with(total, s);
+                if best_node.is_some() && range >= best_range {
+                    continue;
+                }
+                let score = spread(range, node_stats.n, node_stats.sum - s);
                 if best_node.is_none() || score < best_score {
                     best_score = score;
+                    best_range = range;
                     best_node = Some(e);
                 }
             }
             let Some(node) = best_node.filter(|_| best_score < f64::MAX) else { return Some(first) };
             let mut best_disk = None;
             let mut best_score = f64::MAX;
-            for c in node.cands(stat, dynamic) {
+            for c in pool.cands(node) {
                 let u = usable(c) as i128;
                 if u < s {
                     continue;
@@ -247,20 +275,23 @@ pub(crate) fn choose_entries(
 #[cfg(test)]
 pub(crate) fn choose(strategy: DiskChoice, cands: &[Candidate], size: i64) -> usize {
     let mut entries: Vec<Entry> = Vec::new();
+    let mut aggs: Vec<Agg> = Vec::new();
     for (i, c) in cands.iter().enumerate() {
-        match entries.last_mut() {
-            Some(e) if e.host == c.host => {
+        match (entries.last_mut(), aggs.last_mut()) {
+            (Some(e), Some(agg)) if e.host == c.host => {
                 e.len += 1;
-                e.agg.push(c);
+                agg.push(c);
             }
             _ => {
                 let mut agg = Agg::EMPTY;
                 agg.push(c);
-                entries.push(Entry { host: c.host, dynamic: false, start: i as u32, len: 1, agg });
+                entries.push(Entry { host: c.host, dynamic: true, start: i as u32, len: 1, agg: aggs.len() as u32 });
+                aggs.push(agg);
             }
         }
     }
-    let pick = choose_entries(strategy, &entries, cands, &[], size);
+    let pool = Pool { stat: &[], dynamic: cands, stat_aggs: &[], dyn_aggs: &aggs };
+    let pick = choose_entries(strategy, &entries, pool, size);
     pick.and_then(|p| cands.iter().position(|c| (c.host, c.disk) == (p.host, p.disk))).unwrap_or(0)
 }
 

@@ -13,9 +13,10 @@ use super::space::{is_schedulable_to_disk, percent_of, DiskSpace, SpaceFailure};
 use super::volume::{DataEngine, Replica};
 use super::{Ctx, LonghornVersion};
 use crate::id::{DiskId, HostId};
-use crate::snapshot::{Disk, DiskType, Host};
+use crate::snapshot::{Disk, DiskType, Host, HotDisk};
 
-const TIB: i64 = 1 << 40;
+/// 16 TiB: from this size a v1 volume's disk filesystem is checked.
+pub(crate) const HUGE_VOLUME: i64 = 16 << 40;
 
 /// One disk's replica-independent state for this call.
 #[derive(Debug, Clone, Copy)]
@@ -36,11 +37,17 @@ pub(crate) struct HostDisks {
     pub(crate) static_bits: u16,
 }
 
-/// Step 10 without the space check: pre-filter (step 5) then eligibility. `Err((note, bits,
-/// prefiltered))`: `prefiltered` is false when the pre-filter already dropped the disk.
 /// Step 5's pre-filter (including Longhorn's disk `Schedulable` condition: `Ready` and the space
-/// check with size 0 and actual 0) and step 10's eligibility, in order.
-fn eligibility(cx: &Ctx<'_>, disk: &Disk, space: DiskSpace, lim: Limits) -> Result<(), (DiskNote, u16, bool)> {
+/// check with size 0 and actual 0) and step 10's eligibility, in order. `full` is the disk itself,
+/// needed only when [`Ctx::disk_detail`] is set. `Err((note, bits, prefiltered))`: `prefiltered`
+/// is false when the pre-filter already dropped the disk.
+fn eligibility(
+    cx: &Ctx<'_>,
+    disk: &HotDisk,
+    full: Option<&Disk>,
+    space: DiskSpace,
+    lim: Limits,
+) -> Result<(), (DiskNote, u16, bool)> {
     if !disk.allow_scheduling || disk.eviction_requested {
         return Err((DiskNote::Unavailable, 0, false));
     }
@@ -50,12 +57,14 @@ fn eligibility(cx: &Ctx<'_>, disk: &Disk, space: DiskSpace, lim: Limits) -> Resu
     if let Err(f) = lim.check(0, 0, space) {
         return Err((DiskNote::Pressure(f), 0, false));
     }
-    volume_fit(cx, disk)
+    volume_fit(cx, disk, full)
 }
 
 /// Step 10's eligibility items (2)–(5): disk type for the engine, filesystem size limit, volume
-/// and backing-image disk tags. `Err((note, reason bits, true))` on the first that fails.
-pub(crate) fn volume_fit(cx: &Ctx<'_>, disk: &Disk) -> Result<(), (DiskNote, u16, bool)> {
+/// and backing-image disk tags. `full` (the disk itself) is read only for what the hot form
+/// lacks, which [`Ctx::disk_detail`] announces. `Err((note, reason bits, true))` on the first
+/// item that fails.
+pub(crate) fn volume_fit(cx: &Ctx<'_>, disk: &HotDisk, full: Option<&Disk>) -> Result<(), (DiskNote, u16, bool)> {
     let volume = cx.volume;
     let wanted = if volume.data_engine == DataEngine::V1 { DiskType::Filesystem } else { DiskType::Block };
     if disk.disk_type != wanted {
@@ -63,16 +72,18 @@ pub(crate) fn volume_fit(cx: &Ctx<'_>, disk: &Disk) -> Result<(), (DiskNote, u16
         return Err((DiskNote::WrongType, bits, true));
     }
     // Sizes first: the filesystem name is only read for the rare huge volume.
-    if volume.data_engine == DataEngine::V1 && volume.size >= 16 * TIB {
-        let fs = &*disk.fs_type;
+    if volume.data_engine == DataEngine::V1 && volume.size >= HUGE_VOLUME {
+        let fs = full.map_or("", |d| &*d.fs_type);
         if fs.starts_with("ext") || (fs == "xfs" && volume.size == i64::MAX) {
             return Err((DiskNote::IncompatibleSize, FailureReason::IncompatibleVolumeSize.bit(), true));
         }
     }
     let allow_empty = cx.settings.allow_empty_disk_selector_volume;
-    let has = |s| disk.tags.binary_search(&s).is_ok();
-    let tags_ok = tags_match(has, disk.tags.len(), &cx.disk_selector, allow_empty)
-        && (!cx.has_backing_image || tags_match(has, disk.tags.len(), &cx.image_disk_selector, allow_empty));
+    // Empty selectors read only whether the disk has tags.
+    let has = |s| full.is_some_and(|d| d.tags.binary_search(&s).is_ok());
+    let tagged = usize::from(disk.tagged);
+    let tags_ok = tags_match(has, tagged, &cx.disk_selector, allow_empty)
+        && (!cx.has_backing_image || tags_match(has, tagged, &cx.image_disk_selector, allow_empty));
     if !tags_ok {
         return Err((DiskNote::Tags, FailureReason::TagsNotFulfilled.bit(), true));
     }
@@ -134,14 +145,16 @@ fn space_check(cx: &Ctx<'_>, space: DiskSpace) -> Result<(), DiskNote> {
     .map_err(DiskNote::Space)
 }
 
-/// Prepares one host's disks: appends one [`DiskPrep`] per disk to `disks` and the static
+/// Prepares one host's disks (`disks` in hot form; `full`, the host, only when
+/// [`Ctx::disk_detail`] is set): appends one [`DiskPrep`] per disk to `prep` and the static
 /// candidates (status values, no replica of the volume considered) to `cands`, summarised in
 /// `agg`.
 pub(crate) fn prepare_host(
     cx: &Ctx<'_>,
     id: HostId,
-    h: &Host,
-    disks: &mut Vec<DiskPrep>,
+    disks: &[HotDisk],
+    full: Option<&Host>,
+    prep: &mut Vec<DiskPrep>,
     cands: &mut Vec<Candidate>,
     agg: &mut Agg,
 ) -> HostDisks {
@@ -149,27 +162,27 @@ pub(crate) fn prepare_host(
     let mut nonspace = 0u16;
     let mut space_bits = 0u16;
     let (size, actual) = (cx.volume.size, cx.volume.actual_size);
-    for (i, disk) in h.disks.iter().enumerate() {
-        let space = DiskSpace::of(disk);
+    for (i, disk) in disks.iter().enumerate() {
+        let space = DiskSpace::of_hot(disk);
         let lim = Limits::new(cx, space);
-        match eligibility(cx, disk, space, lim) {
+        match eligibility(cx, disk, full.and_then(|h| h.disks.get(i)), space, lim) {
             Err((note, bits, prefiltered)) => {
                 any |= prefiltered;
                 nonspace |= bits;
-                disks.push(DiskPrep { note: Some(note), eligible: false });
+                prep.push(DiskPrep { note: Some(note), eligible: false });
             }
             Ok(()) => {
                 any = true;
                 match lim.check(size, actual, space).map_err(DiskNote::Space) {
                     Err(n) => {
                         space_bits |= FailureReason::InsufficientStorage.bit();
-                        disks.push(DiskPrep { note: Some(n), eligible: true });
+                        prep.push(DiskPrep { note: Some(n), eligible: true });
                     }
                     Ok(()) => {
                         let c = Candidate { host: id, disk: DiskId::from_index(i), space };
                         agg.push(&c);
                         cands.push(c);
-                        disks.push(DiskPrep { note: None, eligible: true });
+                        prep.push(DiskPrep { note: None, eligible: true });
                     }
                 }
             }
@@ -188,7 +201,7 @@ pub(crate) fn prepare_host(
 pub(crate) fn dynamic_host(
     cx: &Ctx<'_>,
     id: HostId,
-    h: &Host,
+    disks: &[HotDisk],
     prep: &[DiskPrep],
     summary: HostDisks,
     replicas: &[Replica],
@@ -197,14 +210,14 @@ pub(crate) fn dynamic_host(
     mut note: impl FnMut(usize, DiskNote),
 ) -> u16 {
     let mut bits = summary.nonspace_bits;
-    for (i, (disk, dp)) in h.disks.iter().zip(prep).enumerate() {
+    for (i, (disk, dp)) in disks.iter().zip(prep).enumerate() {
         if !dp.eligible {
             if let Some(n) = dp.note {
                 note(i, n);
             }
             continue;
         }
-        let mut space = DiskSpace::of(disk);
+        let mut space = DiskSpace::of_hot(disk);
         let status = space;
         for (r, &(rh, rd)) in replicas.iter().zip(replica_at) {
             if r.counted || rh != Some(id) {

@@ -120,10 +120,10 @@ pub use volume::{
     AutoBalance, BackingImage, DataEngine, DataLocality, Replica, Robustness, SoftAntiAffinity, TopologyTerm, Volume,
 };
 
-use crate::id::{DiskId, DomainId, HostId, Symbol};
+use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
 use crate::snapshot::{Cluster, Host};
-use choice::{Agg, Entry};
+use choice::{Agg, Entry, Pool};
 use prep::Prep;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -220,6 +220,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) disk_selector: Vec<Option<Symbol>>,
     pub(crate) image_disk_selector: Vec<Option<Symbol>>,
     pub(crate) has_backing_image: bool,
+    /// The disk stage reads more than a disk's hot form ([`crate::HotDisk`]): a disk selector
+    /// or a backing image (tags), or a v1 volume of 16 TiB or more (filesystem type).
+    pub(crate) disk_detail: bool,
     /// The disk-pressure percentage when used nodes with a pressured disk count as unused
     /// (effective auto-balance `best-effort` and pressure% > 0).
     pub(crate) pressure_pct: Option<i64>,
@@ -245,18 +248,14 @@ impl<'a> Ctx<'a> {
             disk_selector: syms(&volume.disk_selector),
             image_disk_selector: image.map(|i| syms(&i.disk_selector)).unwrap_or_default(),
             has_backing_image: image.is_some(),
+            disk_detail: !volume.disk_selector.is_empty()
+                || image.is_some()
+                || (volume.data_engine == DataEngine::V1 && volume.size >= disk_stage::HUGE_VOLUME),
             pressure_pct: (s.effective_auto_balance(volume) == AutoBalance::BestEffort
                 && s.settings.replica_auto_balance_disk_pressure_percentage > 0)
                 .then_some(s.settings.replica_auto_balance_disk_pressure_percentage),
             best_effort: s.effective_auto_balance(volume) == AutoBalance::BestEffort,
             local_host: if volume.node_id.is_empty() { None } else { cluster.host_id(&volume.node_id) },
-        }
-    }
-
-    pub(crate) fn zone(&self, id: HostId) -> DomainId {
-        match (self.zone_level, self.cluster.host(id)) {
-            (Some(l), Some(h)) => h.domain(l),
-            _ => DomainId::NONE,
         }
     }
 
@@ -505,16 +504,17 @@ impl ReplicaScheduler {
         for (tier, nodes) in tiers {
             prep.entries.clear();
             prep.dyn_cands.clear();
+            prep.dyn_aggs.clear();
+            let mut dirty = false;
             for &id in nodes {
                 let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
                 let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
                 if hp.dirty {
-                    let Some(h) = cluster.host(id) else { continue };
                     let start = prep.dyn_cands.len();
                     bits |= disk_stage::dynamic_host(
                         cx,
                         id,
-                        h,
+                        cluster.hot_disks(id),
                         disk_prep,
                         hp.disks,
                         replicas,
@@ -524,9 +524,9 @@ impl ReplicaScheduler {
                     );
                     let len = prep.dyn_cands.len() - start;
                     if len > 0 {
-                        let e =
-                            Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: Agg::EMPTY };
+                        let e = Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: 0 };
                         prep.entries.push(e);
+                        dirty = true;
                     }
                 } else {
                     bits |= hp.disks.static_bits;
@@ -538,41 +538,46 @@ impl ReplicaScheduler {
                         }
                     }
                     if hp.cand_len > 0 {
-                        let e = Entry { host: id, dynamic: false, start: hp.cand_start, len: hp.cand_len, agg: hp.agg };
+                        let e = Entry { host: id, dynamic: false, start: hp.cand_start, len: hp.cand_len, agg: id.0 };
                         prep.entries.push(e);
                     }
                 }
             }
-            // Step 11. Hosts without a replica of the volume hold no disk of it.
-            let stat_cands = &prep.cands;
-            let dyn_cands = &mut prep.dyn_cands;
-            let any_free = prep.entries.iter().any(|e| {
-                !e.dynamic
-                    || e.cands(stat_cands, dyn_cands).iter().any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
-            });
-            let filter = any_free || !disk_soft;
-            let mut w = 0usize;
-            for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
-                let start = w;
-                let mut agg = Agg::EMPTY;
-                for k in e.start as usize..(e.start + e.len) as usize {
-                    let c = dyn_cands[k];
-                    if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
-                        if let Some(hp) = prep.hosts.get(c.host.index()) {
-                            note_disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
+            // Step 11. Hosts without a replica of the volume hold no disk of it, so only dynamic
+            // entries are filtered (and summarised).
+            if dirty {
+                let dyn_cands = &mut prep.dyn_cands;
+                let any_free = prep.entries.iter().any(|e| {
+                    !e.dynamic
+                        || dyn_cands[e.start as usize..(e.start + e.len) as usize]
+                            .iter()
+                            .any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
+                });
+                let filter = any_free || !disk_soft;
+                let mut w = 0usize;
+                for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
+                    let start = w;
+                    let mut agg = Agg::EMPTY;
+                    for k in e.start as usize..(e.start + e.len) as usize {
+                        let c = dyn_cands[k];
+                        if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
+                            if let Some(hp) = prep.hosts.get(c.host.index()) {
+                                note_disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
+                            }
+                            continue;
                         }
-                        continue;
+                        agg.push(&c);
+                        dyn_cands[w] = c;
+                        w += 1;
                     }
-                    agg.push(&c);
-                    dyn_cands[w] = c;
-                    w += 1;
+                    e.start = start as u32;
+                    e.len = (w - start) as u32;
+                    e.agg = prep.dyn_aggs.len() as u32;
+                    prep.dyn_aggs.push(agg);
                 }
-                e.start = start as u32;
-                e.len = (w - start) as u32;
-                e.agg = agg;
+                dyn_cands.truncate(w);
+                prep.entries.retain(|e| e.len > 0);
             }
-            dyn_cands.truncate(w);
-            prep.entries.retain(|e| e.len > 0);
             if !prep.entries.is_empty() {
                 chosen_tier = Some(tier);
                 break;
@@ -594,7 +599,9 @@ impl ReplicaScheduler {
                 }
             }
         }
-        let pick = choice::choose_entries(self.disk_choice, &prep.entries, &prep.cands, &prep.dyn_cands, volume.size);
+        let pool =
+            Pool { stat: &prep.cands, dynamic: &prep.dyn_cands, stat_aggs: &prep.aggs, dyn_aggs: &prep.dyn_aggs };
+        let pick = choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size);
         let placed = pick.and_then(|p| {
             let host = cluster.host(p.host)?;
             Some((p, host, host.disks.get(p.disk.index())?))
@@ -604,15 +611,20 @@ impl ReplicaScheduler {
             out.reasons.insert_bits(bits);
             return out;
         };
-        let mut rng = SplitMix64::new(self.seed ^ name_hash(&[&volume.name, &replica.name]));
         out.placement = Some(ReplicaPlacement {
             host: pick.host,
             disk: pick.disk,
             node_id: host.name.to_string(),
             disk_id: disk.name.to_string(),
-            data_directory_name: format!("{}-{:08x}", volume.name, rng.next_u64() as u32),
+            data_directory_name: self.data_directory_name(volume, replica),
         });
         out
+    }
+
+    /// The data directory of a new replica: `<volume>-<8 hex digits>`, seeded by the names.
+    fn data_directory_name(&self, volume: &Volume, replica: &Replica) -> String {
+        let mut rng = SplitMix64::new(self.seed ^ name_hash(&[&volume.name, &replica.name]));
+        format!("{}-{:08x}", volume.name, rng.next_u64() as u32)
     }
 
     /// Brings `volume` to `numberOfReplicas` the way Longhorn's volume controller replenishes
@@ -650,13 +662,21 @@ impl ReplicaScheduler {
         let new_volume = list.is_empty();
         let hard =
             if volume.data_locality == DataLocality::StrictLocal { volume.node_id.clone() } else { String::new() };
+        let cx = Ctx::new(self, cluster, volume);
+        // One preparation serves every check and placement of the call (`bind` re-points it).
+        let mut prep = Prep::new(&cx, &[]);
+        // Appending an unscheduled replica changes nothing the precheck reads (it occupies no
+        // node, zone or disk), so a passed precheck stays valid until a replica is reused. Its
+        // outcome is also the first scheduling's, when that replica is as plain as the probe.
+        let mut precheck: Option<ReplicaOutcome> = None;
         for _ in 0..missing {
             if !new_volume {
-                if let Some(i) = self.reusable_failed_replica(cluster, volume, &list, &hard) {
+                if let Some(i) = self.reusable_in(&cx, &mut prep, &list, &hard) {
                     let r = &mut list[i];
                     r.failed_at = None;
                     r.rebuild_retry_count += 1;
                     reused.push(r.name.clone());
+                    precheck = None;
                     continue;
                 }
                 if hard.is_empty() {
@@ -666,11 +686,13 @@ impl ReplicaScheduler {
                     }
                 }
             }
-            if hard.is_empty() {
-                if let Err(m) = self.precheck(cluster, volume, &list, now) {
-                    precheck_failure = Some(m);
+            if hard.is_empty() && precheck.is_none() {
+                let out = self.precheck_in(&cx, &mut prep, &mut list, now);
+                if out.placement.is_none() {
+                    precheck_failure = Some(out.reasons.precheck_message());
                     break;
                 }
+                precheck = Some(out);
             }
             let name = loop {
                 let n = format!("{}-r-{:08x}", volume.name, rng.next_u64() as u32);
@@ -687,13 +709,22 @@ impl ReplicaScheduler {
         let waiting = volume.data_locality != DataLocality::Disabled && volume.node_id.is_empty();
         let mut results = Vec::new();
         if !waiting {
-            let cx = Ctx::new(self, cluster, volume);
-            let mut prep = Prep::new(&cx, &list);
+            prep.bind(&cx, &list);
             for i in 0..list.len() {
                 if !list[i].node_id.is_empty() || list[i].is_failed() || list[i].deleted {
                     continue;
                 }
-                let outcome = self.schedule_one(&cx, &mut prep, &list, i, now);
+                let r = &list[i];
+                let plain = r.hard_node_affinity.is_empty() && !r.is_failed();
+                let outcome = match precheck.take().filter(|_| plain) {
+                    Some(mut out) => {
+                        if let Some(p) = out.placement.as_mut() {
+                            p.data_directory_name = self.data_directory_name(volume, r);
+                        }
+                        out
+                    }
+                    None => self.schedule_one(&cx, &mut prep, &list, i, now),
+                };
                 if let Some(p) = &outcome.placement {
                     prep.place(i, p.host, p.disk);
                     let r = &mut list[i];

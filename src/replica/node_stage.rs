@@ -6,7 +6,6 @@ use super::reasons::{FailureReason, NodeNote};
 use super::volume::{Replica, Volume};
 use super::Ctx;
 use crate::id::{DomainId, HostId, Symbol};
-use crate::snapshot::Host;
 
 /// `IsSelectorsInTags` over interned tags: every selector present (AND); an empty selector
 /// matches when `allow_empty` or the object has no tags. `None` in `selector` is a tag no object
@@ -21,10 +20,6 @@ pub(crate) fn tags_match(
         return allow_empty || tag_count == 0;
     }
     selector.iter().all(|s| s.is_some_and(&has))
-}
-
-pub(crate) fn node_tags_match(host: &Host, selector: &[Option<Symbol>], allow_empty: bool) -> bool {
-    tags_match(|s| host.labels.contains_key(s), host.labels.len(), selector, allow_empty)
 }
 
 /// Steps 2 and 4: the candidate nodes in host id order, or the failure reason.

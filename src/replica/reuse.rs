@@ -40,11 +40,25 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         hard_node_affinity: &str,
     ) -> Option<usize> {
+        let cx = Ctx::new(self, cluster, volume);
+        self.reusable_in(&cx, &mut Prep::new(&cx, &[]), replicas, hard_node_affinity)
+    }
+
+    /// [`ReplicaScheduler::reusable_failed_replica`] against prepared hosts (bound to
+    /// `replicas` on return).
+    pub(super) fn reusable_in(
+        &self,
+        cx: &Ctx<'_>,
+        prep: &mut Prep,
+        replicas: &[Replica],
+        hard_node_affinity: &str,
+    ) -> Option<usize> {
+        let (cluster, volume) = (cx.cluster, cx.volume);
         if volume.data_engine == DataEngine::V2 && !self.settings.fast_replica_rebuild_enabled {
             return None;
         }
-        let cx = Ctx::new(self, cluster, volume);
-        let prep = Prep::new(&cx, replicas);
+        prep.bind(cx, replicas);
+        let prep = &*prep;
         let min_pct = self.settings.storage_minimal_available_percentage;
         // (replica index, host, disk index)
         let mut reusable: Vec<(usize, HostId, usize)> = Vec::new();
@@ -58,7 +72,11 @@ impl ReplicaScheduler {
                 continue;
             }
             let Some(d) = cluster.host(host).and_then(|h| h.disks.get(disk.index())) else { continue };
-            if !d.ready || !d.allow_scheduling || d.eviction_requested || volume_fit(&cx, d).is_err() {
+            if !d.ready
+                || !d.allow_scheduling
+                || d.eviction_requested
+                || volume_fit(cx, &crate::HotDisk::of(d), Some(d)).is_err()
+            {
                 continue;
             }
             let space = DiskSpace::of(d);
@@ -200,14 +218,29 @@ impl ReplicaScheduler {
     /// keys>`, or `disks are unavailable` when no reason was recorded
     /// ([`Reasons::precheck_message`](super::Reasons::precheck_message)).
     pub fn precheck(&self, cluster: &Cluster, volume: &Volume, replicas: &[Replica], now: i64) -> Result<(), String> {
-        let mut list = replicas.to_vec();
-        list.push(Replica::new(format!("{}-precheck", volume.name)));
         let cx = Ctx::new(self, cluster, volume);
-        let mut prep = Prep::new(&cx, &list);
-        let out = self.schedule_one(&cx, &mut prep, &list, list.len() - 1, now);
+        let out = self.precheck_in(&cx, &mut Prep::new(&cx, &[]), &mut replicas.to_vec(), now);
         match out.placement {
             Some(_) => Ok(()),
             None => Err(out.reasons.precheck_message()),
         }
+    }
+
+    /// [`ReplicaScheduler::precheck`] against prepared hosts: the probe replica's outcome. The
+    /// probe is appended to `list` for the check and removed again; `prep` is left bound to
+    /// `list`.
+    pub(super) fn precheck_in(
+        &self,
+        cx: &Ctx<'_>,
+        prep: &mut Prep,
+        list: &mut Vec<Replica>,
+        now: i64,
+    ) -> super::ReplicaOutcome {
+        list.push(Replica::new(format!("{}-precheck", cx.volume.name)));
+        prep.bind(cx, list);
+        let out = self.schedule_one(cx, prep, list, list.len() - 1, now);
+        list.pop();
+        prep.bind(cx, list);
+        out
     }
 }

@@ -24,6 +24,11 @@ impl DiskSpace {
 
     /// From a snapshot disk (values above `i64::MAX` saturate).
     pub fn of(disk: &crate::Disk) -> Self {
+        DiskSpace::of_hot(&crate::HotDisk::of(disk))
+    }
+
+    /// From a disk's hot form (values above `i64::MAX` saturate).
+    pub fn of_hot(disk: &crate::HotDisk) -> Self {
         let c = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         DiskSpace::new(c(disk.maximum), c(disk.available), c(disk.reserved), c(disk.scheduled))
     }
@@ -79,7 +84,14 @@ impl fmt::Display for SpaceFailure {
 /// `float64(a) × float64(pct) / 100`, truncated toward zero, as Longhorn computes it.
 #[inline]
 pub fn percent_of(a: i64, pct: i64) -> i64 {
-    (a as f64 * pct as f64 / 100.0) as i64
+    // While |a × pct| < 2^53 the float product is exact, and the correctly rounded quotient
+    // q + f (f ∈ {0, 0.01, …, 0.99}, |q| < 2^47) cannot round across an integer (half an ulp
+    // there is at most 2^-7 < 0.01), so integer division truncates to the same value.
+    const EXACT: i64 = 1 << 53;
+    match a.checked_mul(pct) {
+        Some(x) if x > -EXACT && x < EXACT => x / 100,
+        _ => (a as f64 * pct as f64 / 100.0) as i64,
+    }
 }
 
 /// Longhorn's `IsSchedulableToDisk(size, actual, info)`: maximum and available must be positive;
@@ -147,4 +159,32 @@ pub fn is_pressure_move_target(actual: i64, disk: DiskSpace, pressure_pct: i64) 
     }
     let used = actual as i128 + disk.scheduled as i128 + disk.reserved as i128;
     used * 100 / (disk.maximum as i128) < pressure_pct as i128
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    fn float_percent(a: i64, pct: i64) -> i64 {
+        (a as f64 * pct as f64 / 100.0) as i64
+    }
+
+    #[test]
+    fn integer_percent_equals_the_float_formula() {
+        let mut rng = SplitMix64::new(7);
+        let edges = [0, 1, 99, 100, 101, (1 << 53) / 100, (1 << 53) / 100 + 1, (1 << 47) - 1, 1 << 47, i64::MAX];
+        for _ in 0..200_000 {
+            let pct = rng.below(1001) as i64;
+            let bits = rng.below(64) as u32;
+            let a = (rng.next_u64() >> (64 - bits.max(1))) as i64;
+            for a in [a, -a, edges[rng.below(edges.len())]] {
+                assert_eq!(percent_of(a, pct), float_percent(a, pct), "{a} × {pct}%");
+                assert_eq!(percent_of(a, -pct), float_percent(a, -pct), "{a} × -{pct}%");
+            }
+        }
+        // Just below 2^53 the quotient's fraction .99 still truncates down.
+        let a = ((1i64 << 53) - 1) / 100 * 100 + 99;
+        assert_eq!(percent_of(a, 1), float_percent(a, 1));
+    }
 }

@@ -270,7 +270,7 @@ impl Cluster {
 mod tests {
     use super::*;
     use crate::id::ResourceId;
-    use crate::snapshot::ResourceSpec;
+    use crate::snapshot::{HotDisk, ResourceSpec};
 
     fn cluster() -> Cluster {
         let mut b = Cluster::builder();
@@ -363,6 +363,37 @@ mod tests {
         let c4 = c3.apply(&ClusterEvent::MetricsUpdated { host: "h2".into(), metrics }).unwrap();
         let sym = c4.symbols().get("cpu.percent").unwrap();
         assert_eq!(c4.host(HostId(2)).unwrap().metric(sym), Some(12.5));
+    }
+
+    #[test]
+    fn hot_disks_follow_every_host_change() {
+        // Disks on neighbouring lanes of one chunk and on the next chunk, changed in the middle.
+        let hot_matches = |c: &Cluster| {
+            for (id, h) in c.hosts() {
+                let expected: Vec<HotDisk> = h.disks.iter().map(HotDisk::of).collect();
+                assert_eq!(c.hot_disks(id), &expected[..], "host {}", h.name);
+            }
+        };
+        let mut c = cluster();
+        for (host, disk) in [("h1", "a"), ("h2", "a"), ("h2", "b"), ("h3", "a"), ("h70", "a")] {
+            c = c.apply(&ClusterEvent::DiskUpdated { host: host.into(), disk: DiskSpec::new(disk, 100, 60) }).unwrap();
+            hot_matches(&c);
+        }
+        let tagged = DiskSpec::new("a", 100, 10).tag("ssd").scheduled(5);
+        c = c.apply(&ClusterEvent::DiskUpdated { host: "h2".into(), disk: tagged }).unwrap();
+        hot_matches(&c);
+        assert!(c.hot_disks(HostId(2))[0].tagged);
+        assert_eq!(c.hot_disks(HostId(2))[0].scheduled, 5);
+        c = c.apply(&ClusterEvent::DiskRemoved { host: "h2".into(), disk: "a".into() }).unwrap();
+        hot_matches(&c);
+        c = c.apply(&ClusterEvent::HostRemoved { host: "h1".into() }).unwrap();
+        hot_matches(&c);
+        assert!(c.hot_disks(HostId(1)).is_empty());
+        let h3 = HostSpec::new("h3").disk(DiskSpec::new("x", 10, 1)).disk(DiskSpec::new("y", 10, 2));
+        c = c.apply(&ClusterEvent::HostUpdated { host: h3 }).unwrap();
+        hot_matches(&c);
+        assert_eq!(c.hot_disks(HostId(3)).len(), 2);
+        assert!(c.hot_disks(HostId(9999)).is_empty());
     }
 
     #[test]

@@ -116,6 +116,77 @@ pub struct HotChunk {
     /// The cluster's hot numeric attributes ([`Cluster::hot_attributes`]) by lane, in the
     /// cluster's order; NaN where a host lacks one.
     pub attributes: Vec<[f64; CHUNK]>,
+    /// Lanes whose host has at least one attribute.
+    pub attributed: u64,
+    /// Every lane's disks, lane after lane ([`HotChunk::lane_disks`]).
+    pub disks: Vec<HotDisk>,
+    /// Lane `i`'s disks are `disks[disk_start[i]..disk_start[i + 1]]`.
+    pub disk_start: [u32; CHUNK + 1],
+}
+
+impl HotChunk {
+    /// The hot form of lane `lane`'s disks, in the host's disk order (empty for an empty lane).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `lane >= 64`.
+    #[inline]
+    pub fn lane_disks(&self, lane: usize) -> &[HotDisk] {
+        let (start, end) = (self.disk_start[lane] as usize, self.disk_start[lane + 1] as usize);
+        self.disks.get(start..end).unwrap_or(&[])
+    }
+
+    /// Replaces lane `slot`'s disks, shifting the later lanes' ranges.
+    fn set_disks(&mut self, slot: usize, disks: &[Disk]) {
+        let (start, end) = (self.disk_start[slot] as usize, self.disk_start[slot + 1] as usize);
+        self.disks.splice(start..end, disks.iter().map(HotDisk::of));
+        let shift = disks.len() as i64 - (end - start) as i64;
+        for s in &mut self.disk_start[slot + 1..] {
+            *s = (*s as i64 + shift) as u32;
+        }
+    }
+}
+
+/// The numbers and flags of a disk the replica scheduler reads for every disk, stored densely per
+/// chunk ([`HotChunk::disks`]) so a pass over all disks does not visit each host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HotDisk {
+    /// [`Disk::maximum`].
+    pub maximum: u64,
+    /// [`Disk::available`].
+    pub available: u64,
+    /// [`Disk::reserved`].
+    pub reserved: u64,
+    /// [`Disk::scheduled`].
+    pub scheduled: u64,
+    /// [`Disk::allow_scheduling`].
+    pub allow_scheduling: bool,
+    /// [`Disk::eviction_requested`].
+    pub eviction_requested: bool,
+    /// [`Disk::ready`].
+    pub ready: bool,
+    /// The disk has at least one tag.
+    pub tagged: bool,
+    /// [`Disk::disk_type`].
+    pub disk_type: DiskType,
+}
+
+impl HotDisk {
+    /// The hot form of `disk`.
+    pub fn of(disk: &Disk) -> Self {
+        HotDisk {
+            maximum: disk.maximum,
+            available: disk.available,
+            reserved: disk.reserved,
+            scheduled: disk.scheduled,
+            allow_scheduling: disk.allow_scheduling,
+            eviction_requested: disk.eviction_requested,
+            ready: disk.ready,
+            tagged: !disk.tags.is_empty(),
+            disk_type: disk.disk_type,
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -136,6 +207,9 @@ impl Chunk {
                 schedulable: 0,
                 labels: ChunkLabels::default(),
                 attributes: Vec::new(),
+                attributed: 0,
+                disks: Vec::new(),
+                disk_start: [0; CHUNK + 1],
             },
         }
     }
@@ -148,8 +222,10 @@ impl Chunk {
         }
         let bit = 1u64 << slot;
         hot.labels.set(slot, host.as_deref().map(|h| &h.labels));
+        hot.set_disks(slot, host.as_deref().map_or(&[], |h| &h.disks));
         hot.live &= !bit;
         hot.schedulable &= !bit;
+        hot.attributed &= !bit;
         hot.zone[slot] = DomainId::NONE;
         for r in 0..HOT_RESOURCES {
             hot.free[r][slot] = 0.0;
@@ -162,6 +238,9 @@ impl Chunk {
                 hot.physical[r][slot] = res.physical();
             }
             hot.live |= bit;
+            if h.attributes().next().is_some() {
+                hot.attributed |= bit;
+            }
             if h.state.schedulable() {
                 hot.schedulable |= bit;
             }
@@ -386,6 +465,12 @@ impl Cluster {
     #[inline]
     pub fn hot_chunk(&self, chunk: usize) -> &HotChunk {
         &self.chunks[chunk].hot
+    }
+
+    /// The hot form of host `id`'s disks, in its disk order (empty for an unknown id).
+    #[inline]
+    pub fn hot_disks(&self, id: HostId) -> &[HotDisk] {
+        self.chunks.get(id.index() >> CHUNK_BITS).map_or(&[], |c| c.hot.lane_disks(id.index() & (CHUNK - 1)))
     }
 
     /// The interned strings of this snapshot.
