@@ -68,18 +68,21 @@
 //!   `DiskPressure` exception.
 //! - The rebuild limits (`concurrent-replica-rebuild-per-node-limit`, one rebuilding replica at
 //!   a time): [`ReplicaScheduler::schedule_volume`] collapses the one-per-pass loop.
-//! - Auto-balance ([`plan_auto_balance`], [`plan_cleanup`]) sees one volume: the disk-pressure
-//!   rule "first in name order among the disk's replicas of *all* healthy volumes" is applied to
-//!   this volume's replicas only. Plans cover the whole adjustment at once, where Longhorn adds one
-//!   replica per pass and recounts; the one-pass-at-a-time rebuild and its loops (#4296, #6671)
-//!   are not simulated.
+//! - Auto-balance plans ([`plan_auto_balance`], [`plan_cleanup`]) cover the whole adjustment at
+//!   once, where Longhorn adds one replica per pass and recounts; the one-pass-at-a-time rebuild
+//!   and its loops (#4296, #6671) are not simulated. The disk-pressure rule over *all* healthy
+//!   volumes needs their replicas: [`plan_auto_balance_among`].
 //!
 //! # Cost
 //!
 //! A call prepares every host's eligibility and every disk's pre-filter, eligibility and space
-//! check once (O(hosts + disks)); each replica then costs O(hosts) plus the disks of the hosts
-//! that hold a replica of the volume (re-checked for in-cycle accounting and disk
-//! anti-affinity). No per-disk allocation; buffers are reused across the call's replicas.
+//! check once (O(hosts + disks)), reading the snapshot's dense per-chunk disk columns
+//! ([`HotDisk`](crate::HotDisk)) and visiting a host itself only when its state, attributes or the
+//! volume's selectors need it. The preparation serves the precheck, failed-replica reuse and
+//! every placement of the call; a passed precheck's outcome is the first placement's. Each
+//! replica then costs O(hosts) plus the disks of the hosts that hold a replica of the volume
+//! (re-checked for in-cycle accounting and disk anti-affinity). No per-disk allocation; buffers
+//! are reused across the call's replicas.
 //!
 //! # Versions
 //!
@@ -109,7 +112,7 @@ mod volume;
 mod tests;
 
 pub use choice::DiskChoice;
-pub use plan::{plan_auto_balance, plan_cleanup, plan_data_locality, Move, MoveKind};
+pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, Move, MoveKind};
 pub use reasons::{DiskNote, FailureReason, NodeNote, Reasons, ReplicaExplanation, Tier};
 pub use settings::{ReplicaSettings, SETTING_NAMES};
 pub use space::{

@@ -75,11 +75,29 @@ pub fn plan_data_locality(cluster: &Cluster, volume: &Volume, replicas: &[Replic
 ///    deletion of the pressured replica.
 ///
 /// Steps 1 and 2 leave deletions to [`plan_cleanup`], run once the added replicas are rebuilt.
+///
+/// Step 3 here sees this volume's replicas only; [`plan_auto_balance_among`] applies Longhorn's
+/// rule across every healthy volume.
 pub fn plan_auto_balance(
     scheduler: &ReplicaScheduler,
     cluster: &Cluster,
     volume: &Volume,
     replicas: &[Replica],
+) -> Vec<Move> {
+    plan_auto_balance_among(scheduler, cluster, volume, replicas, &[])
+}
+
+/// [`plan_auto_balance`] with the replicas of the cluster's *other* healthy volumes as
+/// `neighbours` (their name, node and disk are read): a pressured disk's replica moves only
+/// when it comes first in name order among the replicas of all healthy volumes on that disk,
+/// as Longhorn's volume controller decides. Computes in O(disks × (replicas + neighbours)) for
+/// step 3, plus one scheduling probe per qualifying disk.
+pub fn plan_auto_balance_among(
+    scheduler: &ReplicaScheduler,
+    cluster: &Cluster,
+    volume: &Volume,
+    replicas: &[Replica],
+    neighbours: &[Replica],
 ) -> Vec<Move> {
     let mode = scheduler.effective_auto_balance(volume);
     let mut running: Vec<&Replica> = replicas.iter().filter(|r| usable(r)).collect();
@@ -144,7 +162,7 @@ pub fn plan_auto_balance(
         }
     }
     // Step 3: disk pressure.
-    plan_disk_pressure(scheduler, cluster, volume, replicas, &running)
+    plan_disk_pressure(scheduler, cluster, volume, replicas, &running, neighbours)
 }
 
 /// Which healthy replica `cleanupAutoBalancedReplicas` deletes when the volume has more usable
@@ -362,6 +380,7 @@ fn plan_disk_pressure(
     volume: &Volume,
     replicas: &[Replica],
     running: &[&Replica],
+    neighbours: &[Replica],
 ) -> Vec<Move> {
     let pct = scheduler.settings.replica_auto_balance_disk_pressure_percentage;
     if pct <= 0 {
@@ -373,8 +392,11 @@ fn plan_disk_pressure(
             if !is_under_pressure(DiskSpace::of(d), pct) {
                 continue;
             }
-            // Replicas are in name order: the first on the disk qualifies.
-            if let Some(r) = running.iter().find(|r| *r.node_id == *h.name && *r.disk_id == *d.name) {
+            // Replicas are in name order: the first on the disk qualifies, unless a replica of
+            // another volume on it comes before.
+            let on_disk = |r: &&Replica| *r.node_id == *h.name && *r.disk_id == *d.name;
+            let Some(r) = running.iter().find(|r| on_disk(r)) else { continue };
+            if !neighbours.iter().any(|o| on_disk(&o) && o.name < r.name) {
                 pressured.push((hid, di, r));
             }
         }

@@ -662,6 +662,13 @@ fn best_effort_disk_pressure_move() {
     ]);
     let s = sched(|s| s.replica_auto_balance = AutoBalance::BestEffort);
     assert!(plan_auto_balance(&s, &c2, &v, &rs).is_empty());
+    // Another healthy volume's replica on n1/d1: it moves first when its name comes first.
+    let s = sched(|s| s.replica_auto_balance = AutoBalance::BestEffort);
+    let before = [Replica::on("a-other", "n1", "d1")];
+    assert!(plan_auto_balance_among(&s, &c, &v, &rs, &before).is_empty());
+    let after = [Replica::on("z-other", "n1", "d1"), Replica::on("b-elsewhere", "n2", "d1")];
+    assert_eq!(plan_auto_balance_among(&s, &c, &v, &rs, &after), plan_auto_balance(&s, &c, &v, &rs));
+    assert_eq!(adds_to(&plan_auto_balance_among(&s, &c, &v, &rs, &after)), vec![Some("n1".to_owned())]);
 }
 
 #[test]
