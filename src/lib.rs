@@ -94,7 +94,10 @@ pub mod replica;
 pub mod request;
 pub mod rng;
 pub mod schedule;
+pub mod service;
+pub mod shared;
 pub mod snapshot;
+pub mod spread;
 pub mod weigh;
 
 pub use error::{BuildError, EventError, ParseError, ScheduleError};

@@ -1,0 +1,2 @@
+//! The service scheduler: edge-site filters, four-level ranking, sticky restarts, host-failure
+//! handling.

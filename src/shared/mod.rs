@@ -1,0 +1,2 @@
+//! Concurrent scheduling on one shared cluster state: claims, generations, the update log,
+//! partitions.

@@ -1,0 +1,1 @@
+//! The spread engine: SwarmKit-style placement preferences (spread over labels, hierarchically).
