@@ -84,7 +84,8 @@ pub struct Unschedulable {
     pub previous_host: Option<String>,
     /// Hosts in the site.
     pub hosts: u32,
-    /// Per-filter rejections, in filter order.
+    /// Rejections: hosts that are not schedulable (or being failed over) first, then the
+    /// filters' rejections, most hosts first, then in filter order and reason code.
     pub reasons: Vec<Rejection>,
 }
 
@@ -236,7 +237,9 @@ fn run_filters(
         if down > 0 {
             reasons.push(Rejection { filter: "host".into(), reason: "host not schedulable".into(), hosts: down });
         }
-        for &(i, reason, hosts) in rejections.counts() {
+        let mut counts = rejections.counts().to_vec();
+        counts.sort_by_key(|&(i, reason, hosts)| (std::cmp::Reverse(hosts), i, reason));
+        for (i, reason, hosts) in counts {
             let f = &filters[i as usize];
             let text = f.describe(&cx.with_state(prepared[i as usize].as_deref()), reason);
             reasons.push(Rejection { filter: f.name().to_owned(), reason: text, hosts });
