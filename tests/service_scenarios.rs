@@ -145,8 +145,7 @@ fn service_scenarios() {
     let mut count = 0;
     for path in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
         let text = std::fs::read_to_string(path).unwrap();
-        let file: ScenarioFile =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file: ScenarioFile = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(!file.description.is_empty());
         for case in &file.cases {
             count += 1;

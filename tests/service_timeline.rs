@@ -33,12 +33,7 @@ fn host_of(c: &Cluster, instance: &str) -> String {
 }
 
 /// Carries out the monitor's actions; returns the scheduler outcomes of reschedules.
-fn carry_out(
-    cluster: &mut Cluster,
-    site: &Site,
-    services: &[ServiceSpec],
-    actions: &[Action],
-) -> Vec<ServiceOutcome> {
+fn carry_out(cluster: &mut Cluster, site: &Site, services: &[ServiceSpec], actions: &[Action]) -> Vec<ServiceOutcome> {
     let mut outcomes = Vec::new();
     for a in actions {
         if let ActionKind::Reschedule { scope } = a.kind {
@@ -57,10 +52,7 @@ fn down(c: &Cluster, host: &str) -> Cluster {
 #[test]
 fn initial_placement_is_pair_on_e0_e1_and_solo_on_e2() {
     let (c, _, _) = site();
-    assert_eq!(
-        [host_of(&c, "app/pair/0"), host_of(&c, "app/pair/1"), host_of(&c, "app/solo/0")],
-        ["e0", "e1", "e2"]
-    );
+    assert_eq!([host_of(&c, "app/pair/0"), host_of(&c, "app/pair/1"), host_of(&c, "app/solo/0")], ["e0", "e1", "e2"]);
 }
 
 #[test]

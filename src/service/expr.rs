@@ -397,10 +397,7 @@ impl Parser<'_> {
                 w
             }
             other => {
-                return Err(self.error(&format!(
-                    "expected a label, `not`, `(` or `{{}}`, found {}",
-                    other.describe()
-                )))
+                return Err(self.error(&format!("expected a label, `not`, `(` or `{{}}`, found {}", other.describe())))
             }
         };
         match self.peek() {

@@ -313,10 +313,7 @@ mod tests {
         let a = m.advance(s(100));
         assert_eq!(
             kinds(&a),
-            [
-                (10, ActionKind::Probe { deadline: s(12) }),
-                (12, ActionKind::Reschedule { scope: Scope::SingleReplica })
-            ],
+            [(10, ActionKind::Probe { deadline: s(12) }), (12, ActionKind::Reschedule { scope: Scope::SingleReplica })],
             "no probe answer means still down, even after a supervisor report"
         );
         assert_eq!(m.phase("h"), Some(Phase::FailedOver));

@@ -49,11 +49,7 @@ impl RankKey {
 /// per host).
 pub fn best_host(cluster: &Cluster, group: &str, candidates: &[HostId]) -> Option<(HostId, RankKey)> {
     let g = cluster.symbols().get(group);
-    candidates
-        .iter()
-        .filter_map(|&h| cluster.host(h).map(|host| (RankKey::of(host, g), h)))
-        .min()
-        .map(|(k, h)| (h, k))
+    candidates.iter().filter_map(|&h| cluster.host(h).map(|host| (RankKey::of(host, g), h))).min().map(|(k, h)| (h, k))
 }
 
 #[cfg(test)]

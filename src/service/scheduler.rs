@@ -303,7 +303,10 @@ impl Work {
     fn still_fits(&self, filters: &Filters, host: HostId, id: &str) -> Result<bool, ServiceError> {
         let released = self
             .cluster
-            .apply(&ClusterEvent::InstanceRemoved { host: self.cluster.host_name(host).to_owned(), instance: id.to_owned() })
+            .apply(&ClusterEvent::InstanceRemoved {
+                host: self.cluster.host_name(host).to_owned(),
+                instance: id.to_owned(),
+            })
             .map_err(|e| ServiceError::Snapshot { message: e.to_string() })?;
         Ok(!run_filters(&released, &filters.list, Scan::Only(host), false)?.0.is_empty())
     }
@@ -447,7 +450,8 @@ impl Work {
                 continue;
             }
             if !run_filters(&self.cluster, &filters.list, Scan::Only(host), false)?.0.is_empty() {
-                let key = RankKey::of(self.cluster.host(host).expect("listed host"), self.cluster.symbols().get(&group));
+                let key =
+                    RankKey::of(self.cluster.host(host).expect("listed host"), self.cluster.symbols().get(&group));
                 self.place(spec, filters, spec.instance_id(next), host, key)?;
                 next += 1;
             }
@@ -498,7 +502,12 @@ impl ServiceScheduler {
     /// # Errors
     ///
     /// [`ServiceError`] for an invalid or duplicate service; nothing is changed then.
-    pub fn schedule(&self, cluster: &Cluster, site: &Site, services: &[ServiceSpec]) -> Result<ServiceOutcome, ServiceError> {
+    pub fn schedule(
+        &self,
+        cluster: &Cluster,
+        site: &Site,
+        services: &[ServiceSpec],
+    ) -> Result<ServiceOutcome, ServiceError> {
         let order = ordered(services)?;
         let mut work = Work::new(cluster, site);
         for spec in order {
@@ -579,7 +588,12 @@ impl ServiceScheduler {
     /// # Errors
     ///
     /// As [`schedule`](ServiceScheduler::schedule).
-    pub fn rebalance_plan(&self, cluster: &Cluster, site: &Site, services: &[ServiceSpec]) -> Result<Vec<Move>, ServiceError> {
+    pub fn rebalance_plan(
+        &self,
+        cluster: &Cluster,
+        site: &Site,
+        services: &[ServiceSpec],
+    ) -> Result<Vec<Move>, ServiceError> {
         let order = ordered(services)?;
         let mut work = Work::new(cluster, site);
         let mut moves = Vec::new();
@@ -597,8 +611,7 @@ impl ServiceScheduler {
             for ids in counts.values_mut() {
                 ids.sort_by_key(|id| parse_instance_index(&group, id).unwrap_or(u32::MAX));
             }
-            loop {
-                let Some((&src, _)) = counts.iter().rev().max_by_key(|(_, ids)| ids.len()) else { break };
+            while let Some((&src, _)) = counts.iter().rev().max_by_key(|(_, ids)| ids.len()) {
                 let Some(&dst) = eligible.iter().min_by_key(|h| counts[h].len()) else { break };
                 if counts[&src].len() < counts[&dst].len() + 2 {
                     break;
@@ -606,7 +619,10 @@ impl ServiceScheduler {
                 let id = counts[&src].last().expect("fullest host holds instances").clone();
                 let released = work
                     .cluster
-                    .apply(&ClusterEvent::InstanceRemoved { host: work.cluster.host_name(src).to_owned(), instance: id.clone() })
+                    .apply(&ClusterEvent::InstanceRemoved {
+                        host: work.cluster.host_name(src).to_owned(),
+                        instance: id.clone(),
+                    })
                     .map_err(|e| ServiceError::Snapshot { message: e.to_string() })?;
                 if run_filters(&released, &filters.list, Scan::Only(dst), false)?.0.is_empty() {
                     break;

@@ -88,15 +88,14 @@ fn string_map(v: &serde_json::Value) -> Option<BTreeMap<String, String>> {
     v.as_object()?.iter().map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect()
 }
 
-/// Parses `[{"name": …, "labels": {…}}]`; `what` names the entries in messages.
-fn named_entries(
-    host: &str,
-    attribute: &'static str,
-    value: &serde_json::Value,
-) -> Result<Vec<(String, BTreeMap<String, String>)>, ServiceError> {
+/// A named entry with labels.
+type Entry = (String, BTreeMap<String, String>);
+
+/// Parses `[{"name": …, "labels": {…}}]`.
+fn named_entries(host: &str, attribute: &'static str, value: &serde_json::Value) -> Result<Vec<Entry>, ServiceError> {
     let err = |message: String| ServiceError::Attribute { host: host.to_owned(), attribute, message };
     let list = value.as_array().ok_or_else(|| err("expected an array of objects".into()))?;
-    let mut out: Vec<(String, BTreeMap<String, String>)> = Vec::with_capacity(list.len());
+    let mut out: Vec<Entry> = Vec::with_capacity(list.len());
     for (i, entry) in list.iter().enumerate() {
         let obj = entry.as_object().ok_or_else(|| err(format!("entry {i}: expected an object")))?;
         if let Some(k) = obj.keys().find(|k| *k != "name" && *k != "labels") {
@@ -146,8 +145,10 @@ impl Site {
                 }
             }
             if let Some(v) = host.attribute(DEVICES) {
-                slot.devices =
-                    named_entries(&host.name, DEVICES, v)?.into_iter().map(|(name, labels)| Device { name, labels }).collect();
+                slot.devices = named_entries(&host.name, DEVICES, v)?
+                    .into_iter()
+                    .map(|(name, labels)| Device { name, labels })
+                    .collect();
             }
         }
         Ok(Site { hosts, ingress })
@@ -279,7 +280,12 @@ mod tests {
     #[test]
     fn site_reads_volumes_and_devices() {
         let cluster = Cluster::builder()
-            .host(EdgeHost::new("a").volume("fast", 100.0, &[("type", "ssd")]).device("cam", &[("camera", "usb")]).build())
+            .host(
+                EdgeHost::new("a")
+                    .volume("fast", 100.0, &[("type", "ssd")])
+                    .device("cam", &[("camera", "usb")])
+                    .build(),
+            )
             .host(EdgeHost::new("b").build())
             .build()
             .unwrap();
@@ -302,7 +308,8 @@ mod tests {
         let e = bad(HostSpec::new("h").attribute(DEVICES, serde_json::json!([{"name": "d", "labels": {"a": 1}}])))
             .unwrap_err();
         assert!(e.to_string().contains("entry 0: `labels` must map strings to strings"), "{e}");
-        let e = bad(HostSpec::new("h").attribute(DEVICES, serde_json::json!([{"name": "d"}, {"name": "d"}]))).unwrap_err();
+        let e =
+            bad(HostSpec::new("h").attribute(DEVICES, serde_json::json!([{"name": "d"}, {"name": "d"}]))).unwrap_err();
         assert!(e.to_string().contains("duplicate name `d`"), "{e}");
         let e = bad(HostSpec::new("h").attribute(DEVICES, serde_json::json!([{"nam": "d"}]))).unwrap_err();
         assert!(e.to_string().contains("unknown field `nam`"), "{e}");

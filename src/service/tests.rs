@@ -142,7 +142,10 @@ fn limits_devices_gpus_and_count() {
     );
     let s = site(&c, IngressAllocation::Dhcp);
     let gpus = DeviceFilter::new(s.clone(), vec![], 2);
-    assert_eq!(verdicts(&c, &gpus), [Verdict::Pass, Verdict::Reject(DeviceFilter::GPUS), Verdict::Reject(DeviceFilter::GPUS)]);
+    assert_eq!(
+        verdicts(&c, &gpus),
+        [Verdict::Pass, Verdict::Reject(DeviceFilter::GPUS), Verdict::Reject(DeviceFilter::GPUS)]
+    );
     let cam = DeviceFilter::new(s, vec![e("camera"), e("camera ~ '^us'")], 0);
     assert_eq!(verdicts(&c, &cam), [Verdict::reject(1), Verdict::Pass, Verdict::reject(1)]);
     let count = InstanceCountFilter::new("a/s", 1);
@@ -153,9 +156,11 @@ fn limits_devices_gpus_and_count() {
 fn affinity_is_soft_and_maximised() {
     let c = Cluster::builder()
         .host(HostSpec::new("db").instance(InstanceSpec::new("a/db/0").group("a/db")))
-        .host(HostSpec::new("db-and-cache").instance(InstanceSpec::new("a/db/1").group("a/db")).instance(
-            InstanceSpec::new("a/cache/0").group("a/cache"),
-        ))
+        .host(
+            HostSpec::new("db-and-cache")
+                .instance(InstanceSpec::new("a/db/1").group("a/db"))
+                .instance(InstanceSpec::new("a/cache/0").group("a/cache")),
+        )
         .host(HostSpec::new("empty"))
         .build()
         .unwrap();
@@ -205,7 +210,7 @@ fn engine_spreads_then_keeps_then_moves_on_spec_change() {
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let web = ServiceSpec::replicated("app", "web", 4).memory_mb(100.0);
-    let out = ServiceScheduler::new().schedule(&c, &s, &[web.clone()]).unwrap();
+    let out = ServiceScheduler::new().schedule(&c, &s, std::slice::from_ref(&web)).unwrap();
     let hosts: Vec<String> = placed(&out).into_iter().map(|p| p.1).collect();
     assert_eq!(hosts, ["h0", "h1", "h2", "h0"], "fewest same-service first, then lowest id");
     assert_eq!(out.events.len(), 4);
@@ -228,7 +233,10 @@ fn engine_spreads_then_keeps_then_moves_on_spec_change() {
     let down = ServiceScheduler::new().schedule(&out.cluster, &s, &[fewer]).unwrap();
     let removed: Vec<&Decision> = down.decisions.iter().filter(|d| matches!(d, Decision::Removed { .. })).collect();
     assert_eq!(removed.len(), 2);
-    assert!(down.cluster.hosts().all(|(_, h)| h.instances.iter().all(|i| !i.id.ends_with("/2") && !i.id.ends_with("/3"))));
+    assert!(down
+        .cluster
+        .hosts()
+        .all(|(_, h)| h.instances.iter().all(|i| !i.id.ends_with("/2") && !i.id.ends_with("/3"))));
 }
 
 #[test]
@@ -260,7 +268,7 @@ fn count_cap_spreads_new_placements_and_sticky_instances_ignore_it() {
             .unwrap();
     }
     let web = ServiceSpec::replicated("app", "web", 3);
-    let out = ServiceScheduler::new().schedule(&stacked, &s, &[web.clone()]).unwrap();
+    let out = ServiceScheduler::new().schedule(&stacked, &s, std::slice::from_ref(&web)).unwrap();
     assert!(out.decisions.iter().all(|d| matches!(d, Decision::Kept { .. })));
     // The rebalance plan evens them out: two moves, not applied.
     let plan = ServiceScheduler::new().rebalance_plan(&stacked, &s, &[web]).unwrap();
@@ -270,7 +278,10 @@ fn count_cap_spreads_new_placements_and_sticky_instances_ignore_it() {
     // The cap binds where the soft rule would stack: affinity to `db` (on h0 only) narrows to
     // h0, but four replicas on three eligible hosts allow ceil(4/3) = 2 there.
     let with_db = c
-        .apply(&ClusterEvent::InstancePlaced { host: "h0".into(), instance: InstanceSpec::new("app/db/0").group("app/db") })
+        .apply(&ClusterEvent::InstancePlaced {
+            host: "h0".into(),
+            instance: InstanceSpec::new("app/db/0").group("app/db"),
+        })
         .unwrap();
     let near_db = ServiceSpec::replicated("app", "near", 4).preferred_affinity("db");
     let out = ServiceScheduler::new().schedule(&with_db, &s, &[near_db]).unwrap();
@@ -283,14 +294,14 @@ fn one_per_matching_host_mode() {
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let agent = ServiceSpec::one_per_matching_host("ops", "agent").match_host_labels(e("zone = a"));
-    let out = ServiceScheduler::new().schedule(&c, &s, &[agent.clone()]).unwrap();
+    let out = ServiceScheduler::new().schedule(&c, &s, std::slice::from_ref(&agent)).unwrap();
     assert_eq!(placed(&out), [("ops/agent/0".into(), "h0".into()), ("ops/agent/1".into(), "h1".into())]);
     // h2 joins zone a: it gets an instance; the others stay.
     let mut spec = out.cluster.to_spec().hosts[2].clone();
     spec.labels.insert("zone".into(), "a".into());
     let relabelled = out.cluster.apply(&ClusterEvent::HostUpdated { host: spec }).unwrap();
     let s2 = Site::new(&relabelled, IngressAllocation::Dhcp).unwrap();
-    let again = ServiceScheduler::new().schedule(&relabelled, &s2, &[agent.clone()]).unwrap();
+    let again = ServiceScheduler::new().schedule(&relabelled, &s2, std::slice::from_ref(&agent)).unwrap();
     assert_eq!(placed(&again), [("ops/agent/2".into(), "h2".into())]);
     // A narrower expression removes (does not move) the instances on hosts that stop matching.
     let narrowed = ServiceSpec::one_per_matching_host("ops", "agent").match_host_labels(e("zone = b"));
@@ -319,7 +330,12 @@ fn reschedule_single_replica_keeps_multi_replica_and_avoids_the_host() {
     let moved = ServiceScheduler::new().reschedule(&down, &s, &services, "h2", Scope::SingleReplica).unwrap();
     assert_eq!(
         moved.decisions.last().unwrap(),
-        &Decision::Moved { instance: "a/solo/0".into(), from: "h2".into(), to: "h0".into(), key: RankKey::new(0, 0, 1, 0) }
+        &Decision::Moved {
+            instance: "a/solo/0".into(),
+            from: "h2".into(),
+            to: "h0".into(),
+            key: RankKey::new(0, 0, 1, 0)
+        }
     );
     let all = ServiceScheduler::new().reschedule(&out.cluster, &s, &services, "h0", Scope::All).unwrap();
     let m: Vec<(String, String)> = placed(&all);

@@ -40,7 +40,8 @@ impl PreferredAffinity {
     }
 
     fn score(host: &Host, aff: &[Option<Symbol>], anti: &[Option<Symbol>]) -> u32 {
-        let runs = |g: Option<Symbol>| g.is_some_and(|g| host.instances.iter().any(|i| i.group == Some(g) && !i.terminating));
+        let runs =
+            |g: Option<Symbol>| g.is_some_and(|g| host.instances.iter().any(|i| i.group == Some(g) && !i.terminating));
         let a = aff.iter().filter(|&&g| runs(g)).count();
         let b = anti.iter().filter(|&&g| !runs(g)).count();
         (a + b) as u32
