@@ -194,3 +194,41 @@ fn timers_are_configurable() {
     assert_eq!(a[0].kind, ActionKind::Reschedule { scope: Scope::SingleReplica });
     assert_eq!(a[0].at, s(7));
 }
+
+#[test]
+fn unschedulable_instances_are_placed_when_retried_after_a_trigger() {
+    let c = Cluster::builder().host(EdgeHost::new("a").memory_mb(500.0).label("tier", "low").build()).build().unwrap();
+    let site = Site::new(&c, IngressAllocation::Dhcp).unwrap();
+    let services = [
+        ServiceSpec::replicated("app", "big", 1).memory_mb(800.0),
+        ServiceSpec::replicated("app", "picky", 1).match_host_labels("tier = high".parse().unwrap()),
+    ];
+    let first = ServiceScheduler::new().schedule(&c, &site, &services).unwrap();
+    let pending: Vec<String> = first.unschedulable.iter().map(|u| u.to_string()).collect();
+    assert_eq!(
+        pending,
+        [
+            "app/big/0 cannot be scheduled: 0/1 hosts are available: 1 insufficient memory",
+            "app/picky/0 cannot be scheduled: 0/1 hosts are available: 1 host labels do not match `tier = high`"
+        ]
+    );
+
+    // Trigger: a host is added.
+    let mut m = FailureMonitor::default();
+    assert_eq!(m.handle(s(0), "b", HostEvent::HostAdded)[0].kind, ActionKind::RetryUnschedulable);
+    let added =
+        first.cluster.apply(&ClusterEvent::HostAdded { host: EdgeHost::new("b").memory_mb(1000.0).build() }).unwrap();
+    let site = Site::new(&added, IngressAllocation::Dhcp).unwrap();
+    let retry = ServiceScheduler::new().schedule(&added, &site, &services).unwrap();
+    assert_eq!(host_of(&retry.cluster, "app/big/0"), "b");
+    assert_eq!(retry.unschedulable.len(), 1);
+
+    // Trigger: host labels change.
+    let mut spec = retry.cluster.to_spec().hosts[0].clone();
+    spec.labels.insert("tier".into(), "high".into());
+    let relabelled = retry.cluster.apply(&ClusterEvent::HostUpdated { host: spec }).unwrap();
+    let site = Site::new(&relabelled, IngressAllocation::Dhcp).unwrap();
+    let retry = ServiceScheduler::new().schedule(&relabelled, &site, &services).unwrap();
+    assert_eq!(host_of(&retry.cluster, "app/picky/0"), "a");
+    assert!(retry.unschedulable.is_empty());
+}

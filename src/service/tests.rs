@@ -240,7 +240,7 @@ fn engine_spreads_then_keeps_then_moves_on_spec_change() {
 }
 
 #[test]
-fn unschedulable_is_an_outcome_with_reasons_and_leaves_the_instance_unassigned() {
+fn unschedulable_is_an_outcome_with_reasons_most_hosts_first_and_leaves_the_instance_unassigned() {
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let big = ServiceSpec::replicated("app", "big", 1).memory_mb(5000.0).match_host_labels(e("zone = a"));
@@ -248,7 +248,7 @@ fn unschedulable_is_an_outcome_with_reasons_and_leaves_the_instance_unassigned()
     assert!(out.decisions.is_empty());
     assert_eq!(
         out.unschedulable[0].to_string(),
-        "app/big/0 cannot be scheduled: 0/3 hosts are available: 1 host labels do not match `zone = a`, 2 insufficient memory"
+        "app/big/0 cannot be scheduled: 0/3 hosts are available: 2 insufficient memory, 1 host labels do not match `zone = a`"
     );
     assert!(out.events.is_empty());
 }
