@@ -11,22 +11,48 @@ fn e(s: &str) -> MatchExpr {
     s.parse().unwrap()
 }
 
-/// Runs `f` on every host of `cluster`, unprepared and prepared, and returns the verdicts.
-fn verdicts(cluster: &Cluster, f: &dyn Filter) -> Vec<Verdict> {
+/// Runs `f` on every host of `cluster` (one chunk), unprepared, prepared and by chunk, and
+/// returns the verdicts; with `consume`, host 0 first gets that much memory in the overlay.
+fn verdicts_with(cluster: &Cluster, f: &dyn Filter, consume: Option<f64>) -> Vec<Verdict> {
     let request = Request::new(1);
     let compiled = request.compile(cluster).unwrap();
-    let overlay = Overlay::new();
+    let mut overlay = Overlay::new();
+    if let Some(mb) = consume {
+        overlay.consume(HostId(0), &[(crate::ResourceId::MEMORY_MB, mb)]);
+    }
     let cx = Cx::new(cluster, &request, &compiled, &overlay, 0);
     let prepared = f.prepare(&cx).unwrap();
     let pcx = cx.with_state(prepared.as_deref());
-    cluster
+    let out: Vec<Verdict> = cluster
         .host_ids()
         .map(|h| {
             let v = f.check(&pcx, h);
             assert_eq!(v, f.check(&cx, h), "prepared and unprepared agree");
             v
         })
-        .collect()
+        .collect();
+    let live = cluster.hot_chunk(0).live;
+    let mut rejections = crate::Rejections::new(true);
+    let pass = f.check_chunk(&pcx, 0, live, &mut rejections);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(pass & (1 << i) != 0, v.is_pass(), "chunk and host paths agree on host {i}");
+    }
+    let by_chunk: Vec<(u32, crate::Reason)> =
+        rejections.hosts().unwrap().iter().map(|r| (r.host.0, r.reason)).collect();
+    let by_host: Vec<(u32, crate::Reason)> = out
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| match v {
+            Verdict::Reject(r) => Some((i as u32, *r)),
+            Verdict::Pass => None,
+        })
+        .collect();
+    assert_eq!(by_chunk, by_host, "same reasons");
+    out
+}
+
+fn verdicts(cluster: &Cluster, f: &dyn Filter) -> Vec<Verdict> {
+    verdicts_with(cluster, f, None)
 }
 
 fn site(cluster: &Cluster, ingress: IngressAllocation) -> Arc<Site> {
@@ -139,6 +165,13 @@ fn limits_devices_gpus_and_count() {
             Verdict::Reject(ContainerLimitsFilter::NO_LAYER_QUOTA),
             Verdict::Reject(ContainerLimitsFilter::MEMORY)
         ]
+    );
+    // What earlier instances of the same request took counts (the overlay), on both paths.
+    let small = ServiceSpec::replicated("a", "s", 1).memory_mb(200.0).limits;
+    assert!(verdicts(&c, &ContainerLimitsFilter::new(small))[0].is_pass());
+    assert_eq!(
+        verdicts_with(&c, &ContainerLimitsFilter::new(small), Some(900.0))[0],
+        Verdict::Reject(ContainerLimitsFilter::MEMORY)
     );
     let s = site(&c, IngressAllocation::Dhcp);
     let gpus = DeviceFilter::new(s.clone(), vec![], 2);

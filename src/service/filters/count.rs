@@ -1,6 +1,6 @@
 //! The number-of-service-instances rule for even distribution.
 
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::{HostId, Symbol};
 use crate::request::{Cx, Prepared};
 use crate::ScheduleError;
@@ -29,6 +29,13 @@ impl InstanceCountFilter {
         self.max_per_host
     }
 
+    fn symbol(&self, cx: &Cx<'_>) -> Option<Symbol> {
+        match cx.state::<Option<Symbol>>() {
+            Some(g) => *g,
+            None => cx.cluster().symbols().get(&self.group),
+        }
+    }
+
     fn count(&self, cx: &Cx<'_>, host: HostId, group: Option<Symbol>) -> u32 {
         let here = group.map_or(0, |g| {
             cx.host(host).instances.iter().filter(|i| i.group == Some(g) && !i.terminating).count() as u32
@@ -47,11 +54,13 @@ impl Filter for InstanceCountFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let group = match cx.state::<Option<Symbol>>() {
-            Some(g) => *g,
-            None => cx.cluster().symbols().get(&self.group),
-        };
-        (self.count(cx, host, group) < self.max_per_host).into()
+        (self.count(cx, host, self.symbol(cx)) < self.max_per_host).into()
+    }
+
+    /// Resolves the group once per chunk.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let group = self.symbol(cx);
+        rejected.check_lanes(chunk, mask, |h| (self.count(cx, h, group) < self.max_per_host).into())
     }
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {

@@ -1,7 +1,7 @@
 //! Ingress IP: a free address in the host's or the site's pool.
 
-use super::fits_named;
-use crate::filter::{Filter, Reason, Verdict};
+use super::{fits, fits_named};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use crate::service::site::INGRESS_IP;
@@ -79,6 +79,20 @@ impl Filter for IngressFilter {
                 }
             }
             _ => Verdict::Pass,
+        }
+    }
+
+    /// Resolves the `ingress_ip` kind once per chunk for per-host pools.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        match (self.site.ingress(), cx.cluster().resource_kinds().get(INGRESS_IP)) {
+            (IngressAllocation::HostPools, Some(r)) => rejected.check_lanes(chunk, mask, |h| {
+                if fits(cx, h, r, 1.0) {
+                    Verdict::Pass
+                } else {
+                    Verdict::Reject(Self::HOST_POOL)
+                }
+            }),
+            _ => rejected.check_lanes(chunk, mask, |h| self.check(cx, h)),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Container layer, memory and CPU limits against what is left on the host.
 
 use super::{fits, fits_named};
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::{HostId, ResourceId};
 use crate::request::Cx;
 use crate::service::site::CONTAINER_LAYER_MB;
@@ -64,6 +64,30 @@ impl Filter for ContainerLimitsFilter {
             }
         }
         Verdict::Pass
+    }
+
+    /// Reads memory and CPU from the chunk's hot columns for hosts without consumption in the
+    /// overlay; the layer limit and touched hosts take the per-host path.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        if self.limits.container_layer_mb > 0.0 {
+            return rejected.check_lanes(chunk, mask, |h| self.check(cx, h));
+        }
+        let hot = cx.cluster().hot_chunk(chunk);
+        let touched = cx.overlay().touched_mask(chunk);
+        let (mem, cpu) = (&hot.free[ResourceId::MEMORY_MB.index()], &hot.free[ResourceId::VCPUS.index()]);
+        let l = &self.limits;
+        rejected.check_lanes(chunk, mask, |h| {
+            let lane = h.index() & 63;
+            if touched & (1u64 << lane) != 0 {
+                self.check(cx, h)
+            } else if l.memory_mb > 0.0 && mem[lane] < l.memory_mb {
+                Verdict::Reject(Self::MEMORY)
+            } else if l.cpus > 0.0 && cpu[lane] < l.cpus {
+                Verdict::Reject(Self::CPU)
+            } else {
+                Verdict::Pass
+            }
+        })
     }
 
     fn describe(&self, _cx: &Cx<'_>, reason: Reason) -> String {
