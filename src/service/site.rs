@@ -164,6 +164,12 @@ impl Site {
         self.hosts.get(host.index()).map_or(&[], |h| &h.devices)
     }
 
+    /// One past the highest host id the site knows (the snapshot's
+    /// [`id_bound`](Cluster::id_bound) when it was read).
+    pub fn host_bound(&self) -> usize {
+        self.hosts.len()
+    }
+
     /// The ingress allocation method.
     pub fn ingress(&self) -> IngressAllocation {
         self.ingress

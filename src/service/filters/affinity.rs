@@ -61,8 +61,13 @@ impl PreferredAffinity {
         }
         let (aff, anti) = self.symbols(cluster);
         let score = |h: HostId| cluster.host(h).map_or(0, |h| Self::score(h, &aff, &anti));
-        let best = candidates.iter().map(|&h| score(h)).max().unwrap_or(0);
-        candidates.retain(|&h| score(h) == best);
+        let scores: Vec<u32> = candidates.iter().map(|&h| score(h)).collect();
+        let best = scores.iter().copied().max().unwrap_or(0);
+        let mut at = 0;
+        candidates.retain(|_| {
+            at += 1;
+            scores[at - 1] == best
+        });
     }
 }
 

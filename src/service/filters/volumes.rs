@@ -28,6 +28,9 @@ pub struct VolumesFilter {
     site: Arc<Site>,
     volumes: Vec<VolumeRequest>,
     ephemeral_on: Option<HostId>,
+    /// Per host, per requested volume: the bit set of local volumes whose labels match
+    /// (labels never change for a site), so checks compare no strings.
+    matching: Vec<u64>,
 }
 
 impl VolumesFilter {
@@ -41,8 +44,24 @@ impl VolumesFilter {
     pub const PINNED: Reason = Reason(3);
 
     /// A filter for `volumes` on `site`'s local volumes.
+    ///
+    /// Computes in O(hosts × requested volumes × local volumes) to match labels once. Only the
+    /// first 64 local volumes of a host are considered.
     pub fn new(site: Arc<Site>, volumes: Vec<VolumeRequest>) -> Self {
-        VolumesFilter { site, volumes, ephemeral_on: None }
+        let mut matching = Vec::with_capacity(site.host_bound() * volumes.len());
+        for h in 0..site.host_bound() {
+            let local = site.volumes(HostId(h as u32));
+            for want in &volumes {
+                let mut bits = 0u64;
+                for (i, lv) in local.iter().take(64).enumerate() {
+                    if want.match_volume_labels.as_ref().is_none_or(|e| e.matches_map(&lv.labels)) {
+                        bits |= 1 << i;
+                    }
+                }
+                matching.push(bits);
+            }
+        }
+        VolumesFilter { site, volumes, ephemeral_on: None, matching }
     }
 
     /// Pins the instance to `host`, where its ephemeral volume lives.
@@ -63,14 +82,15 @@ impl VolumesFilter {
         if local.is_empty() {
             return Err(Self::NO_VOLUMES);
         }
-        for want in &self.volumes {
-            let mut matched = false;
+        let base = host.index() * self.volumes.len();
+        for (v, want) in self.volumes.iter().enumerate() {
+            let bits = self.matching.get(base + v).copied().unwrap_or(0);
+            let matched = bits != 0;
             let mut chosen = None;
-            for lv in local {
-                if !want.match_volume_labels.as_ref().is_none_or(|e| e.matches_map(&lv.labels)) {
+            for (i, lv) in local.iter().take(64).enumerate() {
+                if bits & (1 << i) == 0 {
                     continue;
                 }
-                matched = true;
                 let taken: f64 = out.iter().filter(|(r, _)| *r == lv.resource).map(|(_, s)| s).sum();
                 if cx.free(host, lv.resource) - taken >= want.size_mb {
                     chosen = Some(lv.resource);
