@@ -387,3 +387,24 @@ fn state_is_never_half_changed_on_error() {
     assert_eq!(c.generation(), three_hosts().generation());
     let _ = HostState::default();
 }
+
+#[test]
+fn a_removed_hosts_instances_get_fresh_volumes_elsewhere() {
+    let c = Cluster::builder()
+        .host(
+            EdgeHost::new("h0")
+                .volume("fast", 500.0, &[])
+                .with(|h| h.instance(InstanceSpec::new("a/db/0").group("a/db").resource("volume/fast", 400.0)))
+                .build(),
+        )
+        .host(EdgeHost::new("h1").volume("fast", 500.0, &[]).build())
+        .build()
+        .unwrap();
+    let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
+    let db = [ServiceSpec::replicated("a", "db", 1).volume(VolumeRequest::persistent("data", 400.0))];
+    let out = ServiceScheduler::new().reschedule(&c, &s, &db, "h0", Scope::All).unwrap();
+    assert_eq!(placed(&out), [("a/db/0".to_string(), "h1".to_string())]);
+    let fast = out.cluster.resource_kinds().get("volume/fast").unwrap();
+    assert_eq!(out.cluster.host(HostId(0)).unwrap().resource(fast).used, 0.0, "the old volume is released");
+    assert_eq!(out.cluster.host(HostId(1)).unwrap().resource(fast).used, 400.0, "a new one is allocated");
+}
