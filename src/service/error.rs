@@ -57,13 +57,6 @@ pub enum ServiceError {
         /// The local volume.
         volume: String,
     },
-    /// The host named in a reschedule does not exist in the snapshot and is not needed to be:
-    /// kept for callers that name a host that never existed.
-    #[error("unknown host `{host}`")]
-    UnknownHost {
-        /// The host name.
-        host: String,
-    },
     /// The snapshot rejected an event the scheduler produced (a corrupt snapshot).
     #[error("snapshot rejected an event: {message}")]
     Snapshot {

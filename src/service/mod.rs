@@ -134,7 +134,9 @@
 //!
 //! An assigned instance stays on its host while that host passes its service's hard filters,
 //! judged with the instance's own use released. This also covers a configuration change (the
-//! instance moves only if its host stops passing) and the ephemeral-volume pin (see below).
+//! instance moves only if its host stops passing; a kept instance's recorded use is left as it
+//! is, for the caller to update when it restarts the instance) and the ephemeral-volume pin
+//! (decision 10).
 //!
 //! - [`Mode::Replicated`]: instances `0..replicas`; an instance whose host stops passing is
 //!   taken off and placed again like a new one ([`Decision::Moved`]); instances beyond the

@@ -6,6 +6,7 @@ use crate::id::{HostId, ResourceId};
 use crate::snapshot::{Cluster, HostSpec, ResourceSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Host attribute listing the host's local volumes: `[{"name": "fast", "labels": {"type": "ssd"}}]`.
 pub const LOCAL_VOLUMES: &str = "local_volumes";
@@ -78,9 +79,11 @@ struct HostSite {
 /// Built once from a snapshot with [`Site::new`], which validates the attributes; valid for
 /// every later snapshot that only places or removes instances (attributes and host ids do not
 /// change then). Build it again after hosts are added, removed or updated.
+///
+/// Cloning is cheap (the per-host data is shared).
 #[derive(Debug, Clone, Default)]
 pub struct Site {
-    hosts: Vec<HostSite>,
+    hosts: Arc<Vec<HostSite>>,
     ingress: IngressAllocation,
 }
 
@@ -151,7 +154,7 @@ impl Site {
                     .collect();
             }
         }
-        Ok(Site { hosts, ingress })
+        Ok(Site { hosts: Arc::new(hosts), ingress })
     }
 
     /// The local volumes of `host` (empty for an unknown host).
