@@ -11,12 +11,14 @@
 //!   hosts at the `ceil(replicas / eligible)` cap and takes the smallest `(counts, host id)`:
 //!   the library must pick the same hosts in the same order, so the lexicographic order is
 //!   always respected.
+//! - **Foundation tiers.** The four levels as weigher tiers of a foundation `Scheduler`
+//!   ([`ranking_tiers`]) place a burst exactly like the same model without filters.
 //! - **Rebalance.** Random per-host counts of one service: the plan has exactly the minimal
 //!   number of moves (each host's surplus over its even-share target, the larger targets going
 //!   to the fullest hosts) and leaves counts that differ by at most one.
 
-use placewise::service::{Decision, IngressAllocation, MatchExpr, ServiceScheduler, ServiceSpec, Site};
-use placewise::{Cluster, HostSpec, InstanceSpec};
+use placewise::service::{ranking_tiers, Decision, IngressAllocation, MatchExpr, ServiceScheduler, ServiceSpec, Site};
+use placewise::{Cluster, HostSpec, InstanceSpec, Request, Scheduler};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -243,6 +245,31 @@ proptest! {
             })
             .collect();
         got.extend(out.unschedulable.iter().map(|u| (u.instance.clone(), "-".to_string())));
+        prop_assert_eq!(got, want);
+    }
+
+    #[test]
+    fn foundation_tiers_rank_like_the_model(hs in hosts(), n in 1u32..5) {
+        let (cluster, _) = build(&hs);
+        let scheduler = ranking_tiers(Scheduler::builder(), "a/s").build().unwrap();
+        let placement = scheduler.schedule(&cluster, &Request::new(n).group("a/s")).unwrap();
+        let got: Vec<&str> = placement.selections.iter().map(|s| s.host_name.as_str()).collect();
+        let mut counts: Vec<[u32; 4]> = hs
+            .iter()
+            .map(|g| {
+                let mut c = [0u32; 4];
+                for &(kind, term) in &g.instances {
+                    c[match (kind == 0, term) { (true, false) => 0, (true, true) => 1, (false, false) => 2, (false, true) => 3 }] += 1;
+                }
+                c
+            })
+            .collect();
+        let mut want = Vec::new();
+        for _ in 0..n {
+            let h = (0..hs.len()).min_by_key(|&h| (counts[h], h)).unwrap();
+            counts[h][0] += 1;
+            want.push(format!("h{h}"));
+        }
         prop_assert_eq!(got, want);
     }
 

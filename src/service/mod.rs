@@ -130,6 +130,9 @@
 //! the lowest [`HostId`](crate::HostId)** (no random pick). Counts are updated after every
 //! placement: each placement is applied to a working snapshot before the next instance.
 //!
+//! The same order is available to the foundation's [`Scheduler`](crate::Scheduler) as four
+//! weigher tiers ([`ranking_tiers`], [`RankLevelWeigher`]); both agree host for host.
+//!
 //! # Sticky restarts and modes
 //!
 //! An assigned instance stays on its host while that host passes its service's hard filters,
@@ -213,7 +216,7 @@ pub use filters::{
     ContainerLimitsFilter, DeviceFilter, HostLabelsFilter, IngressFilter, InstanceCountFilter, PreferredAffinity,
     VolumesFilter,
 };
-pub use rank::{best_host, RankKey};
+pub use rank::{best_host, ranking_tiers, RankKey, RankLevel, RankLevelWeigher};
 pub use scheduler::{Decision, Move, Rejection, ServiceOutcome, ServiceScheduler, Unschedulable};
 pub use site::{
     Device, EdgeHost, IngressAllocation, LocalVolume, Site, CONTAINER_LAYER_MB, DEVICES, GPU, INGRESS_IP,

@@ -1,7 +1,10 @@
 //! The four-level ranking: fewest instances, in the document's priority order.
 
 use crate::id::{HostId, Symbol};
+use crate::request::Cx;
+use crate::schedule::SchedulerBuilder;
 use crate::snapshot::{Cluster, Host};
+use crate::weigh::Weigher;
 use serde::{Deserialize, Serialize};
 
 /// A host's ranking key for one service: four counts compared **lexicographically** in this
@@ -50,6 +53,98 @@ impl RankKey {
 pub fn best_host(cluster: &Cluster, group: &str, candidates: &[HostId]) -> Option<(HostId, RankKey)> {
     let g = cluster.symbols().get(group);
     candidates.iter().filter_map(|&h| cluster.host(h).map(|host| (RankKey::of(host, g), h))).min().map(|(k, h)| (h, k))
+}
+
+/// One of the four ranking levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankLevel {
+    /// Same service, not in delayed shutdown.
+    SameLive,
+    /// Same service, in delayed shutdown.
+    SameDelayed,
+    /// Other services, not in delayed shutdown.
+    OtherLive,
+    /// Other services, in delayed shutdown.
+    OtherDelayed,
+}
+
+impl RankLevel {
+    /// The four levels in priority order.
+    pub const ALL: [RankLevel; 4] =
+        [RankLevel::SameLive, RankLevel::SameDelayed, RankLevel::OtherLive, RankLevel::OtherDelayed];
+}
+
+/// One ranking level as a foundation [`Weigher`]: the negated count (fewest scores highest),
+/// with instances placed earlier in the same request ([`Overlay::placed`](crate::Overlay::placed))
+/// counted as live instances of the service. Four of them in four tiers of a
+/// [`Scheduler`](crate::Scheduler) rank exactly like [`RankKey`], ties going to the lowest host
+/// id: see [`ranking_tiers`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankLevelWeigher {
+    group: String,
+    level: RankLevel,
+}
+
+impl RankLevelWeigher {
+    /// The weigher for `level` of the service `group` (`application/service`).
+    pub fn new(group: impl Into<String>, level: RankLevel) -> Self {
+        RankLevelWeigher { group: group.into(), level }
+    }
+}
+
+impl Weigher for RankLevelWeigher {
+    fn name(&self) -> &str {
+        match self.level {
+            RankLevel::SameLive => "same service live",
+            RankLevel::SameDelayed => "same service delayed shutdown",
+            RankLevel::OtherLive => "other services live",
+            RankLevel::OtherDelayed => "other services delayed shutdown",
+        }
+    }
+
+    fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64 {
+        let k = RankKey::of(cx.host(host), cx.cluster().symbols().get(&self.group));
+        let count = match self.level {
+            RankLevel::SameLive => k.same_live + cx.overlay().placed(host),
+            RankLevel::SameDelayed => k.same_delayed,
+            RankLevel::OtherLive => k.other_live,
+            RankLevel::OtherDelayed => k.other_delayed,
+        };
+        -f64::from(count)
+    }
+
+    fn host_local(&self) -> bool {
+        true
+    }
+}
+
+/// Adds the four ranking levels of the service `group` to `builder` as four tiers, in priority
+/// order (the first in the builder's current tier, so start from a builder whose current tier
+/// is empty).
+///
+/// ```
+/// use placewise::service::ranking_tiers;
+/// use placewise::{Cluster, ComputeFilter, HostSpec, InstanceSpec, Request, Scheduler};
+///
+/// let cluster = Cluster::builder()
+///     .host(HostSpec::new("busy").instance(InstanceSpec::new("x").group("shop/db")))
+///     .host(HostSpec::new("idle"))
+///     .build()?;
+/// let scheduler = ranking_tiers(Scheduler::builder().filter(ComputeFilter), "shop/web").build()?;
+/// let placement = scheduler.schedule(&cluster, &Request::new(1).group("shop/web"))?;
+/// assert_eq!(placement.selections[0].host_name, "idle");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn ranking_tiers(builder: SchedulerBuilder, group: &str) -> SchedulerBuilder {
+    let mut b = builder;
+    for (i, level) in RankLevel::ALL.into_iter().enumerate() {
+        if i > 0 {
+            b = b.tier();
+        }
+        b = b.weigher(RankLevelWeigher::new(group, level), 1.0);
+    }
+    b
 }
 
 #[cfg(test)]
