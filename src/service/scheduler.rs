@@ -459,7 +459,12 @@ impl Work {
         Ok(())
     }
 
-    fn finish(self) -> ServiceOutcome {
+    fn finish(mut self) -> ServiceOutcome {
+        // Taken off a failed host but not wanted any more (beyond the replica count, or a
+        // duplicate of a kept instance): stopped.
+        for (instance, host) in std::mem::take(&mut self.moved_from) {
+            self.decisions.push(Decision::Removed { instance, host });
+        }
         ServiceOutcome {
             decisions: self.decisions,
             unschedulable: self.unschedulable,
