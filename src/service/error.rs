@@ -33,6 +33,14 @@ pub enum ServiceError {
         /// The volume name.
         volume: String,
     },
+    /// A replica count above [`MAX_REPLICAS`](crate::service::MAX_REPLICAS).
+    #[error("service `{service}` asks for {replicas} replicas, at most 100000 are allowed")]
+    TooManyReplicas {
+        /// The service type.
+        service: String,
+        /// The count given.
+        replicas: u32,
+    },
     /// Two services of one call share an application and name.
     #[error("service `{service}` is listed twice")]
     DuplicateService {

@@ -222,7 +222,7 @@ pub use site::{
     Device, EdgeHost, IngressAllocation, LocalVolume, Site, CONTAINER_LAYER_MB, DEVICES, GPU, INGRESS_IP,
     LOCAL_VOLUMES, VOLUME_RESOURCE_PREFIX,
 };
-pub use spec::{Limits, Mode, Placement, ServiceSpec, VolumeKind, VolumeRequest};
+pub use spec::{Limits, Mode, Placement, ServiceSpec, VolumeKind, VolumeRequest, MAX_REPLICAS};
 
 #[cfg(test)]
 mod tests;

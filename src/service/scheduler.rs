@@ -184,7 +184,7 @@ enum Scan {
 }
 
 /// Runs `filters` over the hosts of `scan`; returns the passing hosts and, when `explain` is
-/// set, the rejections.
+/// set and no host passes, the rejections.
 fn run_filters(
     cluster: &Cluster,
     filters: &[Box<dyn Filter>],
@@ -233,7 +233,7 @@ fn run_filters(
         }
     }
     let mut reasons = Vec::new();
-    if explain {
+    if explain && out.is_empty() {
         if down > 0 {
             reasons.push(Rejection { filter: "host".into(), reason: "host not schedulable".into(), hosts: down });
         }
@@ -453,7 +453,7 @@ impl Work {
                 let key =
                     RankKey::of(self.cluster.host(host).expect("listed host"), self.cluster.symbols().get(&group));
                 self.place(spec, filters, spec.instance_id(next), host, key)?;
-                next += 1;
+                next = next.saturating_add(1);
             }
         }
         Ok(())

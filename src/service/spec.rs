@@ -4,6 +4,10 @@ use super::error::ServiceError;
 use super::expr::MatchExpr;
 use serde::{Deserialize, Serialize};
 
+/// The most replicas a service may ask for (a site runs far fewer; the bound keeps a typo from
+/// allocating per-replica state for billions).
+pub const MAX_REPLICAS: u32 = 100_000;
+
 /// How many instances a service runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -235,7 +239,8 @@ impl ServiceSpec {
     ///
     /// [`ServiceError::InvalidName`] for an empty name or one containing `/`;
     /// [`ServiceError::InvalidNumber`] for a negative or non-finite limit or size;
-    /// [`ServiceError::DuplicateVolume`] for two volumes of one name.
+    /// [`ServiceError::DuplicateVolume`] for two volumes of one name;
+    /// [`ServiceError::TooManyReplicas`] above [`MAX_REPLICAS`].
     pub fn validate(&self) -> Result<(), ServiceError> {
         for (what, name) in [("application", &self.application), ("service", &self.name)] {
             if name.is_empty() || name.contains('/') {
@@ -243,6 +248,11 @@ impl ServiceSpec {
             }
         }
         let group = self.group();
+        if let Mode::Replicated(n) = self.mode {
+            if n > MAX_REPLICAS {
+                return Err(ServiceError::TooManyReplicas { service: group, replicas: n });
+            }
+        }
         let number = |field: String, value: f64| {
             if value.is_finite() && value >= 0.0 {
                 Ok(())
@@ -305,6 +315,8 @@ mod tests {
             .validate()
             .unwrap_err();
         assert!(matches!(bad, ServiceError::DuplicateVolume { .. }));
+        let bad = ServiceSpec::replicated("a", "c", u32::MAX).validate().unwrap_err();
+        assert_eq!(bad.to_string(), "service `a/c` asks for 4294967295 replicas, at most 100000 are allowed");
         assert!(ServiceSpec::replicated("a", "c", 1).is_single_replica());
         assert!(!ServiceSpec::replicated("a", "c", 2).is_single_replica());
         assert!(!ServiceSpec::one_per_matching_host("a", "c").is_single_replica());
