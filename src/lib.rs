@@ -83,6 +83,7 @@
 //! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
 //! | [`explain`] | [`Explanation`] and its parts |
 //! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
+//! | [`service`] | the edge-site service scheduler: match expressions, filters, four-level ranking, sticky restarts, host-failure state machine, rebalance plans |
 
 pub mod compat;
 pub mod error;

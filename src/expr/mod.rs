@@ -69,6 +69,15 @@ impl Pattern {
     pub fn is_match(&self, text: &str) -> bool {
         self.regex.is_match(text)
     }
+
+    /// Compiles `source` with the same limits as the parser; the error is the `regex` crate's
+    /// last line of explanation. For other dialects' parsers inside the crate.
+    pub(crate) fn compile(source: &str) -> Result<Pattern, String> {
+        match regex::RegexBuilder::new(source).size_limit(1 << 20).build() {
+            Ok(regex) => Ok(Pattern { source: source.to_owned(), regex }),
+            Err(e) => Err(e.to_string().lines().last().unwrap_or("").trim().to_owned()),
+        }
+    }
 }
 
 impl PartialEq for Pattern {
