@@ -4,8 +4,9 @@ use super::run::Run;
 use super::tree::{allocate, Kid, LevelKind};
 use crate::id::HostId;
 
-/// Go's `container/heap` on a node array, as SwarmKit's `nodeMaxHeap` uses it: `less(a, b)`
-/// is SwarmKit's node order, and the heap keeps the *worst* node at the root.
+/// Go's `container/heap` push and fix on a node array, as SwarmKit's bounded `nodeMaxHeap`
+/// uses them while building the tree: `less(a, b)` is the node order, and the heap keeps the
+/// *worst* node at the root, the one a better node replaces.
 mod goheap {
     use crate::id::HostId;
 
@@ -55,19 +56,6 @@ mod goheap {
         let n = v.len();
         if !down(v, 0, n, less) {
             up(v, 0, less);
-        }
-    }
-
-    /// `heap.Init` then popping every element: the array ends sorted best first, ties in
-    /// whatever order the heap operations leave them.
-    pub(super) fn init_and_drain(v: &mut [HostId], less: &impl Fn(HostId, HostId) -> bool) {
-        let n = v.len();
-        for i in (0..n / 2).rev() {
-            down(v, i, n, less);
-        }
-        for len in (1..=n).rev() {
-            v.swap(0, len - 1);
-            down(v, 0, len - 1, less);
         }
     }
 }
@@ -253,8 +241,17 @@ impl Run<'_> {
             cands.sort_by(|&a, &b| self.full_order(a, b));
         } else {
             cands.retain(|&h| self.process(h));
-            let less = |a, b| self.node_less(a, b);
-            goheap::init_and_drain(&mut cands, &less);
+            // Ties keep their previous positions: the reference's canonical outcomes (V08)
+            // follow this order, where a literal heap sort would swap two tied nodes.
+            cands.sort_by(|&a, &b| {
+                if self.node_less(a, b) {
+                    std::cmp::Ordering::Less
+                } else if self.node_less(b, a) {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            });
         }
         let placed = self.assign_compat(leaf, &cands, n);
         self.tree.branches[leaf as usize].cands = cands;
@@ -301,25 +298,6 @@ impl Run<'_> {
 mod tests {
     use super::goheap;
     use crate::id::HostId;
-
-    #[test]
-    fn heap_drain_sorts_best_first() {
-        let mut v: Vec<HostId> = [5, 3, 9, 1, 7, 2].iter().map(|&i| HostId(i)).collect();
-        let less = |a: HostId, b: HostId| a.0 < b.0;
-        goheap::init_and_drain(&mut v, &less);
-        assert_eq!(v.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1, 2, 3, 5, 7, 9]);
-    }
-
-    #[test]
-    fn heap_drain_leaves_ties_in_heap_order_not_id_order() {
-        // Keys: ids 0..4 all tie except id 4 which is best. A stable sort would give 4,0,1,2,3.
-        let mut v: Vec<HostId> = (0..5).map(HostId).collect();
-        let less = |a: HostId, b: HostId| a.0 == 4 && b.0 != 4;
-        goheap::init_and_drain(&mut v, &less);
-        assert_eq!(v[0], HostId(4));
-        let rest: Vec<u32> = v[1..].iter().map(|h| h.0).collect();
-        assert_ne!(rest, vec![0, 1, 2, 3], "the heap moves tied nodes: {rest:?}");
-    }
 
     #[test]
     fn bounded_push_keeps_the_worst_at_the_root() {
