@@ -60,6 +60,24 @@ mod goheap {
     }
 }
 
+/// A score ordered by `f64::total_cmp`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrdScore(f64);
+
+impl Eq for OrdScore {}
+
+impl Ord for OrdScore {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+impl PartialOrd for OrdScore {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
 impl Run<'_> {
     /// Fills every leaf's bounded heap (at most `max` nodes), visiting leaves in value order and
     /// nodes by name, running the pipeline as SwarmKit does: for every node while the heap is
@@ -81,7 +99,16 @@ impl Run<'_> {
             }
             let mut heap: Vec<HostId> = Vec::new();
             let mut passed = 0;
-            {
+            if hosts.len() <= max {
+                // The heap never fills: every node is checked and every passing one kept, and
+                // the first visit sorts them, so the heap's shape does not matter.
+                for &h in &hosts {
+                    if self.process(h) {
+                        passed += 1;
+                        heap.push(h);
+                    }
+                }
+            } else {
                 for &h in &hosts {
                     let ok = if heap.len() < max {
                         self.process(h)
@@ -238,7 +265,11 @@ impl Run<'_> {
         let br = &mut self.tree.branches[leaf as usize];
         if !br.visited {
             br.visited = true;
-            cands.sort_by(|&a, &b| self.full_order(a, b));
+            let n = &*self.nodes;
+            cands.sort_unstable_by_key(|h| {
+                let i = h.index();
+                (n.penalty[i], n.svc[i], n.total[i], std::cmp::Reverse(OrdScore(n.score[i])), n.rank[i])
+            });
         } else {
             cands.retain(|&h| self.process(h));
             // Ties keep their previous positions: the reference's canonical outcomes (V08)

@@ -203,7 +203,7 @@ impl SpreadScheduler {
 
         let SpreadScratch { nodes, overlay, heaps } = scratch;
         overlay.clear();
-        prepare_nodes(nodes, cluster, request, service);
+        let names = prepare_nodes(nodes, cluster, request, service);
         let soft_on = hard.iter().any(|d| d.soft);
         let counters = vec![0; entries.len()];
         let mut run = Run {
@@ -223,7 +223,7 @@ impl SpreadScheduler {
 
         let counts = match request.mode {
             Mode::SwarmCompatible => {
-                run.tree = Tree::build(cluster, levels, &run.nodes.svc, |_| true, |_| false);
+                run.tree = Tree::build(cluster, levels, &names, &run.nodes.svc, |_| true, |_| false);
                 if request.tasks > 0 {
                     run.fill_heaps(request.tasks as usize);
                     let cands = run.all_candidates();
@@ -241,6 +241,7 @@ impl SpreadScheduler {
                 run.tree = Tree::build(
                     cluster,
                     levels,
+                    &names,
                     &run.nodes.svc,
                     |h| !ignore || eligible[h.index()],
                     |h| eligible[h.index()],
@@ -294,8 +295,15 @@ impl SpreadScheduler {
 }
 
 /// Fills the per-node arrays from the snapshot: task counts, failure penalties; clears the
-/// scores and ranks. Computes in O(hosts + instances).
-fn prepare_nodes(nodes: &mut NodeState, cluster: &Cluster, request: &SpreadRequest, service: Option<crate::Symbol>) {
+/// scores and ranks; returns the names by host id. The one pass that reads every host
+/// record. Computes in O(hosts + instances).
+fn prepare_nodes<'c>(
+    nodes: &mut NodeState,
+    cluster: &'c Cluster,
+    request: &SpreadRequest,
+    service: Option<crate::Symbol>,
+) -> Vec<&'c str> {
+    let mut names = vec![""; cluster.id_bound()];
     let n = cluster.id_bound();
     for v in [&mut nodes.svc, &mut nodes.total, &mut nodes.penalty, &mut nodes.rank] {
         v.clear();
@@ -309,10 +317,12 @@ fn prepare_nodes(nodes: &mut NodeState, cluster: &Cluster, request: &SpreadReque
         let (svc, total) = node::active_counts(host, service);
         nodes.svc[id.index()] = svc;
         nodes.total[id.index()] = total;
+        names[id.index()] = &host.name;
     }
     for (name, &failures) in &request.recent_failures {
         if let Some(id) = cluster.host_id(name) {
             nodes.penalty[id.index()] = if failures >= 5 { failures } else { 0 };
         }
     }
+    names
 }

@@ -4,7 +4,7 @@
 use super::node;
 use super::request::{Descriptor, Mode, Preference, Targets};
 use crate::id::{HostId, Symbol};
-use crate::snapshot::Cluster;
+use crate::snapshot::{Cluster, CHUNK};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -133,13 +133,15 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    /// Builds the tree from every host. `svc[h]` is host `h`'s count of the service's tasks;
+    /// Builds the tree from every host. `names[h]` is host `h`'s name (the leaves' node order),
+    /// `svc[h]` its count of the service's tasks;
     /// `counted(h)` says whether they count in branch loads; `eligible(h)` whether the host
     /// passed the filters (balanced mode; the compatible mode fills it in later).
     /// Computes in O(hosts × levels) plus sorting each leaf's hosts by name.
     pub(crate) fn build(
         cluster: &Cluster,
         levels: Vec<Level>,
+        names: &[&str],
         svc: &[u32],
         mut counted: impl FnMut(HostId) -> bool,
         mut eligible: impl FnMut(HostId) -> bool,
@@ -148,7 +150,33 @@ impl Tree {
         let mut index: HashMap<(u32, u32), u32, BuildHasherDefault<PairHasher>> = HashMap::default();
         let mut hostnames: HashMap<&str, u32> = HashMap::new();
         let empty = cluster.symbols().get("");
-        for (id, host) in cluster.hosts() {
+        // Label values by host id, read from the chunks' inverted label indexes rather than
+        // from every host record.
+        let label_values: Vec<Vec<u32>> = levels
+            .iter()
+            .map(|l| match l.source {
+                Source::NodeLabel(k) | Source::EngineLabel(k) => {
+                    let mut v = vec![MISSING; cluster.id_bound()];
+                    for c in 0..cluster.chunk_count() {
+                        for (value, mut mask) in k.into_iter().flat_map(|k| cluster.hot_chunk(c).labels.values(k)) {
+                            if Some(value) == empty {
+                                continue;
+                            }
+                            while mask != 0 {
+                                v[c * CHUNK + mask.trailing_zeros() as usize] = value.0;
+                                mask &= mask - 1;
+                            }
+                        }
+                    }
+                    v
+                }
+                Source::NodeId | Source::Hostname => Vec::new(),
+            })
+            .collect();
+        // Host records are read only for levels that need them (engine labels, node id,
+        // hostname): with labels from the chunk indexes and names given, a plain label tree
+        // never touches them.
+        for id in cluster.host_ids() {
             let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
             let ok = eligible(id);
             let mut cur = 0u32;
@@ -158,16 +186,19 @@ impl Tree {
                 b.nodes += 1;
                 b.eligible += u32::from(ok);
                 let (key, text): (u32, &str) = match level.source {
-                    Source::NodeLabel(k) | Source::EngineLabel(k) => {
-                        let engine_missing = matches!(level.source, Source::EngineLabel(_)) && !node::has_engine(host);
-                        match k.and_then(|k| host.labels.get(k)) {
-                            Some(v) if !engine_missing && Some(v) != empty => (v.0, cluster.resolve(v)),
-                            _ => (MISSING, ""),
+                    Source::NodeLabel(_) | Source::EngineLabel(_) => {
+                        let v = label_values[depth][id.index()];
+                        let engine_missing = matches!(level.source, Source::EngineLabel(_))
+                            && cluster.host(id).is_some_and(|h| !node::has_engine(h));
+                        if v == MISSING || engine_missing {
+                            (MISSING, "")
+                        } else {
+                            (v, cluster.resolve(Symbol(v)))
                         }
                     }
-                    Source::NodeId => (id.0, &host.name),
+                    Source::NodeId => (id.0, names[id.index()]),
                     Source::Hostname => {
-                        let name = node::hostname(host);
+                        let name = cluster.host(id).map_or("", node::hostname);
                         let next = hostnames.len() as u32;
                         (*hostnames.entry(name).or_insert(next), name)
                     }
@@ -192,7 +223,7 @@ impl Tree {
             branches[i].children = children;
             let mut hosts = std::mem::take(&mut branches[i].hosts);
             // Usually already in order (names follow ids), which the stable sort checks in O(n).
-            hosts.sort_by(|&a, &b| cluster.host_name(a).cmp(cluster.host_name(b)));
+            hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
             branches[i].hosts = hosts;
             branches[i].live = branches[i].existing;
         }
