@@ -83,6 +83,7 @@
 //! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
 //! | [`explain`] | [`Explanation`] and its parts |
 //! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
+//! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |
 
 pub mod compat;
 pub mod error;

@@ -141,7 +141,8 @@ fn spread_over_datacenters_then_pack_into_racks() {
     let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
     let hosts = out.per_host();
     assert_eq!(per_prefix(&hosts, 1), BTreeMap::from([("dc1".into(), 4), ("dc2".into(), 4)]));
-    let racks: Vec<String> = hosts.keys().map(|h| h.rsplit_once('-').unwrap().0.split_once('-').unwrap().1.to_owned()).collect();
+    let racks: Vec<String> =
+        hosts.keys().map(|h| h.rsplit_once('-').unwrap().0.split_once('-').unwrap().1.to_owned()).collect();
     assert!(racks.iter().all(|r| r.ends_with("rack01")), "one rack per datacenter: {hosts:?}");
 }
 
@@ -227,10 +228,8 @@ fn hard_spread_never_lets_zones_drift_more_than_max_skew() {
         let m = out.message.unwrap();
         assert!(m.starts_with("no suitable node (") && m.contains("hard spread constraint not satisfied"), "{m}");
     }
-    let balanced = SpreadRequest::new("web", 6)
-        .max_replicas(1)
-        .hard_spread(HardSpread::new("zone", 1))
-        .mode(Mode::Balanced);
+    let balanced =
+        SpreadRequest::new("web", 6).max_replicas(1).hard_spread(HardSpread::new("zone", 1)).mode(Mode::Balanced);
     let out = SpreadScheduler::new().schedule(&cluster, &balanced).unwrap();
     assert_eq!(zone_counts(&out), (2, 3, 0), "the most the limit allows");
     assert_eq!(
@@ -273,10 +272,8 @@ fn the_explanation_says_where_tasks_went_and_why_a_branch_got_none() {
         .host(HostSpec::new("d1").label("az", "d").memory_mb(10.0))
         .build()
         .unwrap();
-    let req = SpreadRequest::new("svc", 2)
-        .preference(Preference::spread("az"))
-        .constraint("node.labels.bad!=1")
-        .unwrap();
+    let req =
+        SpreadRequest::new("svc", 2).preference(Preference::spread("az")).constraint("node.labels.bad!=1").unwrap();
     for mode in [Mode::SwarmCompatible, Mode::Balanced] {
         let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
         let tree = &out.explanation.tree;
@@ -323,7 +320,9 @@ fn leaf_choice_uses_foundation_filters_and_weighers() {
         let none = scheduler.schedule(&cluster, &req.clone().constraint("node.labels.banned==yes").unwrap()).unwrap();
         assert_eq!(
             none.message.as_deref(),
-            Some("no suitable node (scheduling constraints not satisfied on 2 nodes; rejected by not banned on 1 node)"),
+            Some(
+                "no suitable node (scheduling constraints not satisfied on 2 nodes; rejected by not banned on 1 node)"
+            ),
             "{mode:?}"
         );
     }

@@ -42,14 +42,7 @@ impl Run<'_> {
     fn key(&self, host: HostId) -> NodeKey {
         let n = &*self.nodes;
         let i = host.index();
-        NodeKey {
-            penalty: n.penalty[i],
-            svc: n.svc[i],
-            total: n.total[i],
-            score: n.score[i],
-            rank: n.rank[i],
-            host,
-        }
+        NodeKey { penalty: n.penalty[i], svc: n.svc[i], total: n.total[i], score: n.score[i], rank: n.rank[i], host }
     }
 
     /// Places the whole batch: splits what is left from the root until everything is placed or

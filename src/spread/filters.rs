@@ -290,7 +290,12 @@ mod tests {
     #[test]
     fn each_filter_rejects_what_swarm_rejects() {
         let cluster = Cluster::builder()
-            .host(HostSpec::new("ok").memory_mb(1024.0).attribute("os", json!("linux")).attribute("arch", json!("x86_64")))
+            .host(
+                HostSpec::new("ok")
+                    .memory_mb(1024.0)
+                    .attribute("os", json!("linux"))
+                    .attribute("arch", json!("x86_64")),
+            )
             .host(
                 HostSpec::new("busy")
                     .memory_mb(1024.0)

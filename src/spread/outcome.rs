@@ -88,11 +88,7 @@ impl BranchReport {
             write!(f, " ({n})")?;
         }
         writeln!(f)?;
-        let inner = if root {
-            String::new()
-        } else {
-            format!("{prefix}{}", if last { "   " } else { "│  " })
-        };
+        let inner = if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
         for (i, c) in self.children.iter().enumerate() {
             c.write(f, &inner, i + 1 == self.children.len(), false)?;
         }

@@ -406,8 +406,8 @@ impl SpreadRequest {
     ///
     /// [`SpreadError::Constraint`] when it does not parse.
     pub fn constraint(mut self, text: &str) -> Result<SpreadRequest, SpreadError> {
-        let c = Constraint::parse(text)
-            .map_err(|error| SpreadError::Constraint { constraint: text.to_owned(), error })?;
+        let c =
+            Constraint::parse(text).map_err(|error| SpreadError::Constraint { constraint: text.to_owned(), error })?;
         self.constraints.push(c);
         Ok(self)
     }

@@ -183,19 +183,18 @@ impl<'a> Run<'a> {
     /// The tree as a report.
     pub(crate) fn report(&self, branch: u32, requested: u32) -> BranchReport {
         let b = &self.tree.branches[branch as usize];
-        let note = (branch != 0 && b.placed == 0 && requested > 0).then(|| {
-            if b.eligible == 0 {
-                BranchNote::NoEligibleNode
-            } else if b.asked == 0 {
-                BranchNote::AtOrAboveShare
-            } else if b.starved {
-                BranchNote::BatchExhausted
-            } else {
-                BranchNote::NoCapacity
-            }
-        });
-        let weighted = b.depth > 0
-            && matches!(self.tree.levels[b.depth - 1].kind, super::tree::LevelKind::Weighted(_));
+        let note = if branch == 0 || b.placed > 0 || requested == 0 {
+            None
+        } else if b.eligible == 0 {
+            Some(BranchNote::NoEligibleNode)
+        } else if b.asked == 0 {
+            Some(BranchNote::AtOrAboveShare)
+        } else if b.starved {
+            Some(BranchNote::BatchExhausted)
+        } else {
+            Some(BranchNote::NoCapacity)
+        };
+        let weighted = b.depth > 0 && matches!(self.tree.levels[b.depth - 1].kind, super::tree::LevelKind::Weighted(_));
         BranchReport {
             descriptor: (b.depth > 0).then(|| self.tree.levels[b.depth - 1].descriptor.clone()),
             value: b.value.to_string(),

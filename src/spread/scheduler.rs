@@ -185,9 +185,8 @@ impl SpreadScheduler {
         let service = cluster.symbols().get(&request.service);
         let mut hard = Vec::new();
         for h in &request.hard_spread {
-            let d = Domains::build(cluster, h, service, |id| {
-                request.constraints.iter().all(|c| c.matches(cluster, id))
-            });
+            let d =
+                Domains::build(cluster, h, service, |id| request.constraints.iter().all(|c| c.matches(cluster, id)));
             if h.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule {
                 entries.push(Entry { filter: None, hard: Some(hard.len()), stage: Stage::HardSpread, state: None });
             }
@@ -224,6 +223,7 @@ impl SpreadScheduler {
         let counts = match request.mode {
             Mode::SwarmCompatible => {
                 run.tree = Tree::build(cluster, levels, &names, &run.nodes.svc, |_| true, |_| false);
+                run.tree.branches[0].asked = request.tasks;
                 if request.tasks > 0 {
                     run.fill_heaps(request.tasks as usize);
                     let cands = run.all_candidates();
@@ -246,6 +246,7 @@ impl SpreadScheduler {
                     |h| !ignore || eligible[h.index()],
                     |h| eligible[h.index()],
                 );
+                run.tree.branches[0].asked = request.tasks;
                 let mut cands = Vec::new();
                 for b in &mut run.tree.branches {
                     for (r, &h) in b.hosts.iter().enumerate() {

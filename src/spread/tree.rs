@@ -305,20 +305,21 @@ pub(crate) fn allocate(kind: &LevelKind, kids: &[Kid], others: u64, n: u64, out:
     if kids.is_empty() {
         return;
     }
-    let mut total: u64 = others + kids.iter().map(|k| k.count).sum::<u64>();
-    for _ in 0..n {
+    let before: u64 = others + kids.iter().map(|k| k.count).sum::<u64>();
+    for total in before..before + n {
         let count = |i: usize| kids[i].count + out[i];
         let mut best = 0;
         for i in 1..kids.len() {
             let (a, b) = (&kids[i], &kids[best]);
             let better = match kind {
-                LevelKind::Spread => (count(i), std::cmp::Reverse(a.eligible)) < (count(best), std::cmp::Reverse(b.eligible)),
+                LevelKind::Spread => {
+                    (count(i), std::cmp::Reverse(a.eligible)) < (count(best), std::cmp::Reverse(b.eligible))
+                }
                 LevelKind::Pack => (count(i), a.eligible) > (count(best), b.eligible),
                 LevelKind::Weighted(_) => {
                     let d = |k: &Kid, c: u64| k.share * (total + 1) as f64 - c as f64;
                     let (da, db) = (d(a, count(i)), d(b, count(best)));
-                    da > db + 1e-9
-                        || ((da - db).abs() <= 1e-9 && (a.share, a.eligible) > (b.share, b.eligible))
+                    da > db + 1e-9 || ((da - db).abs() <= 1e-9 && (a.share, a.eligible) > (b.share, b.eligible))
                 }
             };
             if better {
@@ -326,7 +327,6 @@ pub(crate) fn allocate(kind: &LevelKind, kids: &[Kid], others: u64, n: u64, out:
             }
         }
         out[best] += 1;
-        total += 1;
     }
 }
 
