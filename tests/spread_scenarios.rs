@@ -282,6 +282,9 @@ fn the_explanation_says_where_tasks_went_and_why_a_branch_got_none() {
         assert_eq!(find(tree, "c").note, Some(BranchNote::NoEligibleNode), "{mode:?}\n{tree}");
         assert_eq!(find(tree, "b").placed + find(tree, "d").placed, 2);
         assert_eq!(find(tree, "a").existing, 1);
+        for a in &out.assignments {
+            assert!(["b", "d"].contains(&a.branch[0].as_str()), "{mode:?}: task {} went to {:?}", a.task, a.branch);
+        }
         let text = tree.to_string();
         assert!(text.contains("node.labels.az=\"c\"") && text.contains("no eligible node"), "{text}");
     }

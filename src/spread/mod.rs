@@ -185,7 +185,8 @@
 //! [`SpreadExplanation::tree`] is the decision tree ([`BranchReport`], `Display` draws it):
 //! per branch its nodes, eligible nodes, existing tasks, tasks asked and placed, weighted share,
 //! and for a branch that got none, why ([`BranchNote`]): no eligible node, at or above its
-//! share, no capacity left, or the batch already placed.
+//! share, no capacity left, or the batch already placed. Each [`Assignment`] names the branch
+//! its task went to (the node's value at every level).
 //!
 //! # Cost
 //!

@@ -6,6 +6,7 @@ use crate::id::HostId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// One placed task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,6 +18,8 @@ pub struct Assignment {
     pub host: HostId,
     /// Its name (the node id).
     pub host_name: String,
+    /// The branch it went to: the node's value at each level of the tree, outermost first.
+    pub branch: Arc<[String]>,
 }
 
 /// Why a branch received no task.

@@ -55,6 +55,8 @@ pub(crate) struct Run<'a> {
     /// Tasks of the batch not yet placed.
     pub(crate) left: u32,
     pub(crate) placed: Vec<HostId>,
+    /// The leaf of each placed task.
+    pub(crate) leaves: Vec<u32>,
 }
 
 impl<'a> Run<'a> {
@@ -127,6 +129,7 @@ impl<'a> Run<'a> {
         }
         self.tree.record(leaf);
         self.placed.push(host);
+        self.leaves.push(leaf);
         self.left -= 1;
     }
 
@@ -178,6 +181,19 @@ impl<'a> Run<'a> {
             .collect();
         out.sort_by_key(|c| std::cmp::Reverse(c.count));
         out
+    }
+
+    /// The values from the root down to `leaf`.
+    pub(crate) fn path(&self, leaf: u32) -> Vec<String> {
+        let mut path = Vec::new();
+        let mut cur = leaf;
+        while cur != 0 {
+            let b = &self.tree.branches[cur as usize];
+            path.push(b.value.to_string());
+            cur = b.parent;
+        }
+        path.reverse();
+        path
     }
 
     /// The tree as a report.

@@ -17,7 +17,9 @@ use crate::filter::Filter;
 use crate::request::{Cx, Request};
 use crate::snapshot::{Cluster, Overlay};
 use crate::weigh::Weigher;
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// Places batches of a service's tasks by placement preferences; see the [module docs](super).
 ///
@@ -218,6 +220,7 @@ impl SpreadScheduler {
             tree: Tree::default(),
             left: request.tasks,
             placed: Vec::with_capacity(request.tasks as usize),
+            leaves: Vec::with_capacity(request.tasks as usize),
         };
 
         let counts = match request.mode {
@@ -278,11 +281,19 @@ impl SpreadScheduler {
                 format!("no suitable node ({})", parts.join("; "))
             }
         });
+        // One path per leaf used, shared by its tasks.
+        let mut paths: BTreeMap<u32, Arc<[String]>> = BTreeMap::new();
         let assignments = run
             .placed
             .iter()
+            .zip(&run.leaves)
             .enumerate()
-            .map(|(i, &h)| Assignment { task: i as u32, host: h, host_name: cluster.host_name(h).to_owned() })
+            .map(|(i, (&h, &leaf))| Assignment {
+                task: i as u32,
+                host: h,
+                host_name: cluster.host_name(h).to_owned(),
+                branch: paths.entry(leaf).or_insert_with(|| run.path(leaf).into()).clone(),
+            })
             .collect();
         let explanation = SpreadExplanation {
             mode: request.mode,
