@@ -259,30 +259,26 @@ impl Run<'_> {
         placed
     }
 
+    /// SwarmKit's node keys packed in one integer, then the weighers' score (higher first).
+    fn sort_key(&self, h: HostId) -> (u128, std::cmp::Reverse<OrdScore>) {
+        let n = &*self.nodes;
+        let i = h.index();
+        let packed = u128::from(n.penalty[i]) << 64 | u128::from(n.svc[i]) << 32 | u128::from(n.total[i]);
+        (packed, std::cmp::Reverse(OrdScore(n.score[i])))
+    }
+
     /// `scheduleNTasksOnNodes` (reference §5).
     fn leaf_compat(&mut self, leaf: u32, n: i64) -> i64 {
         let mut cands = std::mem::take(&mut self.tree.branches[leaf as usize].cands);
-        let br = &mut self.tree.branches[leaf as usize];
-        if !br.visited {
-            br.visited = true;
-            let n = &*self.nodes;
-            cands.sort_unstable_by_key(|h| {
-                let i = h.index();
-                (n.penalty[i], n.svc[i], n.total[i], std::cmp::Reverse(OrdScore(n.score[i])), n.rank[i])
-            });
+        if !self.tree.branches[leaf as usize].visited {
+            self.tree.branches[leaf as usize].visited = true;
+            cands.sort_by_cached_key(|&h| (self.sort_key(h), self.nodes.rank[h.index()]));
         } else {
             cands.retain(|&h| self.process(h));
-            // Ties keep their previous positions: the reference's canonical outcomes (V08)
-            // follow this order, where a literal heap sort would swap two tied nodes.
-            cands.sort_by(|&a, &b| {
-                if self.node_less(a, b) {
-                    std::cmp::Ordering::Less
-                } else if self.node_less(b, a) {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            });
+            // A stable sort: ties keep their previous positions. The reference's canonical
+            // outcomes (V08) follow this order, where a literal heap sort would swap two tied
+            // nodes.
+            cands.sort_by_cached_key(|&h| self.sort_key(h));
         }
         let placed = self.assign_compat(leaf, &cands, n);
         self.tree.branches[leaf as usize].cands = cands;
