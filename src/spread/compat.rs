@@ -2,6 +2,7 @@
 
 use super::run::Run;
 use super::tree::{allocate, Kid, LevelKind};
+use super::RevisitOrder;
 use crate::id::HostId;
 
 /// Go's `container/heap` push and fix on a node array, as SwarmKit's bounded `nodeMaxHeap`
@@ -56,6 +57,19 @@ mod goheap {
         let n = v.len();
         if !down(v, 0, n, less) {
             up(v, 0, less);
+        }
+    }
+
+    /// `heap.Init` then popping every element: the array ends sorted best first, ties in
+    /// whatever order the heap operations leave them.
+    pub(super) fn init_and_drain(v: &mut [HostId], less: &impl Fn(HostId, HostId) -> bool) {
+        let n = v.len();
+        for i in (0..n / 2).rev() {
+            down(v, i, n, less);
+        }
+        for len in (1..=n).rev() {
+            v.swap(0, len - 1);
+            down(v, 0, len - 1, less);
         }
     }
 }
@@ -275,10 +289,14 @@ impl Run<'_> {
             cands.sort_by_cached_key(|&h| (self.sort_key(h), self.nodes.rank[h.index()]));
         } else {
             cands.retain(|&h| self.process(h));
-            // A stable sort: ties keep their previous positions. The reference's canonical
-            // outcomes (V08) follow this order, where a literal heap sort would swap two tied
-            // nodes.
-            cands.sort_by_cached_key(|&h| self.sort_key(h));
+            match self.revisit {
+                // Ties keep their previous positions: the reference's canonical outcomes (V08).
+                RevisitOrder::Stable => cands.sort_by_cached_key(|&h| self.sort_key(h)),
+                RevisitOrder::GoHeap => {
+                    let less = |a, b| self.node_less(a, b);
+                    goheap::init_and_drain(&mut cands, &less);
+                }
+            }
         }
         let placed = self.assign_compat(leaf, &cands, n);
         self.tree.branches[leaf as usize].cands = cands;
@@ -325,6 +343,20 @@ impl Run<'_> {
 mod tests {
     use super::goheap;
     use crate::id::HostId;
+
+    #[test]
+    fn heap_drain_sorts_best_first() {
+        let mut v: Vec<HostId> = [5, 3, 9, 1, 7, 2].iter().map(|&i| HostId(i)).collect();
+        goheap::init_and_drain(&mut v, &|a: HostId, b: HostId| a.0 < b.0);
+        assert_eq!(v.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1, 2, 3, 5, 7, 9]);
+    }
+
+    #[test]
+    fn heap_drain_swaps_two_tied_nodes() {
+        let mut v = vec![HostId(0), HostId(1)];
+        goheap::init_and_drain(&mut v, &|_: HostId, _: HostId| false);
+        assert_eq!(v, vec![HostId(1), HostId(0)], "what SwarmKit's re-sort does to a tie");
+    }
 
     #[test]
     fn bounded_push_keeps_the_worst_at_the_root() {

@@ -97,8 +97,9 @@
 //!   node is strictly better, later passes go round-robin, and a node failing a filter is
 //!   skipped for the rest of the visit. On a later visit the candidates are re-filtered and
 //!   re-sorted **stably**, ties keeping their previous positions: the reference's canonical
-//!   outcomes (vector V08) follow this order, where a literal binary-heap re-sort would swap
-//!   two tied nodes;
+//!   outcomes (vector V08) follow this order, where SwarmKit's binary-heap re-sort would swap
+//!   two tied nodes. [`RevisitOrder::GoHeap`] emulates that heap sort instead (its V08 result
+//!   is the other outcome SwarmKit produces);
 //! - `spread` preferences over `node.id`, `node.hostname` or any other unsupported descriptor
 //!   add no level and are listed in [`SpreadExplanation::skipped`] (SwarmKit's silent skip).
 //!
@@ -227,5 +228,5 @@ pub use request::{
     Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,
     WhenUnsatisfiable,
 };
-pub use scheduler::{SpreadScheduler, SpreadSchedulerBuilder, SpreadScratch};
+pub use scheduler::{RevisitOrder, SpreadScheduler, SpreadSchedulerBuilder, SpreadScratch};
 pub use skew::SkewFilter;

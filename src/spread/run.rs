@@ -57,6 +57,7 @@ pub(crate) struct Run<'a> {
     pub(crate) placed: Vec<HostId>,
     /// The leaf of each placed task.
     pub(crate) leaves: Vec<u32>,
+    pub(crate) revisit: super::RevisitOrder,
 }
 
 impl<'a> Run<'a> {
