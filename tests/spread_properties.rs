@@ -9,7 +9,8 @@
 //!   tasks over the children's capacities (eligible nodes × room under max replicas) gives,
 //!   which is the least achievable; and the batch is placed in full whenever capacity exists.
 //! - **(b) Determinism.** The compatible mode gives the same assignments twice, and the same
-//!   per-node counts and message when the nodes are listed in reverse (different host ids).
+//!   per-node counts and message when the nodes are listed in reverse (different host ids);
+//!   and it places the batch in full whenever capacity exists.
 //! - **(c) Max replicas.** In both modes no node that received a task ends with more active
 //!   tasks of the service than the limit.
 //! - **(d) Weighted spread.** With random per-zone weights, no existing tasks and no limit,
@@ -158,6 +159,13 @@ proptest! {
         prop_assert_eq!(a.per_host(), c.per_host());
         prop_assert_eq!(&a.message, &c.message);
         prop_assert_eq!(a.unplaced, c.unplaced);
+        // The reference's property: the batch is placed in full whenever capacity exists.
+        let room: u32 = nodes
+            .iter()
+            .filter(|n| !n.down)
+            .map(|n| if max == 0 { 1_000 } else { max.saturating_sub(n.existing) })
+            .sum();
+        prop_assert_eq!(a.unplaced, tasks.saturating_sub(room));
     }
 
     #[test]
