@@ -281,17 +281,48 @@ impl Run<'_> {
         (packed, std::cmp::Reverse(OrdScore(n.score[i])))
     }
 
+    /// Sorts a leaf's candidates by SwarmKit's keys, then the weighers' score, then the name
+    /// order (`by_rank`) or the current position (a stable sort).
+    fn sort_leaf(&mut self, cands: &mut [HostId], by_rank: bool) {
+        if self.scored {
+            if by_rank {
+                cands.sort_by_cached_key(|&h| (self.sort_key(h), self.nodes.rank[h.index()]));
+            } else {
+                cands.sort_by_cached_key(|&h| self.sort_key(h));
+            }
+            return;
+        }
+        // Without scores the whole key fits one integer: sort plain pairs.
+        let mut buf = std::mem::take(&mut self.sort_buf);
+        buf.clear();
+        let n = &*self.nodes;
+        buf.extend(cands.iter().enumerate().map(|(pos, &h)| {
+            let i = h.index();
+            let tie = if by_rank { n.rank[i] } else { pos as u32 };
+            let key = u128::from(n.penalty[i]) << 96
+                | u128::from(n.svc[i]) << 64
+                | u128::from(n.total[i]) << 32
+                | u128::from(tie);
+            (key, h)
+        }));
+        buf.sort_unstable();
+        for (c, &(_, h)) in cands.iter_mut().zip(&buf) {
+            *c = h;
+        }
+        self.sort_buf = buf;
+    }
+
     /// `scheduleNTasksOnNodes` (reference §5).
     fn leaf_compat(&mut self, leaf: u32, n: i64) -> i64 {
         let mut cands = std::mem::take(&mut self.tree.branches[leaf as usize].cands);
         if !self.tree.branches[leaf as usize].visited {
             self.tree.branches[leaf as usize].visited = true;
-            cands.sort_by_cached_key(|&h| (self.sort_key(h), self.nodes.rank[h.index()]));
+            self.sort_leaf(&mut cands, true);
         } else {
             cands.retain(|&h| self.process(h));
             match self.revisit {
                 // Ties keep their previous positions: the reference's canonical outcomes (V08).
-                RevisitOrder::Stable => cands.sort_by_cached_key(|&h| self.sort_key(h)),
+                RevisitOrder::Stable => self.sort_leaf(&mut cands, false),
                 RevisitOrder::GoHeap => {
                     let less = |a, b| self.node_less(a, b);
                     goheap::init_and_drain(&mut cands, &less);

@@ -58,6 +58,10 @@ pub(crate) struct Run<'a> {
     /// The leaf of each placed task.
     pub(crate) leaves: Vec<u32>,
     pub(crate) revisit: super::RevisitOrder,
+    /// Whether the user weighers gave any node a score.
+    pub(crate) scored: bool,
+    /// Sort keys of a leaf's candidates.
+    pub(crate) sort_buf: Vec<(u128, HostId)>,
 }
 
 impl<'a> Run<'a> {
@@ -154,6 +158,7 @@ impl<'a> Run<'a> {
                 self.nodes.score[h.index()] += r;
             }
         }
+        self.scored = true;
         Ok(())
     }
 

@@ -251,6 +251,8 @@ impl SpreadScheduler {
             placed: Vec::with_capacity(request.tasks as usize),
             leaves: Vec::with_capacity(request.tasks as usize),
             revisit: self.revisit,
+            scored: false,
+            sort_buf: Vec::new(),
         };
 
         let counts = match request.mode {
