@@ -84,6 +84,7 @@
 //! | [`explain`] | [`Explanation`] and its parts |
 //! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
 //! | [`service`] | the edge-site service scheduler: match expressions, filters, four-level ranking, sticky restarts, host-failure state machine, rebalance plans |
+//! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |
 
 pub mod compat;
 pub mod error;

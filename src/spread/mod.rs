@@ -1,1 +1,232 @@
-//! The spread engine: SwarmKit-style placement preferences (spread over labels, hierarchically).
+//! The spread engine: SwarmKit's placement preferences (spread over labels, level by level)
+//! on a [`Cluster`](crate::Cluster) snapshot, plus pack-into, weighted spread, node-level spread
+//! and hard skew limits.
+//!
+//! # Contents
+//!
+//! - [Quick example](#quick-example)
+//! - [Mapping SwarmKit onto the snapshot](#mapping-swarmkit-onto-the-snapshot)
+//! - [Preferences and descriptors](#preferences-and-descriptors)
+//! - [The two modes](#the-two-modes)
+//! - [Extensions SwarmKit lacks](#extensions-swarmkit-lacks)
+//! - [Filters, constraints and weighers](#filters-constraints-and-weighers)
+//! - [Failure and explanation](#failure-and-explanation)
+//! - [Cost](#cost)
+//! - [Not modelled](#not-modelled)
+//!
+//! # Quick example
+//!
+//! ```
+//! use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
+//! use placewise::{Cluster, HostSpec, InstanceSpec};
+//!
+//! let cluster = Cluster::builder()
+//!     .host(HostSpec::new("a1").label("az", "a").instance(InstanceSpec::new("t1").group("web")))
+//!     .host(HostSpec::new("b1").label("az", "b"))
+//!     .host(HostSpec::new("c1").label("az", "c"))
+//!     .build()?;
+//! let request = SpreadRequest::new("web", 4).preference(Preference::spread("node.labels.az"));
+//! let scheduler = SpreadScheduler::new();
+//!
+//! // SwarmKit: 5 tasks over 3 zones is a target of 1 with 2 extra; a (already at 1) and b,
+//! // visited first, take the extras.
+//! let swarm = scheduler.schedule(&cluster, &request)?;
+//! assert_eq!(swarm.per_host().into_iter().collect::<Vec<_>>(), [("a1", 1), ("b1", 2), ("c1", 1)]);
+//!
+//! // Too many for the nodes allowed: SwarmKit's message, and the tree says why.
+//! let full = scheduler.schedule(&cluster, &request.clone().max_replicas(1))?;
+//! assert_eq!(full.unplaced, 2);
+//! assert_eq!(full.message.as_deref(), Some("no suitable node (max replicas per node limit exceed)"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Mapping SwarmKit onto the snapshot
+//!
+//! | SwarmKit | placewise |
+//! |---|---|
+//! | node id | the host name ([`Host::name`](crate::Host)) |
+//! | node labels (`node.labels.<k>`) | host labels with plain keys |
+//! | engine labels (`engine.labels.<k>`) | host labels whose key is literally `engine.labels.<k>` ([`ENGINE_LABEL_PREFIX`]) |
+//! | no engine description | host attribute `engine` = `false`: engine labels read as `""` |
+//! | `node.hostname` | host attribute `hostname` (string; missing → `""`) |
+//! | `node.role` | host attribute `role` (default `worker`) |
+//! | `node.platform.os` / `.arch` | host attributes `os` / `arch`; a node with neither has no platform |
+//! | `node.ip` | host attribute `ip` (optional) |
+//! | status READY | [`HostState::up`](crate::HostState) |
+//! | availability ACTIVE (not PAUSE / DRAIN) | `enabled`, not `cordoned` (pause), not `evicting` (drain) |
+//! | a task of service S on the node | a host [`Instance`](crate::Instance) whose group is S |
+//! | desired state SHUTDOWN, still running | `Instance::terminating`: not an active task, but its resources stay reserved and its ports stay used |
+//! | active tasks in total | the host's instances that are not terminating |
+//! | available resources | what the snapshot leaves free, minus the batch's earlier tasks (an [`Overlay`](crate::Overlay); the snapshot is never changed) |
+//! | host-mode published ports of a task | instance label [`HOST_PORTS_LABEL`] = `tcp/8080,udp/53` |
+//! | recent failures of the service per node | [`SpreadRequest::recent_failures`] (by host name) |
+//! | a batch (service, spec version) | one [`SpreadRequest`]; batches are placed one call at a time |
+//!
+//! # Preferences and descriptors
+//!
+//! [`SpreadRequest::preferences`] are in decreasing precedence; each effective one adds a
+//! level to the decision tree, with one branch per value ([`Preference`], [`Descriptor`]).
+//! Descriptors read `node.labels.<k>` and `engine.labels.<k>` with the prefix matched
+//! case-insensitively and the key exactly, as SwarmKit does; a text that starts with neither
+//! `node.` nor `engine.` is a plain node label key (`rack` = `node.labels.rack`).
+//!
+//! **Nodes missing the label** read the value `""`, as do nodes with an explicitly empty value:
+//! together they form one branch that is treated like any other value, at any depth
+//! (SwarmKit's "null value"). Combine a preference with a constraint to use only labelled nodes.
+//!
+//! Branches are visited in ascending byte order of their values (`""` first), nodes inside a
+//! leaf by name.
+//!
+//! # The two modes
+//!
+//! [`Mode::SwarmCompatible`] (the default) is SwarmKit's algorithm in the reference's canonical
+//! order, so that every result is one SwarmKit could produce:
+//!
+//! - the tree is built from **every** node, eligible or not; every branch's count of the
+//!   service's tasks is the sum over all nodes beneath and stays **frozen** for the batch;
+//! - each leaf keeps at most `tasks` candidates, filled by SwarmKit's bounded heap (the filters
+//!   run for a node while the heap has room, afterwards only for a node better than its worst);
+//! - a branch asked for `n` splits with SwarmKit's top-up rule: `target = (pool + left) div
+//!   open`, `extra = … mod open`; children below the target (or at it while `extra` lasts) are
+//!   asked `target − existing`, plus one while `extra > 0`; a child that places fewer than asked
+//!   is full and leaves the pool; passes repeat while some child was asked in the previous one
+//!   (the 2025 fix). So uneven existing counts overshoot, a subtree can place more than asked,
+//!   and a constraint-excluded branch is discovered, then redistributed;
+//! - inside a leaf nodes are ordered by failure penalty (recent failures when ≥ 5), then tasks
+//!   of this service, then total tasks, then name; the first pass moves on only when the next
+//!   node is strictly better, later passes go round-robin, and a node failing a filter is
+//!   skipped for the rest of the visit. On a later visit the candidates are re-filtered and
+//!   re-sorted **stably**, ties keeping their previous positions: the reference's canonical
+//!   outcomes (vector V08) follow this order, where SwarmKit's binary-heap re-sort would swap
+//!   two tied nodes. [`RevisitOrder::GoHeap`] emulates that heap sort instead (its V08 result
+//!   is the other outcome SwarmKit produces);
+//! - `spread` preferences over `node.id`, `node.hostname` or any other unsupported descriptor
+//!   add no level and are listed in [`SpreadExplanation::skipped`] (SwarmKit's silent skip).
+//!
+//! [`Mode::Balanced`] is what users ask for:
+//!
+//! - a branch asked for `n` water-fills its children: task by task to the least-loaded child
+//!   (its service tasks, existing plus placed); **remainders** go to the child with **more
+//!   eligible nodes**, then to the smaller value (moby/swarmkit#2162); a child that comes back
+//!   short is skipped and the rest re-split, so the max–min skew among siblings is the least
+//!   achievable at every level;
+//! - inside a leaf, always the best node by the same order as above (a true water-fill);
+//! - [`SpreadRequest::ignore_ineligible_tasks`] leaves the tasks of nodes that fail the filters
+//!   out of the branch loads (like Kubernetes' `nodeAffinityPolicy: Honor`); by default they
+//!   count, as in SwarmKit;
+//! - `node.id` and `node.hostname` make per-node levels; an unsupported descriptor is
+//!   [`SpreadError::UnsupportedDescriptor`].
+//!
+//! # Extensions SwarmKit lacks
+//!
+//! Defined here, in both modes (a result is SwarmKit-reproducible only when every preference
+//! is a plain label `spread`):
+//!
+//! - **Pack into** ([`Preference::Pack`]): the child with the most tasks of the service (then
+//!   more eligible nodes, then the smaller value) takes every task until it is full, then the
+//!   next.
+//! - **Weighted spread** ([`Preference::Weighted`], [`Targets`]): each branch has a share of its
+//!   parent's tasks; tasks go one by one to the branch with the largest deficit
+//!   `share × (count + 1) − own count` (ties: larger share, more eligible nodes, smaller
+//!   value), counting existing tasks, so a branch lands within one task of its target when
+//!   capacity allows. With [`Targets::Weights`] unlisted values (and `""` unless listed) weigh
+//!   `unlisted` (default 0: they get tasks only when every weighted branch is full); all-zero
+//!   weights spread evenly. With [`Targets::Percent`] (at most 100 in total) the rest is shared
+//!   equally by the unlisted values present, and when every present value is listed, the
+//!   listed shares are scaled to 100. Shares are computed over the values present under each
+//!   parent.
+//! - **Node-level spread**: `Descriptor::NodeId` (one branch per node) and
+//!   `Descriptor::Hostname` (one per reported hostname, `""` when missing).
+//! - **Hard spread** ([`HardSpread`], also usable alone as the foundation filter
+//!   [`SkewFilter`]): a node may take a task when `count(its domain) + 1 − min ≤ max_skew`,
+//!   `min` being the least count over the domains, or 0 while fewer than `min_domains` exist.
+//!   Domains are the key's values on the nodes that satisfy the request's constraints (the
+//!   Kubernetes default, `nodeAffinityPolicy: Honor`); **a node without the key is in no
+//!   domain** and never takes a task under `DoNotSchedule`. In the balanced mode a blocked
+//!   node is set aside, not dropped, since the limit opens as other domains catch up;
+//!   `ScheduleAnyway` limits gate the same way until they alone stop the batch, then are
+//!   lifted. In the compatible mode a `DoNotSchedule` limit is one more filter at the end of
+//!   SwarmKit's pipeline, checked where the others are; `ScheduleAnyway` has no effect there.
+//!
+//! # Filters, constraints and weighers
+//!
+//! SwarmKit's pipeline runs first, in its order, each filter only when the request makes it
+//! active: [`ReadyFilter`], [`SwarmResourceFilter`], [`ConstraintFilter`], [`PlatformFilter`],
+//! [`HostPortFilter`], [`MaxReplicasFilter`] (foundation [`Filter`](crate::Filter)s, usable in
+//! any [`Scheduler`](crate::Scheduler)); then `DoNotSchedule` hard spread limits; then the
+//! user's filters ([`SpreadSchedulerBuilder::filter`]). A node stops at its first failing
+//! filter. Filters only decide eligibility: they never prune the tree, and (compatible mode)
+//! excluded nodes' tasks still count. SwarmKit's Plugin and CSI volume filters are not
+//! modelled.
+//!
+//! Constraints ([`Constraint`]) follow SwarmKit's grammar: split at the first `==`, else the
+//! first `!=`; keys `node.id`, `node.hostname`, `node.ip` (address or CIDR), `node.role`,
+//! `node.platform.os`, `node.platform.arch`, `node.labels.<k>`, `engine.labels.<k>`; values
+//! compared whole with Unicode case folding; an unknown key matches no node under either
+//! operator. A constraint that does not parse is a typed [`ConstraintError`] at the edge
+//! ([`SpreadRequest::constraint`], JSON), not a silently disabled filter as in SwarmKit.
+//!
+//! User weighers ([`SpreadSchedulerBuilder::weigher`]) are evaluated **once per batch**, over
+//! every candidate the tree kept, normalised over them (foundation
+//! [`normalize`](crate::normalize)) and summed with their multipliers. The score orders a
+//! leaf's nodes after the failure penalty and the two task counts and before the name, so it
+//! breaks SwarmKit's ties. In the compatible mode a leaf holding more eligible nodes than the
+//! batch has tasks keeps the best by SwarmKit's keys alone, as SwarmKit does.
+//!
+//! # Failure and explanation
+//!
+//! With tasks left, [`SpreadOutcome::message`] is SwarmKit's `no suitable node (…)`: per-filter
+//! counts, highest first (ties in pipeline order), in SwarmKit's wording, joined by `; `
+//! (`max replicas per node limit exceed` carries no count; a user filter reads
+//! `<its description> on N nodes`). The compatible mode keeps SwarmKit's counters exactly,
+//! including their reset whenever a node passes (so the numbers mean "since the last node that
+//! passed"); the balanced mode counts each node's first failing filter over the final state.
+//! Without any rejection the message is `no suitable node`.
+//!
+//! [`SpreadExplanation::tree`] is the decision tree ([`BranchReport`], `Display` draws it):
+//! per branch its nodes, eligible nodes, existing tasks, tasks asked and placed, weighted share,
+//! and for a branch that got none, why ([`BranchNote`]): no eligible node, at or above its
+//! share, no capacity left, or the batch already placed. Each [`Assignment`] names the branch
+//! its task went to (the node's value at every level).
+//!
+//! # Cost
+//!
+//! One call reads every host record once (task counts and names), label values from the
+//! snapshot's per-chunk label indexes, runs the pipeline once per node (more for revisited
+//! candidates), then costs O(levels × siblings) per task to split and O(log leaf) (balanced) or
+//! amortised O(1) (compatible) per task to pick a node, plus sorting each leaf once per visit.
+//! [`SpreadScheduler::schedule_with`] keeps the per-node arrays between calls. The benchmark
+//! (`benches/spread.rs`) places 1,000 tasks over 2 × 5 × 10 racks on 10k nodes.
+//!
+//! # Not modelled
+//!
+//! The event loop, debounce and batching by spec version (one call is one batch); preassigned
+//! (global service) tasks; SwarmKit's Plugin and CSI volume filters; what happens to tasks left
+//! over (they are reported, not retried).
+
+mod balanced;
+mod compat;
+mod constraint;
+mod error;
+mod filters;
+mod node;
+mod outcome;
+mod request;
+mod run;
+mod scheduler;
+mod skew;
+mod tree;
+
+pub use constraint::{Constraint, ConstraintOp};
+pub use error::{ConstraintError, SpreadError};
+pub use filters::{
+    ConstraintFilter, HostPortFilter, MaxReplicasFilter, PlatformFilter, ReadyFilter, SwarmResourceFilter,
+};
+pub use node::{ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL};
+pub use outcome::{Assignment, BranchNote, BranchReport, FilterCount, SpreadExplanation, SpreadOutcome};
+pub use request::{
+    Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,
+    WhenUnsatisfiable,
+};
+pub use scheduler::{RevisitOrder, SpreadScheduler, SpreadSchedulerBuilder, SpreadScratch};
+pub use skew::SkewFilter;

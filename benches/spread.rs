@@ -1,0 +1,62 @@
+//! Spread engine: 1,000 tasks over three levels (2 datacenters × 5 rows × 10 racks) on 10k
+//! nodes, in both modes; the goal is ≤ 2 ms.
+
+#![allow(missing_docs)] // criterion_group! generates undocumented items
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use placewise::rng::SplitMix64;
+use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
+use placewise::{Cluster, HostSpec, HostState, InstanceSpec, ResourceSpec};
+
+/// `nodes` nodes spread round-robin over 100 racks; a quarter run a task of the service, a
+/// third one of another service, one in 50 is down.
+fn cluster(nodes: usize, seed: u64) -> Cluster {
+    let mut rng = SplitMix64::new(seed);
+    let mut b = Cluster::builder();
+    for n in 0..nodes {
+        let rack = n % 100;
+        let mut h = HostSpec::new(format!("n{n:06}"))
+            .label("dc", format!("dc{}", rack / 50))
+            .label("row", format!("row{}", rack / 10 % 5))
+            .label("rack", format!("rack{rack:03}"))
+            .resource("memory_mb", ResourceSpec::new(65536.0))
+            .resource("vcpus", ResourceSpec::new(32.0));
+        if rng.below(4) == 0 {
+            h = h.instance(InstanceSpec::new(format!("s{n}")).group("web").resource("memory_mb", 512.0));
+        }
+        if rng.below(3) == 0 {
+            h = h.instance(InstanceSpec::new(format!("o{n}")).group("db").resource("memory_mb", 4096.0));
+        }
+        if rng.below(50) == 0 {
+            h = h.state(HostState { up: false, ..HostState::default() });
+        }
+        b = b.host(h);
+    }
+    b.build().unwrap()
+}
+
+fn request(mode: Mode) -> SpreadRequest {
+    SpreadRequest::new("web", 1_000)
+        .preference(Preference::spread("dc"))
+        .preference(Preference::spread("row"))
+        .preference(Preference::spread("rack"))
+        .resource("memory_mb", 512.0)
+        .resource("vcpus", 0.5)
+        .mode(mode)
+}
+
+fn bench(c: &mut Criterion) {
+    let scheduler = SpreadScheduler::new();
+    let cl = cluster(10_000, 42);
+    let mut group = c.benchmark_group("spread_1000_tasks_3_levels_10k_nodes");
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let req = request(mode);
+        let mut scratch = SpreadScratch::new();
+        group.bench_with_input(BenchmarkId::from_parameter(format!("{mode:?}")), &req, |b, req| {
+            b.iter(|| scheduler.schedule_with(&mut scratch, &cl, req).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,404 @@
+//! The compatible mode: SwarmKit's tree walk (reference §3–§5) in the canonical order.
+
+use super::run::Run;
+use super::tree::{allocate, Kid, LevelKind};
+use super::RevisitOrder;
+use crate::id::HostId;
+
+/// Go's `container/heap` push and fix on a node array, as SwarmKit's bounded `nodeMaxHeap`
+/// uses them while building the tree: `less(a, b)` is the node order, and the heap keeps the
+/// *worst* node at the root, the one a better node replaces.
+mod goheap {
+    use crate::id::HostId;
+
+    fn hless(v: &[HostId], less: &impl Fn(HostId, HostId) -> bool, i: usize, j: usize) -> bool {
+        less(v[j], v[i])
+    }
+
+    pub(super) fn down(v: &mut [HostId], i0: usize, n: usize, less: &impl Fn(HostId, HostId) -> bool) -> bool {
+        let mut i = i0;
+        loop {
+            let j1 = 2 * i + 1;
+            if j1 >= n {
+                break;
+            }
+            let mut j = j1;
+            let j2 = j1 + 1;
+            if j2 < n && hless(v, less, j2, j1) {
+                j = j2;
+            }
+            if !hless(v, less, j, i) {
+                break;
+            }
+            v.swap(i, j);
+            i = j;
+        }
+        i > i0
+    }
+
+    pub(super) fn up(v: &mut [HostId], mut j: usize, less: &impl Fn(HostId, HostId) -> bool) {
+        while j > 0 {
+            let i = (j - 1) / 2;
+            if !hless(v, less, j, i) {
+                break;
+            }
+            v.swap(i, j);
+            j = i;
+        }
+    }
+
+    pub(super) fn push(v: &mut Vec<HostId>, x: HostId, less: &impl Fn(HostId, HostId) -> bool) {
+        v.push(x);
+        let last = v.len() - 1;
+        up(v, last, less);
+    }
+
+    pub(super) fn fix_root(v: &mut [HostId], less: &impl Fn(HostId, HostId) -> bool) {
+        let n = v.len();
+        if !down(v, 0, n, less) {
+            up(v, 0, less);
+        }
+    }
+
+    /// `heap.Init` then popping every element: the array ends sorted best first, ties in
+    /// whatever order the heap operations leave them.
+    pub(super) fn init_and_drain(v: &mut [HostId], less: &impl Fn(HostId, HostId) -> bool) {
+        let n = v.len();
+        for i in (0..n / 2).rev() {
+            down(v, i, n, less);
+        }
+        for len in (1..=n).rev() {
+            v.swap(0, len - 1);
+            down(v, 0, len - 1, less);
+        }
+    }
+}
+
+/// A score ordered by `f64::total_cmp`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrdScore(f64);
+
+impl Eq for OrdScore {}
+
+impl Ord for OrdScore {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+impl PartialOrd for OrdScore {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Run<'_> {
+    /// Fills every leaf's bounded heap (at most `max` nodes), visiting leaves in value order and
+    /// nodes by name, running the pipeline as SwarmKit does: for every node while the heap is
+    /// not full, afterwards only for a node strictly better than the heap's worst.
+    pub(crate) fn fill_heaps(&mut self, max: usize) {
+        let mut stack = vec![0u32];
+        let mut leaves = Vec::new();
+        while let Some(b) = stack.pop() {
+            let br = &self.tree.branches[b as usize];
+            if br.children.is_empty() {
+                leaves.push(b);
+            }
+            stack.extend(br.children.iter().rev());
+        }
+        for &leaf in &leaves {
+            let hosts = std::mem::take(&mut self.tree.branches[leaf as usize].hosts);
+            for (r, &h) in hosts.iter().enumerate() {
+                self.nodes.rank[h.index()] = r as u32;
+            }
+            let mut heap: Vec<HostId> = Vec::new();
+            let mut passed = 0;
+            if hosts.len() <= max {
+                // The heap never fills: every node is checked and every passing one kept, and
+                // the first visit sorts them, so the heap's shape does not matter.
+                for &h in &hosts {
+                    if self.process(h) {
+                        passed += 1;
+                        heap.push(h);
+                    }
+                }
+            } else {
+                for &h in &hosts {
+                    let ok = if heap.len() < max {
+                        self.process(h)
+                    } else {
+                        let less = |a, b| self.full_order(a, b).is_lt();
+                        less(h, heap[0]) && self.process(h)
+                    };
+                    if !ok {
+                        continue;
+                    }
+                    passed += 1;
+                    let less = |a, b| self.full_order(a, b).is_lt();
+                    if heap.len() < max {
+                        goheap::push(&mut heap, h, &less);
+                    } else {
+                        heap[0] = h;
+                        goheap::fix_root(&mut heap, &less);
+                    }
+                }
+            }
+            let mut cur = leaf;
+            loop {
+                self.tree.branches[cur as usize].eligible += passed;
+                if cur == 0 {
+                    break;
+                }
+                cur = self.tree.branches[cur as usize].parent;
+            }
+            let br = &mut self.tree.branches[leaf as usize];
+            br.hosts = hosts;
+            br.cands = heap;
+        }
+    }
+
+    /// Every candidate of every leaf.
+    pub(crate) fn all_candidates(&self) -> Vec<HostId> {
+        self.tree.branches.iter().flat_map(|b| b.cands.iter().copied()).collect()
+    }
+
+    /// `scheduleNTasksOnSubtree`: asks `branch` for `n` tasks, returns how many it placed.
+    pub(crate) fn split_compat(&mut self, branch: u32, n: i64) -> i64 {
+        if self.left == 0 {
+            self.tree.branches[branch as usize].starved = true;
+        }
+        if self.tree.branches[branch as usize].children.is_empty() {
+            return self.leaf_compat(branch, n);
+        }
+        match self.tree.child_kind(branch) {
+            LevelKind::Spread => self.spread_compat(branch, n),
+            _ => self.share_compat(branch, n),
+        }
+    }
+
+    fn ask(&mut self, child: u32, n: i64) -> i64 {
+        self.tree.branches[child as usize].asked += n as u32;
+        self.split_compat(child, n)
+    }
+
+    /// SwarmKit's top-up split (reference §4), with the counts frozen at build time.
+    fn spread_compat(&mut self, branch: u32, n: i64) -> i64 {
+        let children = self.tree.branches[branch as usize].children.clone();
+        let k = children.len() as i64;
+        let mut full = vec![false; children.len()];
+        let mut nfull = 0i64;
+        let mut placed = 0i64;
+        let mut pool = self.tree.branches[branch as usize].existing as i64;
+        let mut converging = true;
+        while placed != n && nfull != k && converging {
+            let open = k - nfull;
+            let total = pool + n - placed;
+            let target = total / open;
+            let mut extra = total % open;
+            converging = false;
+            for (ci, &child) in children.iter().enumerate() {
+                if full[ci] {
+                    continue;
+                }
+                let e = self.tree.branches[child as usize].existing as i64;
+                if e < target || (e == target && extra > 0) {
+                    converging = true;
+                    let ask = target - e + i64::from(extra > 0);
+                    let got = self.ask(child, ask);
+                    if got < ask {
+                        full[ci] = true;
+                        nfull += 1;
+                        pool -= e;
+                    } else if extra > 0 {
+                        extra -= 1;
+                    }
+                    placed += got;
+                }
+            }
+        }
+        placed
+    }
+
+    /// Pack and weighted levels in the compatible mode (placewise's extensions): allocate the
+    /// tasks left with the level's rule over the frozen counts plus what each branch took in
+    /// this call, ask each branch in value order, retire branches that come back short.
+    fn share_compat(&mut self, branch: u32, n: i64) -> i64 {
+        let children = self.tree.branches[branch as usize].children.clone();
+        let kind = self.tree.child_kind(branch).clone();
+        let mut full = vec![false; children.len()];
+        let mut given = vec![0u64; children.len()];
+        let mut placed = 0i64;
+        let mut open = Vec::new();
+        let mut kids = Vec::new();
+        loop {
+            let remaining = n - placed;
+            if remaining <= 0 {
+                break;
+            }
+            open.clear();
+            kids.clear();
+            let mut others = 0;
+            for (ci, &c) in children.iter().enumerate() {
+                let b = &self.tree.branches[c as usize];
+                if full[ci] {
+                    others += b.existing + given[ci];
+                } else {
+                    open.push(ci);
+                    kids.push(Kid { count: b.existing + given[ci], eligible: b.eligible, share: b.share });
+                }
+            }
+            if open.is_empty() {
+                break;
+            }
+            let mut alloc = vec![0u64; open.len()];
+            allocate(&kind, &kids, others, remaining as u64, &mut alloc);
+            let mut asked_any = false;
+            for (oi, &ci) in open.iter().enumerate() {
+                let a = alloc[oi] as i64;
+                if a == 0 {
+                    continue;
+                }
+                asked_any = true;
+                let got = self.ask(children[ci], a);
+                given[ci] += got.max(0) as u64;
+                placed += got;
+                if got < a {
+                    full[ci] = true;
+                }
+            }
+            if !asked_any {
+                break;
+            }
+        }
+        placed
+    }
+
+    /// SwarmKit's node keys packed in one integer, then the weighers' score (higher first).
+    fn sort_key(&self, h: HostId) -> (u128, std::cmp::Reverse<OrdScore>) {
+        let n = &*self.nodes;
+        let i = h.index();
+        let packed = u128::from(n.penalty[i]) << 64 | u128::from(n.svc[i]) << 32 | u128::from(n.total[i]);
+        (packed, std::cmp::Reverse(OrdScore(n.score[i])))
+    }
+
+    /// Sorts a leaf's candidates by SwarmKit's keys, then the weighers' score, then the name
+    /// order (`by_rank`) or the current position (a stable sort).
+    fn sort_leaf(&mut self, cands: &mut [HostId], by_rank: bool) {
+        if self.scored {
+            if by_rank {
+                cands.sort_by_cached_key(|&h| (self.sort_key(h), self.nodes.rank[h.index()]));
+            } else {
+                cands.sort_by_cached_key(|&h| self.sort_key(h));
+            }
+            return;
+        }
+        // Without scores the whole key fits one integer: sort plain pairs.
+        let mut buf = std::mem::take(&mut self.sort_buf);
+        buf.clear();
+        let n = &*self.nodes;
+        buf.extend(cands.iter().enumerate().map(|(pos, &h)| {
+            let i = h.index();
+            let tie = if by_rank { n.rank[i] } else { pos as u32 };
+            let key = u128::from(n.penalty[i]) << 96
+                | u128::from(n.svc[i]) << 64
+                | u128::from(n.total[i]) << 32
+                | u128::from(tie);
+            (key, h)
+        }));
+        buf.sort_unstable();
+        for (c, &(_, h)) in cands.iter_mut().zip(&buf) {
+            *c = h;
+        }
+        self.sort_buf = buf;
+    }
+
+    /// `scheduleNTasksOnNodes` (reference §5).
+    fn leaf_compat(&mut self, leaf: u32, n: i64) -> i64 {
+        let mut cands = std::mem::take(&mut self.tree.branches[leaf as usize].cands);
+        if !self.tree.branches[leaf as usize].visited {
+            self.tree.branches[leaf as usize].visited = true;
+            self.sort_leaf(&mut cands, true);
+        } else {
+            cands.retain(|&h| self.process(h));
+            match self.revisit {
+                // Ties keep their previous positions: the reference's canonical outcomes (V08).
+                RevisitOrder::Stable => self.sort_leaf(&mut cands, false),
+                RevisitOrder::GoHeap => {
+                    let less = |a, b| self.node_less(a, b);
+                    goheap::init_and_drain(&mut cands, &less);
+                }
+            }
+        }
+        let placed = self.assign_compat(leaf, &cands, n);
+        self.tree.branches[leaf as usize].cands = cands;
+        placed
+    }
+
+    fn assign_compat(&mut self, leaf: u32, nodes: &[HostId], n: i64) -> i64 {
+        let m = nodes.len();
+        if m == 0 {
+            return 0;
+        }
+        let mut placed = 0i64;
+        let mut failed = vec![false; m];
+        let mut i = 0usize;
+        while self.left > 0 {
+            let current = nodes[i % m];
+            self.place(current, leaf);
+            placed += 1;
+            if placed == n {
+                return placed;
+            }
+            if i + 1 < m {
+                // First pass: move on only when the next node is now strictly better.
+                if self.node_less(nodes[(i + 1) % m], current) {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+            }
+            let origin = i;
+            while failed[i % m] || !self.process(nodes[i % m]) {
+                failed[i % m] = true;
+                i += 1;
+                if i - origin == m {
+                    return placed;
+                }
+            }
+        }
+        placed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::goheap;
+    use crate::id::HostId;
+
+    #[test]
+    fn heap_drain_sorts_best_first() {
+        let mut v: Vec<HostId> = [5, 3, 9, 1, 7, 2].iter().map(|&i| HostId(i)).collect();
+        goheap::init_and_drain(&mut v, &|a: HostId, b: HostId| a.0 < b.0);
+        assert_eq!(v.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1, 2, 3, 5, 7, 9]);
+    }
+
+    #[test]
+    fn heap_drain_swaps_two_tied_nodes() {
+        let mut v = vec![HostId(0), HostId(1)];
+        goheap::init_and_drain(&mut v, &|_: HostId, _: HostId| false);
+        assert_eq!(v, vec![HostId(1), HostId(0)], "what SwarmKit's re-sort does to a tie");
+    }
+
+    #[test]
+    fn bounded_push_keeps_the_worst_at_the_root() {
+        let less = |a: HostId, b: HostId| a.0 < b.0;
+        let mut v = Vec::new();
+        for i in [4, 8, 1, 6] {
+            goheap::push(&mut v, HostId(i), &less);
+        }
+        assert_eq!(v[0], HostId(8));
+        v[0] = HostId(2);
+        goheap::fix_root(&mut v, &less);
+        assert_eq!(v[0], HostId(6));
+    }
+}

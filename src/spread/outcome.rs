@@ -1,0 +1,181 @@
+//! What a spread call returns: the assignments, the unplaced count, SwarmKit's failure message
+//! and the structured explanation (the tree, branch by branch).
+
+use super::request::Mode;
+use crate::id::HostId;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// One placed task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Assignment {
+    /// Index of the task in the batch, in placement order.
+    pub task: u32,
+    /// The node.
+    pub host: HostId,
+    /// Its name (the node id).
+    pub host_name: String,
+    /// The branch it went to: the node's value at each level of the tree, outermost first.
+    pub branch: Arc<[String]>,
+}
+
+/// Why a branch received no task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BranchNote {
+    /// No node beneath passed the filters.
+    NoEligibleNode,
+    /// It already held its share (or more) of the service's tasks, so it was not asked.
+    AtOrAboveShare,
+    /// It was asked, but its eligible nodes could take nothing more (resources, ports, max
+    /// replicas, a hard spread limit).
+    NoCapacity,
+    /// It was asked after the batch's tasks had all been placed elsewhere.
+    BatchExhausted,
+}
+
+impl fmt::Display for BranchNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BranchNote::NoEligibleNode => "no eligible node",
+            BranchNote::AtOrAboveShare => "at or above its share",
+            BranchNote::NoCapacity => "no capacity left on its eligible nodes",
+            BranchNote::BatchExhausted => "the batch was already placed",
+        })
+    }
+}
+
+/// One branch of the decision tree after the batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BranchReport {
+    /// The descriptor of the level this branch belongs to (`None` for the root).
+    pub descriptor: Option<String>,
+    /// The branch's value (`""` for nodes missing the label).
+    pub value: String,
+    /// Nodes beneath.
+    pub nodes: u32,
+    /// Nodes beneath that passed the filters when the tree was built.
+    pub eligible_nodes: u32,
+    /// The service's tasks beneath before the batch, as counted by the mode.
+    pub existing: u64,
+    /// Tasks the branch was asked for, summed over the passes.
+    pub asked: u32,
+    /// Tasks of the batch placed beneath.
+    pub placed: u32,
+    /// The branch's share of its parent's tasks on a weighted level.
+    pub share: Option<f64>,
+    /// Why it got none, when it got none.
+    pub note: Option<BranchNote>,
+    /// Its branches, in value order.
+    pub children: Vec<BranchReport>,
+}
+
+impl BranchReport {
+    fn write(&self, f: &mut fmt::Formatter<'_>, prefix: &str, last: bool, root: bool) -> fmt::Result {
+        if root {
+            f.write_str("(all)")?;
+        } else {
+            write!(f, "{prefix}{}", if last { "└─ " } else { "├─ " })?;
+            write!(f, "{}={:?}", self.descriptor.as_deref().unwrap_or(""), self.value)?;
+        }
+        write!(f, ": existing {}, asked {}, placed {}", self.existing, self.asked, self.placed)?;
+        if let Some(s) = self.share {
+            write!(f, ", share {:.1}%", s * 100.0)?;
+        }
+        if let Some(n) = self.note {
+            write!(f, " ({n})")?;
+        }
+        writeln!(f)?;
+        let inner = if root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
+        for (i, c) in self.children.iter().enumerate() {
+            c.write(f, &inner, i + 1 == self.children.len(), false)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for BranchReport {
+    /// The tree, one branch a line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, "", true, true)
+    }
+}
+
+/// Rejections of one filter, for the explanation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FilterCount {
+    /// The filter's name.
+    pub filter: String,
+    /// SwarmKit's wording for the count.
+    pub text: String,
+    /// Nodes rejected.
+    pub count: u32,
+}
+
+/// The structured explanation of a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SpreadExplanation {
+    /// The mode that ran.
+    pub mode: Mode,
+    /// The descriptors of the tree's levels, outermost first.
+    pub levels: Vec<String>,
+    /// Descriptors of preferences that added no level (SwarmKit's silent skip).
+    pub skipped: Vec<String>,
+    /// The tree.
+    pub tree: BranchReport,
+    /// The rejection counts behind the failure message, highest first (empty when every task
+    /// was placed).
+    pub rejections: Vec<FilterCount>,
+}
+
+/// The result of placing one batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SpreadOutcome {
+    /// Tasks asked for.
+    pub requested: u32,
+    /// The placed tasks, in placement order.
+    pub assignments: Vec<Assignment>,
+    /// Tasks left unplaced.
+    pub unplaced: u32,
+    /// SwarmKit's task status error when tasks are left: `no suitable node (…)`.
+    pub message: Option<String>,
+    /// The tree and the rejection counts.
+    pub explanation: SpreadExplanation,
+}
+
+impl SpreadOutcome {
+    /// Whether every task found a node.
+    pub fn is_complete(&self) -> bool {
+        self.unplaced == 0
+    }
+
+    /// New tasks per node name (nodes with none left out).
+    pub fn per_host(&self) -> BTreeMap<&str, u32> {
+        let mut m = BTreeMap::new();
+        for a in &self.assignments {
+            *m.entry(a.host_name.as_str()).or_insert(0) += 1;
+        }
+        m
+    }
+}
+
+impl fmt::Display for SpreadOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "placed {}/{}", self.assignments.len(), self.requested)?;
+        for (i, (h, n)) in self.per_host().iter().enumerate() {
+            write!(f, "{}{h}:{n}", if i == 0 { ": " } else { ", " })?;
+        }
+        if let Some(m) = &self.message {
+            write!(f, " ({m})")?;
+        }
+        Ok(())
+    }
+}

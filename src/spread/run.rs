@@ -1,0 +1,233 @@
+//! One batch in flight: the per-node state, the filter pipeline, the tree and the placements.
+//! The two modes' algorithms are `impl Run` blocks in `compat.rs` and `balanced.rs`.
+
+use super::filters::Stage;
+use super::outcome::{BranchNote, BranchReport, FilterCount};
+use super::skew::Domains;
+use super::tree::Tree;
+use super::SpreadError;
+use crate::filter::Filter;
+use crate::id::HostId;
+use crate::request::{CompiledRequest, Cx, Prepared, Request};
+use crate::snapshot::{Cluster, Overlay};
+use crate::weigh::{normalize, Weigher};
+use std::cmp::Ordering;
+
+/// One pipeline entry: a foundation filter with its prepared state, or a hard spread
+/// constraint (by index into [`Run::hard`]).
+pub(crate) struct Entry<'a> {
+    pub(crate) filter: Option<&'a dyn Filter>,
+    pub(crate) hard: Option<usize>,
+    pub(crate) stage: Stage,
+    pub(crate) state: Prepared,
+}
+
+/// Per-node arrays, indexed by host id, kept between calls.
+#[derive(Debug, Default)]
+pub(crate) struct NodeState {
+    /// Active tasks of the service, including the batch's placed so far.
+    pub(crate) svc: Vec<u32>,
+    /// Active tasks in total, likewise.
+    pub(crate) total: Vec<u32>,
+    /// Failure penalty: recent failures when 5 or more, else 0.
+    pub(crate) penalty: Vec<u32>,
+    /// The user weighers' normalised weighted sum (higher is better).
+    pub(crate) score: Vec<f64>,
+    /// Position in its leaf's name order.
+    pub(crate) rank: Vec<u32>,
+    /// Passed the filters when the tree was built (balanced mode).
+    pub(crate) eligible: Vec<bool>,
+}
+
+pub(crate) struct Run<'a> {
+    pub(crate) cluster: &'a Cluster,
+    pub(crate) request: &'a Request,
+    pub(crate) compiled: &'a CompiledRequest,
+    pub(crate) overlay: &'a mut Overlay,
+    pub(crate) entries: Vec<Entry<'a>>,
+    /// SwarmKit's per-filter failure counters (compatible mode).
+    pub(crate) counters: Vec<u32>,
+    pub(crate) hard: Vec<Domains>,
+    /// Whether `ScheduleAnyway` constraints still gate candidates (balanced mode).
+    pub(crate) soft_on: bool,
+    pub(crate) nodes: &'a mut NodeState,
+    pub(crate) tree: Tree,
+    /// Tasks of the batch not yet placed.
+    pub(crate) left: u32,
+    pub(crate) placed: Vec<HostId>,
+    /// The leaf of each placed task.
+    pub(crate) leaves: Vec<u32>,
+    pub(crate) revisit: super::RevisitOrder,
+    /// Whether the user weighers gave any node a score.
+    pub(crate) scored: bool,
+    /// Sort keys of a leaf's candidates.
+    pub(crate) sort_buf: Vec<(u128, HostId)>,
+}
+
+impl<'a> Run<'a> {
+    fn cx(&self) -> Cx<'_> {
+        Cx::new(self.cluster, self.request, self.compiled, self.overlay, self.placed.len() as u32)
+    }
+
+    /// The first pipeline entry `host` fails, skipping hard spread entries unless `with_hard`.
+    pub(crate) fn fails(&self, host: HostId, with_hard: bool) -> Option<usize> {
+        let cx = self.cx();
+        self.entries.iter().position(|e| match (e.hard, e.filter) {
+            (Some(d), _) => with_hard && !self.hard[d].allows(host),
+            (None, Some(f)) => !f.check(&cx.with_state(e.state.as_deref()), host).is_pass(),
+            (None, None) => false,
+        })
+    }
+
+    /// SwarmKit's `Pipeline.Process`: a failing node bumps its first failing filter's counter,
+    /// a passing node resets every counter.
+    pub(crate) fn process(&mut self, host: HostId) -> bool {
+        match self.fails(host, true) {
+            Some(i) => {
+                self.counters[i] += 1;
+                false
+            }
+            None => {
+                self.counters.iter_mut().for_each(|c| *c = 0);
+                true
+            }
+        }
+    }
+
+    /// Whether the hard (and, while on, soft) spread constraints allow one more task on `host`.
+    pub(crate) fn gate(&self, host: HostId) -> bool {
+        self.hard.iter().all(|d| (d.soft && !self.soft_on) || d.allows(host))
+    }
+
+    /// SwarmKit's node order: failure penalty, tasks of the service, total tasks; then the user
+    /// weighers' score (higher first). `true` when `a` is strictly better than `b`.
+    pub(crate) fn node_less(&self, a: HostId, b: HostId) -> bool {
+        let n = &*self.nodes;
+        let (i, j) = (a.index(), b.index());
+        let ka = (n.penalty[i], n.svc[i], n.total[i]);
+        let kb = (n.penalty[j], n.svc[j], n.total[j]);
+        if ka != kb {
+            return ka < kb;
+        }
+        n.score[i] > n.score[j]
+    }
+
+    /// [`node_less`](Run::node_less) with the name order as the last key: a total order.
+    pub(crate) fn full_order(&self, a: HostId, b: HostId) -> Ordering {
+        if self.node_less(a, b) {
+            Ordering::Less
+        } else if self.node_less(b, a) {
+            Ordering::Greater
+        } else {
+            self.nodes.rank[a.index()].cmp(&self.nodes.rank[b.index()])
+        }
+    }
+
+    /// Places one task on `host` in `leaf`: consumes its resources virtually and updates the
+    /// counts of the node, the hard spread domains and the branches above.
+    pub(crate) fn place(&mut self, host: HostId, leaf: u32) {
+        self.overlay.consume(host, &self.compiled.resources);
+        self.nodes.svc[host.index()] += 1;
+        self.nodes.total[host.index()] += 1;
+        for d in &mut self.hard {
+            d.record(host);
+        }
+        self.tree.record(leaf);
+        self.placed.push(host);
+        self.leaves.push(leaf);
+        self.left -= 1;
+    }
+
+    /// Scores `hosts` with the user weighers (normalised over `hosts`, times their multipliers).
+    pub(crate) fn weigh(&mut self, weighers: &[(Box<dyn Weigher>, f64)], hosts: &[HostId]) -> Result<(), SpreadError> {
+        if weighers.is_empty() || hosts.len() < 2 {
+            return Ok(());
+        }
+        let mut raw = vec![0.0; hosts.len()];
+        for (w, multiplier) in weighers {
+            let cx = self.cx();
+            let state = w.prepare(&cx).map_err(|error| SpreadError::Prepare { error })?;
+            let wcx = cx.with_state(state.as_deref());
+            w.validate(&wcx, hosts).map_err(|error| SpreadError::Prepare { error })?;
+            w.weigh_batch(&wcx, hosts, &mut raw);
+            normalize(&mut raw, w.bounds());
+            for (&h, r) in hosts.iter().zip(raw.iter_mut()) {
+                *r *= w.multiplier(&wcx, h, *multiplier);
+            }
+            for (&h, &r) in hosts.iter().zip(&raw) {
+                self.nodes.score[h.index()] += r;
+            }
+        }
+        self.scored = true;
+        Ok(())
+    }
+
+    /// The rejection counts behind the failure message, highest first (ties in pipeline order).
+    pub(crate) fn rejections(&self, counts: &[u32]) -> Vec<FilterCount> {
+        let cx = self.cx();
+        let mut out: Vec<FilterCount> = self
+            .entries
+            .iter()
+            .zip(counts)
+            .filter(|(_, &c)| c > 0)
+            .map(|(e, &count)| {
+                let (name, user) = match e.filter {
+                    Some(f) => {
+                        let text = if e.stage == Stage::User {
+                            f.describe(&cx.with_state(e.state.as_deref()), crate::filter::Reason(0))
+                        } else {
+                            String::new()
+                        };
+                        (f.name().to_owned(), text)
+                    }
+                    None => ("hard spread".to_owned(), String::new()),
+                };
+                FilterCount { filter: name, text: e.stage.wording(count, &user), count }
+            })
+            .collect();
+        out.sort_by_key(|c| std::cmp::Reverse(c.count));
+        out
+    }
+
+    /// The values from the root down to `leaf`.
+    pub(crate) fn path(&self, leaf: u32) -> Vec<String> {
+        let mut path = Vec::new();
+        let mut cur = leaf;
+        while cur != 0 {
+            let b = &self.tree.branches[cur as usize];
+            path.push(b.value.to_string());
+            cur = b.parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// The tree as a report.
+    pub(crate) fn report(&self, branch: u32, requested: u32) -> BranchReport {
+        let b = &self.tree.branches[branch as usize];
+        let note = if branch == 0 || b.placed > 0 || requested == 0 {
+            None
+        } else if b.eligible == 0 {
+            Some(BranchNote::NoEligibleNode)
+        } else if b.asked == 0 {
+            Some(BranchNote::AtOrAboveShare)
+        } else if b.starved {
+            Some(BranchNote::BatchExhausted)
+        } else {
+            Some(BranchNote::NoCapacity)
+        };
+        let weighted = b.depth > 0 && matches!(self.tree.levels[b.depth - 1].kind, super::tree::LevelKind::Weighted(_));
+        BranchReport {
+            descriptor: (b.depth > 0).then(|| self.tree.levels[b.depth - 1].descriptor.clone()),
+            value: b.value.to_string(),
+            nodes: b.nodes,
+            eligible_nodes: b.eligible,
+            existing: b.existing,
+            asked: b.asked,
+            placed: b.placed,
+            share: weighted.then_some(b.share),
+            note,
+            children: b.children.iter().map(|&c| self.report(c, requested)).collect(),
+        }
+    }
+}

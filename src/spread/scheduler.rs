@@ -1,0 +1,372 @@
+//! [`SpreadScheduler`]: the entry point; builds the pipeline, the tree and the node state for
+//! a batch and runs the mode's algorithm.
+
+use super::balanced::Heaps;
+use super::filters::{
+    ConstraintFilter, HostPortFilter, MaxReplicasFilter, PlatformFilter, ReadyFilter, Stage, SwarmResourceFilter,
+};
+use super::node;
+use super::outcome::{Assignment, SpreadExplanation, SpreadOutcome};
+use super::request::{Mode, SpreadRequest, WhenUnsatisfiable};
+use super::run::{Entry, NodeState, Run};
+use super::skew::Domains;
+use super::tree::{levels, Tree};
+use super::SpreadError;
+use crate::error::BuildError;
+use crate::filter::Filter;
+use crate::request::{Cx, Request};
+use crate::snapshot::{Cluster, Overlay};
+use crate::weigh::Weigher;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// Places batches of a service's tasks by placement preferences; see the [module docs](super).
+///
+/// Extra foundation [`Filter`]s run after SwarmKit's pipeline, in the order added; extra
+/// [`Weigher`]s order the nodes of a leaf after the failure penalty and the two task counts.
+///
+/// ```
+/// use placewise::spread::{Preference, SpreadRequest, SpreadScheduler};
+/// use placewise::{filter_fn, Cluster, HostSpec};
+///
+/// let cluster = Cluster::builder()
+///     .host(HostSpec::new("a1").label("zone", "a"))
+///     .host(HostSpec::new("b1").label("zone", "b").label("canary", "yes"))
+///     .host(HostSpec::new("b2").label("zone", "b"))
+///     .build()?;
+/// let scheduler = SpreadScheduler::builder()
+///     .filter(filter_fn("no canary", |cx, h| cx.cluster().label(h, "canary").is_none()))
+///     .build()?;
+/// let out = scheduler.schedule(&cluster, &SpreadRequest::new("web", 4).preference(Preference::spread("zone")))?;
+/// assert_eq!(out.per_host().into_iter().collect::<Vec<_>>(), [("a1", 2), ("b2", 2)]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Default)]
+pub struct SpreadScheduler {
+    filters: Vec<Box<dyn Filter>>,
+    weighers: Vec<(Box<dyn Weigher>, f64)>,
+    revisit: RevisitOrder,
+}
+
+/// How the compatible mode re-sorts a leaf's candidates when the leaf is asked again in a
+/// later pass (the order of nodes that tie on SwarmKit's keys).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RevisitOrder {
+    /// A stable sort: tied nodes keep their previous positions. The reference's canonical
+    /// outcomes (all 27 vectors, V08 included) follow this order. The reference estimates that
+    /// a re-sort that does not follow the heap can, rarely (about 0.5% of random cases), give
+    /// an outcome SwarmKit never produces; use [`GoHeap`](RevisitOrder::GoHeap) when that matters.
+    #[default]
+    Stable,
+    /// SwarmKit's own re-sort, a binary-heap sort of the previous array (Go's
+    /// `container/heap`): tied nodes come out where the heap operations leave them (two tied
+    /// nodes swap). Every result is in SwarmKit's outcome set, but V08's differs from the
+    /// reference's canonical one.
+    GoHeap,
+}
+
+impl fmt::Debug for SpreadScheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let filters: Vec<&str> = self.filters.iter().map(|x| x.name()).collect();
+        let weighers: Vec<(&str, f64)> = self.weighers.iter().map(|(w, m)| (w.name(), *m)).collect();
+        f.debug_struct("SpreadScheduler")
+            .field("filters", &filters)
+            .field("weighers", &weighers)
+            .field("revisit", &self.revisit)
+            .finish()
+    }
+}
+
+/// Builds a [`SpreadScheduler`].
+#[derive(Debug, Default)]
+pub struct SpreadSchedulerBuilder {
+    draft: SpreadScheduler,
+}
+
+impl SpreadSchedulerBuilder {
+    /// Appends a filter, run after SwarmKit's pipeline.
+    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
+        self.filter_boxed(Box::new(filter))
+    }
+
+    /// Appends a boxed filter.
+    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
+        self.draft.filters.push(filter);
+        self
+    }
+
+    /// Adds a weigher with its multiplier.
+    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
+        self.weigher_boxed(Box::new(weigher), multiplier)
+    }
+
+    /// Adds a boxed weigher with its multiplier.
+    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
+        self.draft.weighers.push((weigher, multiplier));
+        self
+    }
+
+    /// How the compatible mode re-sorts a revisited leaf (default [`RevisitOrder::Stable`]).
+    pub fn revisit_order(mut self, order: RevisitOrder) -> Self {
+        self.draft.revisit = order;
+        self
+    }
+
+    /// Validates and builds.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Config`] for a non-finite multiplier.
+    pub fn build(self) -> Result<SpreadScheduler, BuildError> {
+        for (w, m) in &self.draft.weighers {
+            if !m.is_finite() {
+                return Err(BuildError::Config {
+                    message: format!("weigher `{}` has a non-finite multiplier ({m})", w.name()),
+                });
+            }
+        }
+        Ok(self.draft)
+    }
+}
+
+/// Reusable per-node buffers and overlay for [`SpreadScheduler::schedule_with`].
+#[derive(Debug, Default)]
+pub struct SpreadScratch {
+    nodes: NodeState,
+    overlay: Overlay,
+    heaps: Heaps,
+}
+
+impl SpreadScratch {
+    /// Empty buffers.
+    pub fn new() -> Self {
+        SpreadScratch::default()
+    }
+}
+
+impl SpreadScheduler {
+    /// A scheduler with SwarmKit's pipeline only.
+    pub fn new() -> SpreadScheduler {
+        SpreadScheduler::default()
+    }
+
+    /// A builder for extra filters and weighers.
+    pub fn builder() -> SpreadSchedulerBuilder {
+        SpreadSchedulerBuilder::default()
+    }
+
+    /// Places `request.tasks` tasks on `cluster`; the snapshot is never changed.
+    ///
+    /// Costs O(hosts × (levels + filters)) to build the tree and run the pipeline once per
+    /// node, plus, per task, O(levels × branches per level) to split and O(log leaf size) to
+    /// pick a node (the compatible mode's leaves re-sort on a revisit: O(leaf log leaf)).
+    ///
+    /// # Errors
+    ///
+    /// [`SpreadError`] for a request the engine cannot interpret (a bad weight, an unsupported
+    /// descriptor outside the compatible mode's silent skip, negative resources) or a user
+    /// filter or weigher that cannot prepare. A batch that does not fit is an `Ok` outcome
+    /// with unplaced tasks and a message.
+    pub fn schedule(&self, cluster: &Cluster, request: &SpreadRequest) -> Result<SpreadOutcome, SpreadError> {
+        self.schedule_with(&mut SpreadScratch::new(), cluster, request)
+    }
+
+    /// As [`schedule`](SpreadScheduler::schedule), with caller-owned buffers.
+    ///
+    /// # Errors
+    ///
+    /// As [`schedule`](SpreadScheduler::schedule).
+    pub fn schedule_with(
+        &self,
+        scratch: &mut SpreadScratch,
+        cluster: &Cluster,
+        request: &SpreadRequest,
+    ) -> Result<SpreadOutcome, SpreadError> {
+        let (levels, skipped) = levels(cluster, &request.preferences, request.mode)?;
+        for h in &request.hard_spread {
+            h.validate()?;
+        }
+        let mut freq = Request::new(request.tasks).group(request.service.clone());
+        for (kind, &amount) in &request.resources {
+            freq = freq.resource(kind.clone(), amount);
+        }
+        let compiled = freq.compile(cluster).map_err(|error| SpreadError::Request { error })?;
+
+        let ready = ReadyFilter;
+        let resource = SwarmResourceFilter;
+        let constraint = ConstraintFilter::new(request.constraints.clone());
+        let platform = PlatformFilter::new(request.platforms.clone());
+        let ports = HostPortFilter::new(request.ports.clone());
+        let max = MaxReplicasFilter::new(request.max_replicas);
+        let swarm: [(&dyn Filter, Stage, bool); 6] = [
+            (&ready, Stage::Ready, true),
+            (&resource, Stage::Resource, !compiled.resources.is_empty() || !compiled.unknown.is_empty()),
+            (&constraint, Stage::Constraint, !request.constraints.is_empty()),
+            (&platform, Stage::Platform, !request.platforms.is_empty()),
+            (&ports, Stage::HostPort, request.ports.iter().any(|p| p.port != 0)),
+            (&max, Stage::MaxReplicas, request.max_replicas > 0),
+        ];
+        let mut entries: Vec<Entry<'_>> = swarm
+            .iter()
+            .filter(|s| s.2)
+            .map(|&(filter, stage, _)| Entry { filter: Some(filter), hard: None, stage, state: None })
+            .collect();
+        let service = cluster.symbols().get(&request.service);
+        let mut hard = Vec::new();
+        for h in &request.hard_spread {
+            let d =
+                Domains::build(cluster, h, service, |id| request.constraints.iter().all(|c| c.matches(cluster, id)));
+            if h.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule {
+                entries.push(Entry { filter: None, hard: Some(hard.len()), stage: Stage::HardSpread, state: None });
+            }
+            hard.push(d);
+        }
+        {
+            let cx = Cx::new(cluster, &freq, &compiled, &scratch.overlay, 0);
+            for f in &self.filters {
+                let state = f.prepare(&cx).map_err(|error| SpreadError::Prepare { error })?;
+                entries.push(Entry { filter: Some(&**f), hard: None, stage: Stage::User, state });
+            }
+        }
+
+        let SpreadScratch { nodes, overlay, heaps } = scratch;
+        overlay.clear();
+        let names = prepare_nodes(nodes, cluster, request, service);
+        let soft_on = hard.iter().any(|d| d.soft);
+        let counters = vec![0; entries.len()];
+        let mut run = Run {
+            cluster,
+            request: &freq,
+            compiled: &compiled,
+            overlay,
+            entries,
+            counters,
+            hard,
+            soft_on,
+            nodes,
+            tree: Tree::default(),
+            left: request.tasks,
+            placed: Vec::with_capacity(request.tasks as usize),
+            leaves: Vec::with_capacity(request.tasks as usize),
+            revisit: self.revisit,
+            scored: false,
+            sort_buf: Vec::new(),
+        };
+
+        let counts = match request.mode {
+            Mode::SwarmCompatible => {
+                run.tree = Tree::build(cluster, levels, &names, &run.nodes.svc, |_| true, |_| false);
+                run.tree.branches[0].asked = request.tasks;
+                if request.tasks > 0 {
+                    run.fill_heaps(request.tasks as usize);
+                    let cands = run.all_candidates();
+                    run.weigh(&self.weighers, &cands)?;
+                    run.split_compat(0, i64::from(request.tasks));
+                }
+                run.counters.clone()
+            }
+            Mode::Balanced => {
+                for id in cluster.host_ids() {
+                    run.nodes.eligible[id.index()] = run.fails(id, false).is_none();
+                }
+                let ignore = request.ignore_ineligible_tasks;
+                let eligible = std::mem::take(&mut run.nodes.eligible);
+                run.tree = Tree::build(
+                    cluster,
+                    levels,
+                    &names,
+                    &run.nodes.svc,
+                    |h| !ignore || eligible[h.index()],
+                    |h| eligible[h.index()],
+                );
+                run.tree.branches[0].asked = request.tasks;
+                let mut cands = Vec::new();
+                for b in &mut run.tree.branches {
+                    for (r, &h) in b.hosts.iter().enumerate() {
+                        run.nodes.rank[h.index()] = r as u32;
+                    }
+                    b.cands.extend(b.hosts.iter().copied().filter(|h| eligible[h.index()]));
+                    cands.extend_from_slice(&b.cands);
+                }
+                run.nodes.eligible = eligible;
+                run.weigh(&self.weighers, &cands)?;
+                heaps.clear();
+                heaps.resize_with(run.tree.branches.len(), Default::default);
+                run.run_balanced(heaps);
+                if run.left > 0 {
+                    run.final_counts()
+                } else {
+                    Vec::new()
+                }
+            }
+        };
+
+        let unplaced = run.left;
+        let rejections = if unplaced > 0 { run.rejections(&counts) } else { Vec::new() };
+        let message = (unplaced > 0).then(|| {
+            if rejections.is_empty() {
+                "no suitable node".to_owned()
+            } else {
+                let parts: Vec<&str> = rejections.iter().map(|r| r.text.as_str()).collect();
+                format!("no suitable node ({})", parts.join("; "))
+            }
+        });
+        // One path per leaf used, shared by its tasks.
+        let mut paths: BTreeMap<u32, Arc<[String]>> = BTreeMap::new();
+        let assignments = run
+            .placed
+            .iter()
+            .zip(&run.leaves)
+            .enumerate()
+            .map(|(i, (&h, &leaf))| Assignment {
+                task: i as u32,
+                host: h,
+                host_name: cluster.host_name(h).to_owned(),
+                branch: paths.entry(leaf).or_insert_with(|| run.path(leaf).into()).clone(),
+            })
+            .collect();
+        let explanation = SpreadExplanation {
+            mode: request.mode,
+            levels: run.tree.levels.iter().map(|l| l.descriptor.clone()).collect(),
+            skipped,
+            tree: run.report(0, request.tasks),
+            rejections,
+        };
+        Ok(SpreadOutcome { requested: request.tasks, assignments, unplaced, message, explanation })
+    }
+}
+
+/// Fills the per-node arrays from the snapshot: task counts, failure penalties; clears the
+/// scores and ranks; returns the names by host id. The one pass that reads every host
+/// record. Computes in O(hosts + instances).
+fn prepare_nodes<'c>(
+    nodes: &mut NodeState,
+    cluster: &'c Cluster,
+    request: &SpreadRequest,
+    service: Option<crate::Symbol>,
+) -> Vec<&'c str> {
+    let mut names = vec![""; cluster.id_bound()];
+    let n = cluster.id_bound();
+    for v in [&mut nodes.svc, &mut nodes.total, &mut nodes.penalty, &mut nodes.rank] {
+        v.clear();
+        v.resize(n, 0);
+    }
+    nodes.score.clear();
+    nodes.score.resize(n, 0.0);
+    nodes.eligible.clear();
+    nodes.eligible.resize(n, false);
+    for (id, host) in cluster.hosts() {
+        let (svc, total) = node::active_counts(host, service);
+        nodes.svc[id.index()] = svc;
+        nodes.total[id.index()] = total;
+        names[id.index()] = &host.name;
+    }
+    for (name, &failures) in &request.recent_failures {
+        if let Some(id) = cluster.host_id(name) {
+            nodes.penalty[id.index()] = if failures >= 5 { failures } else { 0 };
+        }
+    }
+    names
+}

@@ -1,0 +1,380 @@
+//! The decision tree: one level per effective preference, branches per value, leaves holding
+//! nodes; and the per-level choice of which branch takes the next task.
+
+use super::node;
+use super::request::{Descriptor, Mode, Preference, Targets};
+use crate::id::{HostId, Symbol};
+use crate::snapshot::{Cluster, CHUNK};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// How a level shares tasks among its branches.
+#[derive(Debug, Clone)]
+pub(crate) enum LevelKind {
+    Spread,
+    Pack,
+    Weighted(Targets),
+}
+
+/// Where a level's value comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    NodeLabel(Option<Symbol>),
+    EngineLabel(Option<Symbol>),
+    NodeId,
+    Hostname,
+}
+
+/// One effective level of the tree.
+#[derive(Debug, Clone)]
+pub(crate) struct Level {
+    pub(crate) kind: LevelKind,
+    source: Source,
+    pub(crate) descriptor: String,
+}
+
+/// The levels a request's preferences make, and the descriptors skipped.
+pub(crate) fn levels(
+    cluster: &Cluster,
+    preferences: &[Preference],
+    mode: Mode,
+) -> Result<(Vec<Level>, Vec<String>), super::SpreadError> {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for p in preferences {
+        p.validate()?;
+        let d = p.descriptor();
+        let is_spread = matches!(p, Preference::Spread(_));
+        let source = match d {
+            Descriptor::NodeLabel(k) => Source::NodeLabel(cluster.symbols().get(k)),
+            Descriptor::EngineLabel(k) => {
+                Source::EngineLabel(cluster.symbols().get(&format!("{}{k}", node::ENGINE_LABEL_PREFIX)))
+            }
+            // SwarmKit reads labels only and skips any other descriptor without a word (Q9).
+            Descriptor::NodeId | Descriptor::Hostname | Descriptor::Unsupported(_)
+                if is_spread && mode == Mode::SwarmCompatible =>
+            {
+                skipped.push(d.to_string());
+                continue;
+            }
+            Descriptor::NodeId => Source::NodeId,
+            Descriptor::Hostname => Source::Hostname,
+            Descriptor::Unsupported(t) => {
+                return Err(super::SpreadError::UnsupportedDescriptor { descriptor: t.clone() });
+            }
+        };
+        let kind = match p {
+            Preference::Spread(_) => LevelKind::Spread,
+            Preference::Pack(_) => LevelKind::Pack,
+            Preference::Weighted(w) => LevelKind::Weighted(w.targets.clone()),
+        };
+        out.push(Level { kind, source, descriptor: d.to_string() });
+    }
+    Ok((out, skipped))
+}
+
+/// A branch of the tree (the root, an inner branch or a leaf).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Branch {
+    pub(crate) value: Box<str>,
+    pub(crate) depth: usize,
+    pub(crate) parent: u32,
+    pub(crate) children: Vec<u32>,
+    /// Tasks of the service beneath, counted when the tree was built (frozen).
+    pub(crate) existing: u64,
+    /// `existing` plus the batch's tasks placed beneath so far.
+    pub(crate) live: u64,
+    /// Nodes beneath.
+    pub(crate) nodes: u32,
+    /// Nodes beneath that passed the filters when the tree was built.
+    pub(crate) eligible: u32,
+    /// Share of the parent's tasks (weighted levels; 0 elsewhere).
+    pub(crate) share: f64,
+    pub(crate) asked: u32,
+    pub(crate) placed: u32,
+    /// Asked while no task was left.
+    pub(crate) starved: bool,
+    /// Balanced mode: no candidate is left beneath.
+    pub(crate) full: bool,
+    /// Leaf: every node, in canonical (name) order.
+    pub(crate) hosts: Vec<HostId>,
+    /// Leaf: the candidates (compatible mode: SwarmKit's node array).
+    pub(crate) cands: Vec<HostId>,
+    pub(crate) visited: bool,
+}
+
+/// A multiplicative hasher for `(branch, value)` pairs: the keys are small dense integers.
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+const MISSING: u32 = u32::MAX;
+
+/// The tree: `branches[0]` is the root; children sorted by ascending byte order of value.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tree {
+    pub(crate) branches: Vec<Branch>,
+    pub(crate) levels: Vec<Level>,
+}
+
+impl Tree {
+    /// Builds the tree from every host. `names[h]` is host `h`'s name (the leaves' node order),
+    /// `svc[h]` its count of the service's tasks;
+    /// `counted(h)` says whether they count in branch loads; `eligible(h)` whether the host
+    /// passed the filters (balanced mode; the compatible mode fills it in later).
+    /// Computes in O(hosts × levels) plus sorting each leaf's hosts by name.
+    pub(crate) fn build(
+        cluster: &Cluster,
+        levels: Vec<Level>,
+        names: &[&str],
+        svc: &[u32],
+        mut counted: impl FnMut(HostId) -> bool,
+        mut eligible: impl FnMut(HostId) -> bool,
+    ) -> Tree {
+        let mut branches = vec![Branch::default()];
+        let mut index: HashMap<(u32, u32), u32, BuildHasherDefault<PairHasher>> = HashMap::default();
+        let mut hostnames: HashMap<&str, u32> = HashMap::new();
+        let empty = cluster.symbols().get("");
+        // Label values by host id, read from the chunks' inverted label indexes rather than
+        // from every host record.
+        let label_values: Vec<Vec<u32>> = levels
+            .iter()
+            .map(|l| match l.source {
+                Source::NodeLabel(k) | Source::EngineLabel(k) => {
+                    let mut v = vec![MISSING; cluster.id_bound()];
+                    for c in 0..cluster.chunk_count() {
+                        for (value, mut mask) in k.into_iter().flat_map(|k| cluster.hot_chunk(c).labels.values(k)) {
+                            if Some(value) == empty {
+                                continue;
+                            }
+                            while mask != 0 {
+                                v[c * CHUNK + mask.trailing_zeros() as usize] = value.0;
+                                mask &= mask - 1;
+                            }
+                        }
+                    }
+                    v
+                }
+                Source::NodeId | Source::Hostname => Vec::new(),
+            })
+            .collect();
+        // Host records are read only for levels that need them (engine labels, node id,
+        // hostname): with labels from the chunk indexes and names given, a plain label tree
+        // never touches them.
+        for id in cluster.host_ids() {
+            let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
+            let ok = eligible(id);
+            let mut cur = 0u32;
+            for (depth, level) in levels.iter().enumerate() {
+                let b = &mut branches[cur as usize];
+                b.existing += s;
+                b.nodes += 1;
+                b.eligible += u32::from(ok);
+                let (key, text): (u32, &str) = match level.source {
+                    Source::NodeLabel(_) | Source::EngineLabel(_) => {
+                        let v = label_values[depth][id.index()];
+                        let engine_missing = matches!(level.source, Source::EngineLabel(_))
+                            && cluster.host(id).is_some_and(|h| !node::has_engine(h));
+                        if v == MISSING || engine_missing {
+                            (MISSING, "")
+                        } else {
+                            (v, cluster.resolve(Symbol(v)))
+                        }
+                    }
+                    Source::NodeId => (id.0, names[id.index()]),
+                    Source::Hostname => {
+                        let name = cluster.host(id).map_or("", node::hostname);
+                        let next = hostnames.len() as u32;
+                        (*hostnames.entry(name).or_insert(next), name)
+                    }
+                };
+                let n = branches.len() as u32;
+                let child = *index.entry((cur, key)).or_insert(n);
+                if child == n {
+                    branches.push(Branch { value: text.into(), depth: depth + 1, parent: cur, ..Branch::default() });
+                    branches[cur as usize].children.push(n);
+                }
+                cur = child;
+            }
+            let leaf = &mut branches[cur as usize];
+            leaf.existing += s;
+            leaf.nodes += 1;
+            leaf.eligible += u32::from(ok);
+            leaf.hosts.push(id);
+        }
+        for i in 0..branches.len() {
+            let mut children = std::mem::take(&mut branches[i].children);
+            children.sort_by(|&a, &b| branches[a as usize].value.as_bytes().cmp(branches[b as usize].value.as_bytes()));
+            branches[i].children = children;
+            let mut hosts = std::mem::take(&mut branches[i].hosts);
+            // Usually already in order (names follow ids), which the stable sort checks in O(n).
+            hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
+            branches[i].hosts = hosts;
+            branches[i].live = branches[i].existing;
+        }
+        let mut tree = Tree { branches, levels };
+        tree.compute_shares();
+        tree
+    }
+
+    fn compute_shares(&mut self) {
+        for i in 0..self.branches.len() {
+            let depth = self.branches[i].depth;
+            let Some(LevelKind::Weighted(targets)) = self.levels.get(depth).map(|l| &l.kind) else { continue };
+            let children = &self.branches[i].children;
+            let values: Vec<&str> = children.iter().map(|&c| &*self.branches[c as usize].value).collect();
+            let shares = shares(targets, &values);
+            for (&c, s) in self.branches[i].children.clone().iter().zip(shares) {
+                self.branches[c as usize].share = s;
+            }
+        }
+    }
+
+    /// The level of `branch`'s children.
+    pub(crate) fn child_kind(&self, branch: u32) -> &LevelKind {
+        &self.levels[self.branches[branch as usize].depth].kind
+    }
+
+    /// Adds one placed task to `leaf` and every branch above it.
+    pub(crate) fn record(&mut self, leaf: u32) {
+        let mut cur = leaf;
+        loop {
+            let b = &mut self.branches[cur as usize];
+            b.live += 1;
+            b.placed += 1;
+            if cur == 0 {
+                break;
+            }
+            cur = b.parent;
+        }
+    }
+}
+
+/// Shares (summing to 1) of the values present under one parent.
+pub(crate) fn shares(targets: &Targets, values: &[&str]) -> Vec<f64> {
+    let mut raw: Vec<f64> = match targets {
+        Targets::Weights { weights, unlisted } => {
+            values.iter().map(|v| weights.get(*v).copied().unwrap_or(*unlisted)).collect()
+        }
+        Targets::Percent(targets) => {
+            let listed: f64 = targets.values().sum();
+            let unlisted = values.iter().filter(|v| !targets.contains_key(**v)).count();
+            let rest = if unlisted > 0 { (100.0 - listed).max(0.0) / unlisted as f64 } else { 0.0 };
+            values.iter().map(|v| targets.get(*v).copied().unwrap_or(rest)).collect()
+        }
+    };
+    let total: f64 = raw.iter().sum();
+    if total > 0.0 {
+        raw.iter_mut().for_each(|x| *x /= total);
+    } else {
+        let even = 1.0 / values.len().max(1) as f64;
+        raw.iter_mut().for_each(|x| *x = even);
+    }
+    raw
+}
+
+/// A branch as the allocation sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Kid {
+    pub(crate) count: u64,
+    pub(crate) eligible: u32,
+    pub(crate) share: f64,
+}
+
+/// Splits `n` tasks among `kids` one task at a time, each to the branch the level's rule
+/// prefers: spread, the least loaded (ties: more eligible nodes, then value order); pack, the
+/// most loaded (same ties); weighted, the largest deficit `share × (C + 1) − count` where `C`
+/// is the parent's count including `others` (ties: larger share, more eligible nodes, value
+/// order). Adds to `out` (same length as `kids`). Computes in O(n × kids).
+pub(crate) fn allocate(kind: &LevelKind, kids: &[Kid], others: u64, n: u64, out: &mut [u64]) {
+    if kids.is_empty() {
+        return;
+    }
+    let before: u64 = others + kids.iter().map(|k| k.count).sum::<u64>();
+    for total in before..before + n {
+        let count = |i: usize| kids[i].count + out[i];
+        let mut best = 0;
+        for i in 1..kids.len() {
+            let (a, b) = (&kids[i], &kids[best]);
+            let better = match kind {
+                LevelKind::Spread => {
+                    (count(i), std::cmp::Reverse(a.eligible)) < (count(best), std::cmp::Reverse(b.eligible))
+                }
+                LevelKind::Pack => (count(i), a.eligible) > (count(best), b.eligible),
+                LevelKind::Weighted(_) => {
+                    let d = |k: &Kid, c: u64| k.share * (total + 1) as f64 - c as f64;
+                    let (da, db) = (d(a, count(i)), d(b, count(best)));
+                    da > db + 1e-9 || ((da - db).abs() <= 1e-9 && (a.share, a.eligible) > (b.share, b.eligible))
+                }
+            };
+            if better {
+                best = i;
+            }
+        }
+        out[best] += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn kids(counts: &[u64]) -> Vec<Kid> {
+        counts.iter().map(|&count| Kid { count, eligible: 1, share: 0.0 }).collect()
+    }
+
+    #[test]
+    fn spread_allocation_water_fills() {
+        let mut out = vec![0; 3];
+        allocate(&LevelKind::Spread, &kids(&[5, 0, 2]), 0, 6, &mut out);
+        assert_eq!(out, vec![0, 4, 2], "levels 4 and 4, the remainder to the first");
+    }
+
+    #[test]
+    fn pack_allocation_fills_the_most_loaded() {
+        let mut out = vec![0; 3];
+        allocate(&LevelKind::Pack, &kids(&[1, 3, 2]), 0, 4, &mut out);
+        assert_eq!(out, vec![0, 4, 0]);
+    }
+
+    #[test]
+    fn weighted_allocation_follows_shares() {
+        let targets = Targets::Percent(BTreeMap::from([("a".to_owned(), 70.0), ("b".to_owned(), 30.0)]));
+        let s = shares(&targets, &["a", "b"]);
+        let ks: Vec<Kid> = s.iter().map(|&share| Kid { count: 0, eligible: 1, share }).collect();
+        let mut out = vec![0; 2];
+        allocate(&LevelKind::Weighted(targets), &ks, 0, 10, &mut out);
+        assert_eq!(out, vec![7, 3]);
+    }
+
+    #[test]
+    fn shares_of_unlisted_values() {
+        let pct = Targets::Percent(BTreeMap::from([("a".to_owned(), 50.0)]));
+        assert_eq!(shares(&pct, &["", "a", "c"]), vec![0.25, 0.5, 0.25]);
+        assert_eq!(shares(&pct, &["a"]), vec![1.0], "all present values listed: scaled up");
+        let w = Targets::Weights { weights: BTreeMap::from([("a".to_owned(), 3.0)]), unlisted: 1.0 };
+        assert_eq!(shares(&w, &["a", "b"]), vec![0.75, 0.25]);
+        let zero = Targets::Weights { weights: BTreeMap::new(), unlisted: 0.0 };
+        assert_eq!(shares(&zero, &["a", "b"]), vec![0.5, 0.5], "all zero: even");
+    }
+}

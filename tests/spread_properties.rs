@@ -1,0 +1,219 @@
+//! Property tests for the spread engine against plain models.
+//!
+//! Generated: 1–14 nodes, each with a `zone` (z1–z3 or none) and a `rack` (r1–r3 or none),
+//! 0–3 existing tasks of the service and 0–2 of another, some down or cordoned; a batch of
+//! 0–24 tasks spread over zone, or zone then rack, with or without a max-replicas limit.
+//!
+//! - **(a) Balanced skew.** In the balanced mode, at every internal branch, the max–min spread
+//!   of the children's task counts is no larger than a plain water-fill of the same number of
+//!   tasks over the children's capacities (eligible nodes × room under max replicas) gives,
+//!   which is the least achievable; and the batch is placed in full whenever capacity exists.
+//! - **(b) Determinism.** The compatible mode gives the same assignments twice, and the same
+//!   per-node counts and message when the nodes are listed in reverse (different host ids);
+//!   and it places the batch in full whenever capacity exists.
+//! - **(c) Max replicas.** In both modes no node that received a task ends with more active
+//!   tasks of the service than the limit.
+//! - **(d) Weighted spread.** With random per-zone weights, no existing tasks and no limit,
+//!   every zone's count is within one task of `tasks × weight share`, in both modes.
+
+use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
+use placewise::{Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone)]
+struct Node {
+    zone: Option<usize>,
+    rack: Option<usize>,
+    existing: u32,
+    other: u32,
+    down: bool,
+}
+
+fn node() -> impl Strategy<Value = Node> {
+    (
+        prop::option::weighted(0.85, 0usize..3),
+        prop::option::weighted(0.85, 0usize..3),
+        0u32..4,
+        0u32..3,
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|(zone, rack, existing, other, down)| Node { zone, rack, existing, other, down })
+}
+
+fn spec(nodes: &[Node], reverse: bool) -> ClusterSpec {
+    let mut spec = ClusterSpec::default();
+    for (i, n) in nodes.iter().enumerate() {
+        let mut h = HostSpec::new(format!("n{i:02}"));
+        if let Some(z) = n.zone {
+            h = h.label("zone", format!("z{}", z + 1));
+        }
+        if let Some(r) = n.rack {
+            h = h.label("rack", format!("r{}", r + 1));
+        }
+        for t in 0..n.existing {
+            h = h.instance(InstanceSpec::new(format!("n{i}-s{t}")).group("svc"));
+        }
+        for t in 0..n.other {
+            h = h.instance(InstanceSpec::new(format!("n{i}-o{t}")).group("other"));
+        }
+        if n.down {
+            h = h.state(HostState { cordoned: true, ..HostState::default() });
+        }
+        spec.hosts.push(h);
+    }
+    if reverse {
+        spec.hosts.reverse();
+    }
+    spec
+}
+
+fn label(v: Option<usize>, prefix: char) -> String {
+    v.map_or(String::new(), |x| format!("{prefix}{}", x + 1))
+}
+
+/// Gives `n` tasks one at a time to the least-loaded child with room: the water-fill.
+fn water_fill(counts: &mut [u64], room: &mut [u64], n: u64) {
+    for _ in 0..n {
+        let Some(i) = (0..counts.len()).filter(|&i| room[i] > 0).min_by_key(|&i| (counts[i], i)) else { return };
+        counts[i] += 1;
+        room[i] -= 1;
+    }
+}
+
+fn spread(counts: &[u64]) -> u64 {
+    counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    #[test]
+    fn balanced_skew_is_optimal(
+        nodes in prop::collection::vec(node(), 1..14),
+        tasks in 0u32..24,
+        two_levels in any::<bool>(),
+        max in prop::option::of(1u32..4),
+    ) {
+        let cluster = Cluster::from_spec(&spec(&nodes, false)).unwrap();
+        let mut req = SpreadRequest::new("svc", tasks).mode(Mode::Balanced).preference(Preference::spread("zone"));
+        if two_levels {
+            req = req.preference(Preference::spread("rack"));
+        }
+        if let Some(m) = max {
+            req = req.max_replicas(m);
+        }
+        let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+        let placed = out.per_host();
+        let got = |i: usize| u64::from(placed.get(format!("n{i:02}").as_str()).copied().unwrap_or(0));
+        let room = |n: &Node| -> u64 {
+            if n.down { 0 } else { max.map_or(1_000, |m| u64::from(m.saturating_sub(n.existing))) }
+        };
+        // Groups: the root's children (zones), and per zone its racks when two levels.
+        let mut groups: Vec<BTreeMap<String, Vec<usize>>> = Vec::new();
+        let mut zones: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            zones.entry(label(n.zone, 'z')).or_default().push(i);
+        }
+        if two_levels {
+            for members in zones.values() {
+                let mut racks: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+                for &i in members {
+                    racks.entry(label(nodes[i].rack, 'r')).or_default().push(i);
+                }
+                groups.push(racks);
+            }
+        }
+        groups.push(zones);
+        for g in &groups {
+            let existing: Vec<u64> = g.values().map(|m| m.iter().map(|&i| u64::from(nodes[i].existing)).sum()).collect();
+            let new: Vec<u64> = g.values().map(|m| m.iter().map(|&i| got(i)).sum()).collect();
+            let mut caps: Vec<u64> = g.values().map(|m| m.iter().map(|&i| room(&nodes[i])).sum()).collect();
+            let after: Vec<u64> = existing.iter().zip(&new).map(|(e, n)| e + n).collect();
+            let mut model = existing.clone();
+            water_fill(&mut model, &mut caps, new.iter().sum());
+            prop_assert!(spread(&after) <= spread(&model), "group {:?}: {:?} vs model {:?}", g.keys().collect::<Vec<_>>(), after, model);
+        }
+        let capacity: u64 = nodes.iter().map(room).sum();
+        prop_assert_eq!(u64::from(out.unplaced), u64::from(tasks).saturating_sub(capacity));
+    }
+
+    #[test]
+    fn compatible_mode_is_deterministic(
+        nodes in prop::collection::vec(node(), 1..14),
+        tasks in 0u32..24,
+        two_levels in any::<bool>(),
+        max in 0u32..3,
+    ) {
+        let mut req = SpreadRequest::new("svc", tasks).preference(Preference::spread("zone")).max_replicas(max);
+        if two_levels {
+            req = req.preference(Preference::spread("rack"));
+        }
+        let s = SpreadScheduler::new();
+        let forward = Cluster::from_spec(&spec(&nodes, false)).unwrap();
+        let backward = Cluster::from_spec(&spec(&nodes, true)).unwrap();
+        let a = s.schedule(&forward, &req).unwrap();
+        let b = s.schedule(&forward, &req).unwrap();
+        prop_assert_eq!(&a, &b);
+        let c = s.schedule(&backward, &req).unwrap();
+        prop_assert_eq!(a.per_host(), c.per_host());
+        prop_assert_eq!(&a.message, &c.message);
+        prop_assert_eq!(a.unplaced, c.unplaced);
+        // The reference's property: the batch is placed in full whenever capacity exists.
+        let room: u32 = nodes
+            .iter()
+            .filter(|n| !n.down)
+            .map(|n| if max == 0 { 1_000 } else { max.saturating_sub(n.existing) })
+            .sum();
+        prop_assert_eq!(a.unplaced, tasks.saturating_sub(room));
+    }
+
+    #[test]
+    fn no_node_exceeds_max_replicas(
+        nodes in prop::collection::vec(node(), 1..14),
+        tasks in 0u32..30,
+        max in 1u32..4,
+        balanced in any::<bool>(),
+    ) {
+        let cluster = Cluster::from_spec(&spec(&nodes, false)).unwrap();
+        let mode = if balanced { Mode::Balanced } else { Mode::SwarmCompatible };
+        let req = SpreadRequest::new("svc", tasks)
+            .preference(Preference::spread("zone"))
+            .preference(Preference::spread("rack"))
+            .max_replicas(max)
+            .mode(mode);
+        let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+        for (name, n) in out.per_host() {
+            let i: usize = name[1..].parse().unwrap();
+            prop_assert!(nodes[i].existing + n <= max, "{} had {} and got {}", name, nodes[i].existing, n);
+            prop_assert!(!nodes[i].down);
+        }
+    }
+
+    #[test]
+    fn weighted_spread_lands_within_one_task(
+        weights in prop::collection::vec(1u32..10, 3),
+        per_zone in prop::collection::vec(1usize..4, 3),
+        tasks in 0u32..40,
+        balanced in any::<bool>(),
+    ) {
+        let mut spec = ClusterSpec::default();
+        for (z, &k) in per_zone.iter().enumerate() {
+            for j in 0..k {
+                spec.hosts.push(HostSpec::new(format!("z{z}-{j}")).label("zone", format!("z{z}")));
+            }
+        }
+        let cluster = Cluster::from_spec(&spec).unwrap();
+        let names = ["z0", "z1", "z2"];
+        let pref = Preference::weights("zone", names.iter().zip(&weights).map(|(n, &w)| (*n, f64::from(w))));
+        let mode = if balanced { Mode::Balanced } else { Mode::SwarmCompatible };
+        let out = SpreadScheduler::new().schedule(&cluster, &SpreadRequest::new("svc", tasks).preference(pref).mode(mode)).unwrap();
+        prop_assert_eq!(out.unplaced, 0);
+        let total: u32 = weights.iter().sum();
+        for (z, name) in names.iter().enumerate() {
+            let count: u32 = out.per_host().iter().filter(|(h, _)| h.starts_with(name)).map(|(_, n)| n).sum();
+            let target = f64::from(tasks) * f64::from(weights[z]) / f64::from(total);
+            prop_assert!((f64::from(count) - target).abs() <= 1.0 + 1e-9, "{}: {} vs target {}", name, count, target);
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Scenarios beyond the reference's vectors: the seed's datacenter / row / rack example, the
+//! extensions (pack-into, weighted spread, node-level spread, hard spread), the explanation,
+//! and composition with foundation filters and weighers.
+
+use placewise::spread::{
+    BranchNote, BranchReport, HardSpread, Mode, Preference, SpreadError, SpreadRequest, SpreadScheduler,
+    WhenUnsatisfiable,
+};
+use placewise::{filter_fn, weigher_fn, Cluster, ClusterSpec, HostSpec, InstanceSpec};
+use std::collections::BTreeMap;
+
+/// The seed's example: two datacenters with four rows of 20 racks, two nodes a rack.
+fn datacenters() -> Cluster {
+    let mut spec = ClusterSpec::default();
+    for dc in 1..=2 {
+        for row in 1..=4 {
+            for rack in 1..=20 {
+                for n in 0..2 {
+                    spec.hosts.push(
+                        HostSpec::new(format!("dc{dc}-row{row}-rack{rack:02}-n{n}"))
+                            .label("dc", format!("dc{dc}"))
+                            .label("row", format!("row{row}"))
+                            .label("rack", format!("rack{rack:02}")),
+                    );
+                }
+            }
+        }
+    }
+    Cluster::from_spec(&spec).unwrap()
+}
+
+/// Tasks per value of the first `depth` name parts (`dc1`, `dc1-row2`, …).
+fn per_prefix(per_host: &BTreeMap<&str, u32>, depth: usize) -> BTreeMap<String, u32> {
+    let mut m = BTreeMap::new();
+    for (h, n) in per_host {
+        let key: Vec<&str> = h.split('-').take(depth).collect();
+        *m.entry(key.join("-")).or_insert(0) += n;
+    }
+    m
+}
+
+fn three_levels(tasks: u32, mode: Mode) -> SpreadRequest {
+    SpreadRequest::new("web", tasks)
+        .preference(Preference::spread("node.labels.dc"))
+        .preference(Preference::spread("node.labels.row"))
+        .preference(Preference::spread("node.labels.rack"))
+        .mode(mode)
+}
+
+#[test]
+fn seed_example_spreads_evenly_at_every_level() {
+    let cluster = datacenters();
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let out = SpreadScheduler::new().schedule(&cluster, &three_levels(480, mode)).unwrap();
+        assert!(out.is_complete());
+        let hosts = out.per_host();
+        assert!(per_prefix(&hosts, 1).values().all(|&n| n == 240), "{mode:?}: 240 per datacenter");
+        assert!(per_prefix(&hosts, 2).values().all(|&n| n == 60), "{mode:?}: 60 per row");
+        let racks = per_prefix(&hosts, 3);
+        assert_eq!(racks.len(), 160);
+        assert!(racks.values().all(|&n| n == 3), "{mode:?}: 3 per rack");
+        assert!(hosts.values().all(|&n| n == 1 || n == 2), "{mode:?}: nodes within a rack differ by at most one");
+    }
+}
+
+#[test]
+fn balanced_mode_keeps_every_level_within_one_on_an_uneven_count() {
+    let cluster = datacenters();
+    let out = SpreadScheduler::new().schedule(&cluster, &three_levels(1001, Mode::Balanced)).unwrap();
+    let hosts = out.per_host();
+    for depth in 1..=3 {
+        let counts = per_prefix(&hosts, depth);
+        let (lo, hi) = (counts.values().min().unwrap(), counts.values().max().unwrap());
+        assert!(hi - lo <= 1, "depth {depth}: {lo}..{hi}");
+    }
+}
+
+#[test]
+fn balanced_mode_fills_the_least_loaded_branch_where_swarm_overshoots() {
+    // dc1 holds 10 tasks; dc2 and dc3 none. Swarm's top-up (total 13 over 3: target 4, one
+    // extra) asks dc2 for 5 first, and dc2 takes all 3; water-filling alternates.
+    let mut dc1 = HostSpec::new("a").label("dc", "dc1");
+    for i in 0..10 {
+        dc1 = dc1.instance(InstanceSpec::new(format!("t{i}")).group("web"));
+    }
+    let cluster = Cluster::builder()
+        .host(dc1)
+        .host(HostSpec::new("b").label("dc", "dc2"))
+        .host(HostSpec::new("c").label("dc", "dc3"))
+        .build()
+        .unwrap();
+    let req = SpreadRequest::new("web", 3).preference(Preference::spread("dc"));
+    let swarm = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    let balanced = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(Mode::Balanced)).unwrap();
+    assert_eq!(swarm.per_host(), BTreeMap::from([("b", 3)]));
+    assert_eq!(balanced.per_host(), BTreeMap::from([("b", 2), ("c", 1)]));
+}
+
+#[test]
+fn balanced_remainders_prefer_branches_with_more_eligible_nodes() {
+    // moby/swarmkit#2162: a 3-node region and a 2-node region; 5 tasks → 3 go to the bigger.
+    let mut b = Cluster::builder();
+    for (r, k) in [("east", 2), ("west", 3)] {
+        for i in 0..k {
+            b = b.host(HostSpec::new(format!("{r}{i}")).label("region", r));
+        }
+    }
+    let cluster = b.build().unwrap();
+    let req = SpreadRequest::new("web", 5).preference(Preference::spread("region")).mode(Mode::Balanced);
+    let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    let west: u32 = out.per_host().iter().filter(|(h, _)| h.starts_with("west")).map(|(_, n)| n).sum();
+    assert_eq!(west, 3);
+}
+
+#[test]
+fn pack_into_fills_the_busiest_branch_then_overflows() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("r1a").label("rack", "r1").instance(InstanceSpec::new("t").group("db")))
+        .host(HostSpec::new("r1b").label("rack", "r1"))
+        .host(HostSpec::new("r2a").label("rack", "r2"))
+        .host(HostSpec::new("r2b").label("rack", "r2"))
+        .build()
+        .unwrap();
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let req = SpreadRequest::new("db", 3).preference(Preference::pack("rack")).mode(mode);
+        let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+        assert!(out.per_host().keys().all(|h| h.starts_with("r1")), "{mode:?}: {:?}", out.per_host());
+        let limited = req.max_replicas(1);
+        let out = SpreadScheduler::new().schedule(&cluster, &limited).unwrap();
+        assert_eq!(out.per_host(), BTreeMap::from([("r1b", 1), ("r2a", 1), ("r2b", 1)]), "{mode:?}: overflow");
+    }
+}
+
+#[test]
+fn spread_over_datacenters_then_pack_into_racks() {
+    let cluster = datacenters();
+    let req = SpreadRequest::new("web", 8)
+        .preference(Preference::spread("dc"))
+        .preference(Preference::pack("rack"))
+        .mode(Mode::Balanced);
+    let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    let hosts = out.per_host();
+    assert_eq!(per_prefix(&hosts, 1), BTreeMap::from([("dc1".into(), 4), ("dc2".into(), 4)]));
+    let racks: Vec<String> =
+        hosts.keys().map(|h| h.rsplit_once('-').unwrap().0.split_once('-').unwrap().1.to_owned()).collect();
+    assert!(racks.iter().all(|r| r.ends_with("rack01")), "one rack per datacenter: {hosts:?}");
+}
+
+#[test]
+fn weighted_spread_70_30_and_percentages() {
+    let mut b = Cluster::builder();
+    for dc in ["dc1", "dc2"] {
+        for i in 0..10 {
+            b = b.host(HostSpec::new(format!("{dc}-{i}")).label("dc", dc));
+        }
+    }
+    b = b.host(HostSpec::new("lab-0"));
+    let cluster = b.build().unwrap();
+    let count = |out: &placewise::spread::SpreadOutcome, p: &str| -> u32 {
+        out.per_host().iter().filter(|(h, _)| h.starts_with(p)).map(|(_, n)| n).sum()
+    };
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let pct = SpreadRequest::new("web", 10).preference(Preference::percent("dc", [("dc1", 70.0), ("dc2", 30.0)]));
+        let out = SpreadScheduler::new().schedule(&cluster, &pct.mode(mode)).unwrap();
+        assert_eq!((count(&out, "dc1"), count(&out, "dc2"), count(&out, "lab")), (7, 3, 0), "{mode:?}");
+        // 60/20 leaves 20% to the unlisted values present: here only "" (the unlabelled node).
+        let rest = SpreadRequest::new("web", 10).preference(Preference::percent("dc", [("dc1", 60.0), ("dc2", 20.0)]));
+        let out = SpreadScheduler::new().schedule(&cluster, &rest.mode(mode)).unwrap();
+        assert_eq!((count(&out, "dc1"), count(&out, "dc2"), count(&out, "lab")), (6, 2, 2), "{mode:?}");
+        let w = SpreadRequest::new("web", 8).preference(Preference::weights("dc", [("dc1", 3.0), ("dc2", 1.0)]));
+        let out = SpreadScheduler::new().schedule(&cluster, &w.mode(mode)).unwrap();
+        assert_eq!((count(&out, "dc1"), count(&out, "dc2")), (6, 2), "{mode:?}");
+    }
+}
+
+#[test]
+fn node_level_spread_in_balanced_mode_and_its_silent_skip_in_compatible_mode() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("a").instance(InstanceSpec::new("t").group("web")))
+        .host(HostSpec::new("b"))
+        .build()
+        .unwrap();
+    let req = SpreadRequest::new("web", 3).preference(Preference::spread("node.id"));
+    let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(Mode::Balanced)).unwrap();
+    assert_eq!(out.per_host(), BTreeMap::from([("a", 1), ("b", 2)]));
+    assert_eq!(out.explanation.levels, vec!["node.id".to_owned()]);
+    let compat = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    assert_eq!(compat.explanation.skipped, vec!["node.id".to_owned()]);
+    assert!(compat.explanation.levels.is_empty());
+}
+
+#[test]
+fn unsupported_descriptors_are_errors_outside_the_compatible_spread() {
+    let cluster = Cluster::builder().host(HostSpec::new("a")).build().unwrap();
+    let req = SpreadRequest::new("web", 1).preference(Preference::spread("node.platform.os"));
+    let err = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(Mode::Balanced)).unwrap_err();
+    assert!(matches!(err, SpreadError::UnsupportedDescriptor { .. }));
+    assert!(SpreadScheduler::new().schedule(&cluster, &req).is_ok());
+    let pack = SpreadRequest::new("web", 1).preference(Preference::pack("node.ip"));
+    assert!(matches!(SpreadScheduler::new().schedule(&cluster, &pack), Err(SpreadError::UnsupportedDescriptor { .. })));
+}
+
+fn zones(z1: usize, z2: usize) -> Cluster {
+    let mut b = Cluster::builder();
+    for (z, k) in [("z1", z1), ("z2", z2)] {
+        for i in 0..k {
+            b = b.host(HostSpec::new(format!("{z}-{i}")).label("zone", z));
+        }
+    }
+    b.host(HostSpec::new("nozone")).build().unwrap()
+}
+
+fn zone_counts(out: &placewise::spread::SpreadOutcome) -> (u32, u32, u32) {
+    let c = |p: &str| out.per_host().iter().filter(|(h, _)| h.starts_with(p)).map(|(_, n)| *n).sum();
+    (c("z1"), c("z2"), c("nozone"))
+}
+
+#[test]
+fn hard_spread_never_lets_zones_drift_more_than_max_skew() {
+    let cluster = zones(2, 5);
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let req = SpreadRequest::new("web", 6).max_replicas(1).hard_spread(HardSpread::new("zone", 1)).mode(mode);
+        let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+        let (z1, z2, none) = zone_counts(&out);
+        assert_eq!(none, 0, "{mode:?}: a node without the key is in no domain");
+        assert!(z1.abs_diff(z2) <= 1, "{mode:?}: {z1} vs {z2}");
+        assert!(out.unplaced > 0);
+        let m = out.message.unwrap();
+        assert!(m.starts_with("no suitable node (") && m.contains("hard spread constraint not satisfied"), "{m}");
+    }
+    let balanced =
+        SpreadRequest::new("web", 6).max_replicas(1).hard_spread(HardSpread::new("zone", 1)).mode(Mode::Balanced);
+    let out = SpreadScheduler::new().schedule(&cluster, &balanced).unwrap();
+    assert_eq!(zone_counts(&out), (2, 3, 0), "the most the limit allows");
+    assert_eq!(
+        out.message.as_deref(),
+        Some("no suitable node (max replicas per node limit exceed; hard spread constraint not satisfied on 3 nodes)")
+    );
+}
+
+#[test]
+fn schedule_anyway_prefers_the_skew_but_places_everything() {
+    let cluster = zones(2, 5);
+    let soft = HardSpread::new("zone", 1).when_unsatisfiable(WhenUnsatisfiable::ScheduleAnyway);
+    let req = SpreadRequest::new("web", 6).max_replicas(1).hard_spread(soft).mode(Mode::Balanced);
+    let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    assert!(out.is_complete());
+    let (z1, z2, _) = zone_counts(&out);
+    assert_eq!((z1, z2), (2, 3), "the first five keep the skew; the sixth goes anywhere");
+}
+
+#[test]
+fn min_domains_forces_new_domains() {
+    let cluster = zones(3, 3);
+    let hard = HardSpread::new("zone", 1).min_domains(3);
+    let req = SpreadRequest::new("web", 4).hard_spread(hard).mode(Mode::Balanced);
+    let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    assert_eq!(zone_counts(&out), (1, 1, 0), "two domains of three required: the minimum stays 0");
+    assert_eq!(out.unplaced, 2);
+}
+
+fn find<'a>(r: &'a BranchReport, value: &str) -> &'a BranchReport {
+    r.children.iter().find(|c| c.value == value).unwrap()
+}
+
+#[test]
+fn the_explanation_says_where_tasks_went_and_why_a_branch_got_none() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("a1").label("az", "a").instance(InstanceSpec::new("t").group("svc")))
+        .host(HostSpec::new("b1").label("az", "b"))
+        .host(HostSpec::new("c1").label("az", "c").label("bad", "1"))
+        .host(HostSpec::new("d1").label("az", "d").memory_mb(10.0))
+        .build()
+        .unwrap();
+    let req =
+        SpreadRequest::new("svc", 2).preference(Preference::spread("az")).constraint("node.labels.bad!=1").unwrap();
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
+        let tree = &out.explanation.tree;
+        assert_eq!(tree.placed, 2);
+        assert_eq!(find(tree, "a").note, Some(BranchNote::AtOrAboveShare), "{mode:?}\n{tree}");
+        assert_eq!(find(tree, "c").note, Some(BranchNote::NoEligibleNode), "{mode:?}\n{tree}");
+        assert_eq!(find(tree, "b").placed + find(tree, "d").placed, 2);
+        assert_eq!(find(tree, "a").existing, 1);
+        for a in &out.assignments {
+            assert!(["b", "d"].contains(&a.branch[0].as_str()), "{mode:?}: task {} went to {:?}", a.task, a.branch);
+        }
+        let text = tree.to_string();
+        assert!(text.contains("node.labels.az=\"c\"") && text.contains("no eligible node"), "{text}");
+    }
+    let full = SpreadRequest::new("svc", 3).preference(Preference::spread("az")).resource("memory_mb", 8.0);
+    let out = SpreadScheduler::new().schedule(&cluster, &full).unwrap();
+    assert_eq!(find(&out.explanation.tree, "d").placed, 1);
+    let out = SpreadScheduler::new().schedule(&cluster, &full.clone().resource("memory_mb", 20.0)).unwrap();
+    assert_eq!(out.unplaced, 3);
+    assert_eq!(out.message.as_deref(), Some("no suitable node (insufficient resources on 4 nodes)"));
+}
+
+#[test]
+fn leaf_choice_uses_foundation_filters_and_weighers() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("slow").label("zone", "z").metric("speed", 1.0))
+        .host(HostSpec::new("fast").label("zone", "z").metric("speed", 9.0))
+        .host(HostSpec::new("banned").label("zone", "z").metric("speed", 99.0).label("banned", "yes"))
+        .build()
+        .unwrap();
+    let scheduler = SpreadScheduler::builder()
+        .filter(filter_fn("not banned", |cx, h| cx.cluster().label(h, "banned").is_none()))
+        .weigher(
+            weigher_fn("speed", |cx, h| {
+                let sym = cx.cluster().symbols().get("speed");
+                sym.and_then(|s| cx.host(h).metric(s)).unwrap_or(0.0)
+            }),
+            1.0,
+        )
+        .build()
+        .unwrap();
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let req = SpreadRequest::new("web", 3).preference(Preference::spread("zone")).mode(mode);
+        let out = scheduler.schedule(&cluster, &req).unwrap();
+        assert_eq!(out.assignments[0].host_name, "fast", "{mode:?}: the weigher breaks the tie");
+        assert_eq!(out.per_host(), BTreeMap::from([("fast", 2), ("slow", 1)]), "{mode:?}");
+        let none = scheduler.schedule(&cluster, &req.clone().constraint("node.labels.banned==yes").unwrap()).unwrap();
+        assert_eq!(
+            none.message.as_deref(),
+            Some(
+                "no suitable node (scheduling constraints not satisfied on 2 nodes; rejected by not banned on 1 node)"
+            ),
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn ignoring_ineligible_tasks_in_balanced_mode() {
+    // V11's shape: a paused node in zone a holds 4 tasks.
+    let cluster = Cluster::builder()
+        .host(
+            HostSpec::new("a1")
+                .label("az", "a")
+                .state(placewise::HostState { cordoned: true, ..Default::default() })
+                .instance(InstanceSpec::new("t1").group("svc"))
+                .instance(InstanceSpec::new("t2").group("svc")),
+        )
+        .host(HostSpec::new("a2").label("az", "a"))
+        .host(HostSpec::new("b1").label("az", "b"))
+        .build()
+        .unwrap();
+    let req = SpreadRequest::new("svc", 4).preference(Preference::spread("az")).mode(Mode::Balanced);
+    let counted = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    assert_eq!(counted.per_host(), BTreeMap::from([("a2", 1), ("b1", 3)]));
+    let ignored = SpreadScheduler::new().schedule(&cluster, &req.ignore_ineligible_tasks(true)).unwrap();
+    assert_eq!(ignored.per_host(), BTreeMap::from([("a2", 2), ("b1", 2)]));
+}
+
+#[test]
+fn the_snapshot_is_never_changed_and_json_round_trips() {
+    let cluster = datacenters();
+    let before = cluster.to_json();
+    let out = SpreadScheduler::new().schedule(&cluster, &three_levels(50, Mode::Balanced)).unwrap();
+    assert_eq!(cluster.to_json(), before);
+    let json = serde_json::to_string(&out).unwrap();
+    let back: placewise::spread::SpreadOutcome = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, out);
+}
