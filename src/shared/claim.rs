@@ -173,6 +173,21 @@ impl Plan {
         self
     }
 
+    /// When the claims expire, if they do.
+    pub fn expiry(&self) -> Option<u64> {
+        self.expires_at
+    }
+
+    /// The commit mode.
+    pub fn commit_mode(&self) -> CommitMode {
+        self.mode
+    }
+
+    /// The validation.
+    pub fn validation_rule(&self) -> Validation {
+        self.validation
+    }
+
     /// The claims, in order.
     pub fn claims(&self) -> &[Claim] {
         &self.claims
