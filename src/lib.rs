@@ -82,6 +82,7 @@
 //! | [`rng`] | the seeded generator behind random picks |
 //! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
 //! | [`explain`] | [`Explanation`] and its parts |
+//! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
 //! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
 
 pub mod compat;

@@ -121,8 +121,8 @@
 //! function), gives each its own [`SharedCluster`] and [`Scheduler`](crate::Scheduler), and routes each request
 //! by a [`RequestKey`] (flavor, the flavor extra spec naming a host aggregate, or a function).
 //! A partition sees only its hosts, so partitions never conflict with each other. Group rules
-//! are cluster-wide, so the router checks them: a group lives in the partition that placed its
-//! first member, and a request of that group routed elsewhere is refused
+//! are cluster-wide, so the router checks them: a group lives in the partition its first
+//! member was routed to, and a request of that group routed elsewhere is refused
 //! ([`RouteError::GroupElsewhere`]); inside its partition the scheduler's affinity filters see
 //! every member. Events go to the partition owning their host ([`Router::publish`]).
 //!
@@ -148,10 +148,12 @@
 //!   table of open claims and their expiries lives in the shared cluster. After a
 //!   [restore](SharedCluster::restore) the instances of open claims are ordinary instances; a
 //!   service that needs expiries across restarts keeps them in its store (see below).
-//! - **Attempt `a` reseeds the request with seed + `a`**, so a randomised top-k pick does not
-//!   walk into the same conflict again.
-//! - **Groups pin to one partition**, the first that places a member; the pin stays when its
-//!   members leave. A host's partition is decided when it joins; `HostUpdated` keeps it there.
+//! - **A re-plan reseeds the request** from its seed, its first pending instance id and the
+//!   attempt number, so a randomised top-k pick does not walk into the same conflict again and
+//!   two callers retrying at once do not draw alike; the first plan keeps the caller's seed.
+//! - **Groups pin to one partition**, the first a member is routed to (pinned before its
+//!   partition places it, so two racing requests of a new group cannot split it); the pin stays
+//!   when the members leave or the placement fails. A host's partition is decided when it joins; `HostUpdated` keeps it there.
 //!
 //! # Running it on your own store and bus
 //!

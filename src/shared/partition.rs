@@ -101,7 +101,7 @@ fn group_of(request: &Request) -> Option<&str> {
 /// Sends each request to one of several partitions, each with its own [`SharedCluster`] over
 /// its own hosts and its own [`Scheduler`], so schedulers of different partitions never
 /// compete for a host. Cluster-wide rules are checked here: a group (server group or request
-/// group) lives in one partition, the first that places a member, and a request for it routed
+/// group) lives in one partition, the first a member is routed to, and a request for it routed
 /// elsewhere is refused with [`RouteError::GroupElsewhere`].
 ///
 /// ```

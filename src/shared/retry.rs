@@ -85,9 +85,11 @@ impl Placed {
 impl SharedCluster {
     /// Places `request` with retries: takes a snapshot, schedules, commits, and while claims
     /// conflict takes a fresh snapshot and re-plans only the instances whose claims did not
-    /// land, up to `policy.max_attempts` plans. Instance `i` is called `ids[i]`. Attempt `a`
-    /// (from 0) schedules with the request's seed (or 0) plus `a`, so a random top-k pick does
-    /// not repeat itself.
+    /// land, up to `policy.max_attempts` plans (at least one). Instance `i` is called `ids[i]`.
+    /// The first plan uses the request as given (its seed, else the scheduler's); a re-plan
+    /// reseeds it from the request's seed, the first pending instance id and the attempt number,
+    /// so a random top-k pick does not walk into the same conflict again and concurrent callers
+    /// do not draw alike.
     ///
     /// A request that does not fit is not an error: the [`Placed`] outcome says how many
     /// instances found no host and why, and with partial commits the others are committed.
@@ -132,11 +134,12 @@ impl SharedCluster {
             stale_reads: 0,
         };
         let mut part = request.clone();
-        let seed = request.seed.unwrap_or(0);
         while out.attempts < policy.max_attempts.max(1) {
             out.attempts += 1;
             part.count = pending.len() as u32;
-            part.seed = Some(seed.wrapping_add(u64::from(out.attempts - 1)));
+            if out.attempts > 1 {
+                part.seed = Some(retry_seed(request.seed, &ids[pending[0]], out.attempts));
+            }
             let snapshot = self.snapshot();
             let placement = scheduler
                 .schedule_with(scratch, &snapshot, &part)
@@ -189,5 +192,23 @@ impl SharedCluster {
             remaining: pending.len() as u32,
             committed: out.committed,
         })
+    }
+}
+
+/// The seed of attempt `attempt` (2 or more): the request's seed (or 0) mixed with an FNV-1a
+/// hash of an instance id and the attempt number. Deterministic, and different per request.
+fn retry_seed(seed: Option<u64>, id: &str, attempt: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    seed.unwrap_or(0) ^ h ^ u64::from(attempt).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[cfg(test)]
+pub(super) mod tests_support {
+    /// [`retry_seed`](super::retry_seed) for the unit tests.
+    pub(in crate::shared) fn seed(seed: Option<u64>, id: &str, attempt: u32) -> u64 {
+        super::retry_seed(seed, id, attempt)
     }
 }

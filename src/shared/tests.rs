@@ -419,3 +419,38 @@ fn the_router_keeps_a_group_in_one_partition() {
         .build(&c);
     assert!(twice.is_err());
 }
+
+#[test]
+fn shared_types_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<SharedCluster>();
+    send_sync::<Snapshot>();
+    send_sync::<Plan>();
+    send_sync::<Router>();
+    send_sync::<EventLog>();
+    send_sync::<Follower>();
+}
+
+#[test]
+fn retry_seeds_differ_by_request_and_attempt() {
+    let a = super::retry::tests_support::seed(None, "vm-1", 2);
+    assert_eq!(a, super::retry::tests_support::seed(None, "vm-1", 2));
+    assert_ne!(a, super::retry::tests_support::seed(None, "vm-2", 2));
+    assert_ne!(a, super::retry::tests_support::seed(None, "vm-1", 3));
+    assert_ne!(a, super::retry::tests_support::seed(Some(1), "vm-1", 2));
+}
+
+#[test]
+fn a_partition_failure_names_the_partition() {
+    let router = Router::builder(HostKey::Label("os".into()), RequestKey::Fn(Arc::new(|_: &Request| Some("linux".into()))))
+        .partition("linux", stacking())
+        .build(&partitioned())
+        .unwrap();
+    let err = router.place(&Request::new(2), &ids("x", 1), &RetryPolicy::default()).unwrap_err();
+    match err {
+        RouteError::Partition { partition, source: RetryError::Shared(SharedError::InstanceIds { .. }) } => {
+            assert_eq!(partition, "linux");
+        }
+        other => panic!("{other:?}"),
+    }
+}
