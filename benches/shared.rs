@@ -25,9 +25,11 @@ fn bursts(c: &mut Criterion) {
     for (weighing, fill_first) in [("fill_first", true), ("spread", false)] {
         for threads in [1, 2, 4] {
             let plain = Burst { requests: 1_000, threads, fill_first, subset: 1, validation: Validation::Generation };
-            group.bench_with_input(BenchmarkId::new(format!("{weighing}/no_shared_state"), threads), &plain, |b, &p| {
-                b.iter(|| burst::uncoordinated(&cluster, p))
-            });
+            group.bench_with_input(
+                BenchmarkId::new(format!("{weighing}/no_shared_state"), threads),
+                &plain,
+                |b, &p| b.iter(|| burst::uncoordinated(&cluster, p)),
+            );
             for subset in [1, 64] {
                 let burst = Burst { subset, ..plain };
                 let id = BenchmarkId::new(format!("{weighing}/k{subset}"), threads);

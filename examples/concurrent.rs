@@ -26,7 +26,8 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("10,000 hosts, burst of 1,000 builds (2 vCPU, 4 GiB, 40 GB), {cores} cores available");
     println!();
-    let burst = |threads, fill_first, subset, validation| Burst { requests: 1_000, threads, fill_first, subset, validation };
+    let burst =
+        |threads, fill_first, subset, validation| Burst { requests: 1_000, threads, fill_first, subset, validation };
     // Warm up caches and the allocator.
     burst::run(&cluster, burst(1, true, 1, Validation::Generation));
 
@@ -35,7 +36,9 @@ fn main() {
         let mut one = None;
         for threads in [1, 2, 4] {
             let mut times: Vec<f64> = (0..3)
-                .map(|_| burst::uncoordinated(&cluster, burst(threads, fill_first, 1, Validation::Generation)).as_secs_f64())
+                .map(|_| {
+                    burst::uncoordinated(&cluster, burst(threads, fill_first, 1, Validation::Generation)).as_secs_f64()
+                })
                 .collect();
             times.sort_by(f64::total_cmp);
             let base = *one.get_or_insert(times[1]);
@@ -50,8 +53,19 @@ fn main() {
     println!();
     println!(
         "{:<10} {:>3} {:<10} {:>7} {:>8} {:>9} {:>8} {:>9} {:>7} {:>6} {:>9} {:>10} {:>8}",
-        "weighing", "k", "validation", "threads", "time ms", "builds/s", "speed-up", "conflict", "retries", "stale",
-        "exhausted", "hosts used", "max/host"
+        "weighing",
+        "k",
+        "validation",
+        "threads",
+        "time ms",
+        "builds/s",
+        "speed-up",
+        "conflict",
+        "retries",
+        "stale",
+        "exhausted",
+        "hosts used",
+        "max/host"
     );
     for fill_first in [true, false] {
         for subset in [1, 8, 64] {

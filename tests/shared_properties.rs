@@ -84,10 +84,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 let mem = f64::from(mem) * 512.0;
                 let req = Request::new(count).memory_mb(mem);
                 let placement = scheds[sched].schedule(&snap, &req).unwrap();
-                let ids: Vec<String> = (0..count).map(|_| {
-                    next_id += 1;
-                    format!("vm-{next_id}")
-                }).collect();
+                let ids: Vec<String> = (0..count)
+                    .map(|_| {
+                        next_id += 1;
+                        format!("vm-{next_id}")
+                    })
+                    .collect();
                 let mut plan = Plan::from_placement(&snap, &req, &placement, &ids).unwrap();
                 if let Some(t) = expires {
                     plan = plan.expires_at(t);

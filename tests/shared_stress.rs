@@ -4,7 +4,9 @@
 
 use placewise::id::ResourceId;
 use placewise::rng::SplitMix64;
-use placewise::shared::{ClaimId, CommitMode, Committed, Follower, LogEntry, RetryError, RetryPolicy, SharedCluster, Validation};
+use placewise::shared::{
+    ClaimId, CommitMode, Committed, Follower, LogEntry, RetryError, RetryPolicy, SharedCluster, Validation,
+};
 use placewise::{
     Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, HostSpec, InstanceSpec, Request, ResourceFilter,
     Scheduler, StateChange,
@@ -84,7 +86,8 @@ fn concurrent_bursts_never_over_commit_and_replay_exactly() {
                     let mode = if rng.below(4) == 0 { CommitMode::Gang } else { CommitMode::Partial };
                     let validation = if t >= 2 { Validation::Fit } else { Validation::Generation };
                     let policy = RetryPolicy::default().mode(mode).validation(validation).max_attempts(4);
-                    let req = Request::new(count).memory_mb(512.0 * (1 + rng.below(4)) as f64).vcpus(1.0).seed(r as u64);
+                    let req =
+                        Request::new(count).memory_mb(512.0 * (1 + rng.below(4)) as f64).vcpus(1.0).seed(r as u64);
                     let ids: Vec<String> = (0..count).map(|i| format!("t{t}-r{r}-i{i}")).collect();
                     match shared.place(&s, &req, &ids, &policy) {
                         Ok(placed) => mine.extend(placed.committed),
@@ -117,7 +120,9 @@ fn concurrent_bursts_never_over_commit_and_replay_exactly() {
                     0 => ClusterEvent::MetricsUpdated { host, metrics: BTreeMap::from([("load".into(), i as f64)]) },
                     1 => ClusterEvent::HostStateChanged { host, change: StateChange::default().cordoned(i % 2 == 1) },
                     2 => ClusterEvent::HostStateChanged { host, change: StateChange::default().cordoned(false) },
-                    3 => ClusterEvent::HostAdded { host: HostSpec::new(format!("new-{i}")).vcpus(8.0).memory_mb(8192.0) },
+                    3 => {
+                        ClusterEvent::HostAdded { host: HostSpec::new(format!("new-{i}")).vcpus(8.0).memory_mb(8192.0) }
+                    }
                     _ => ClusterEvent::InstanceRemoved {
                         host: format!("h{:03}", (i / 5 * 5) % HOSTS),
                         instance: format!("old-{}", (i / 5 * 5) % HOSTS),

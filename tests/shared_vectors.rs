@@ -19,7 +19,9 @@
 
 use placewise::id::ResourceId;
 use placewise::shared::{ClaimId, CommitMode, ConflictReason, Plan, SharedCluster, Validation};
-use placewise::{Cluster, ClusterEvent, ClusterSpec, ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler};
+use placewise::{
+    Cluster, ClusterEvent, ClusterSpec, ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -38,7 +40,7 @@ struct Scenario {
 enum Step {
     Plan {
         name: String,
-        request: Request,
+        request: Box<Request>,
         ids: Vec<String>,
         #[serde(default)]
         hosts: Option<Vec<String>>,

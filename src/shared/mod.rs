@@ -232,7 +232,6 @@ mod tests;
 pub use claim::{Claim, ClaimId, CommitMode, CommitOutcome, Committed, Conflict, ConflictReason, Plan, Validation};
 pub use error::{LogError, RetryError, RouteError, SharedError};
 pub use log::{Checkpoint, EventLog, Follower, LogEntry};
-pub use partition::{HostKey, Partition, RequestKey, Router, RouterBuilder};
+pub use partition::{HostKey, HostKeyFn, Partition, RequestKey, RequestKeyFn, Router, RouterBuilder};
 pub use retry::{Placed, RetryPolicy};
 pub use state::{OpenClaim, SharedCluster, Snapshot, Stats};
-

@@ -11,6 +11,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+/// A caller function naming a host's partition from its spec.
+pub type HostKeyFn = Arc<dyn Fn(&HostSpec) -> Option<String> + Send + Sync>;
+
+/// A caller function naming a request's partition.
+pub type RequestKeyFn = Arc<dyn Fn(&Request) -> Option<String> + Send + Sync>;
+
 /// Which partition a host belongs to.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -20,7 +26,7 @@ pub enum HostKey {
     /// The value of this host label names the partition.
     Label(String),
     /// A caller function of the host's spec.
-    Fn(Arc<dyn Fn(&HostSpec) -> Option<String> + Send + Sync>),
+    Fn(HostKeyFn),
 }
 
 impl fmt::Debug for HostKey {
@@ -43,7 +49,7 @@ pub enum RequestKey {
     /// [`HostKey::Aggregate`], the host aggregate the flavor is meant for.
     Aggregate(String),
     /// A caller function of the request.
-    Fn(Arc<dyn Fn(&Request) -> Option<String> + Send + Sync>),
+    Fn(RequestKeyFn),
 }
 
 impl fmt::Debug for RequestKey {
@@ -110,8 +116,8 @@ fn group_of(request: &Request) -> Option<&str> {
 /// use std::collections::BTreeMap;
 ///
 /// let cluster = Cluster::builder()
-///     .host(HostSpec::new("win-1").label("os", "windows").memory_mb(8192.0))
-///     .host(HostSpec::new("lin-1").label("os", "linux").memory_mb(8192.0))
+///     .host(HostSpec::new("win-1").label("os", "windows").vcpus(4.0).memory_mb(8192.0))
+///     .host(HostSpec::new("lin-1").label("os", "linux").vcpus(4.0).memory_mb(8192.0))
 ///     .build()?;
 /// let flavors = BTreeMap::from([("w.small".to_string(), "windows".to_string())]);
 /// let router = Router::builder(HostKey::Label("os".into()), RequestKey::Flavor(flavors))
@@ -314,10 +320,10 @@ impl Router {
             ClusterEvent::HostRemoved { host } => (None, Some(host.clone())),
             _ => (None, None),
         };
-        let seq = part.shared.publish(event).map_err(|e| RouteError::Partition {
-            partition: part.name.clone(),
-            source: RetryError::Shared(e),
-        })?;
+        let seq = part
+            .shared
+            .publish(event)
+            .map_err(|e| RouteError::Partition { partition: part.name.clone(), source: RetryError::Shared(e) })?;
         let mut hosts = self.hosts.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(name) = added {
             hosts.insert(name, p);

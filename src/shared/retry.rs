@@ -125,14 +125,8 @@ impl SharedCluster {
             return Err(RetryError::Shared(SharedError::InstanceIds { ids: ids.len(), count: request.count }));
         }
         let mut pending: Vec<usize> = (0..ids.len()).collect();
-        let mut out = Placed {
-            committed: Vec::new(),
-            unplaced: 0,
-            explanation: None,
-            attempts: 0,
-            conflicts: 0,
-            stale_reads: 0,
-        };
+        let mut out =
+            Placed { committed: Vec::new(), unplaced: 0, explanation: None, attempts: 0, conflicts: 0, stale_reads: 0 };
         let mut part = request.clone();
         while out.attempts < policy.max_attempts.max(1) {
             out.attempts += 1;

@@ -287,7 +287,8 @@ impl SharedCluster {
                 conflicts.push(conflict(ConflictReason::NoFit { filter: verdict.filter, reason: verdict.reason }));
                 continue;
             }
-            let event = ClusterEvent::InstancePlaced { host: claim.host_name.clone(), instance: claim.instance.clone() };
+            let event =
+                ClusterEvent::InstancePlaced { host: claim.host_name.clone(), instance: claim.instance.clone() };
             let next = match working.apply(&event) {
                 Ok(next) => next,
                 Err(e) => {

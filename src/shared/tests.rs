@@ -280,9 +280,13 @@ fn the_log_replays_compacts_and_refuses_gaps_and_duplicates() {
     let shared = SharedCluster::new(cluster(3));
     let s = stacking();
     for i in 0..4 {
-        shared.place(&s, &Request::new(1).memory_mb(500.0), &ids(&format!("r{i}"), 1), &RetryPolicy::default()).unwrap();
+        shared
+            .place(&s, &Request::new(1).memory_mb(500.0), &ids(&format!("r{i}"), 1), &RetryPolicy::default())
+            .unwrap();
     }
-    shared.publish(ClusterEvent::HostStateChanged { host: "h2".into(), change: StateChange::default().up(false) }).unwrap();
+    shared
+        .publish(ClusterEvent::HostStateChanged { host: "h2".into(), change: StateChange::default().up(false) })
+        .unwrap();
     let log = shared.log();
     assert_eq!((log.base_seq(), log.head()), (0, 5));
     assert_eq!(log.replay().unwrap().to_spec(), shared.snapshot().to_spec());
@@ -370,8 +374,7 @@ fn the_router_routes_by_flavor_and_each_partition_sees_its_hosts() {
     assert_eq!(router.route(&unknown), Err(RouteError::NoPartition { key: None }));
     assert_eq!(router.route(&Request::new(1)), Err(RouteError::NoPartition { key: None }));
     // Events go to the owning partition; a new host joins the partition its label names.
-    let (p, _) =
-        router.publish(ClusterEvent::HostAdded { host: HostSpec::new("h9").label("os", "windows") }).unwrap();
+    let (p, _) = router.publish(ClusterEvent::HostAdded { host: HostSpec::new("h9").label("os", "windows") }).unwrap();
     assert_eq!(p, 1);
     assert_eq!(router.partition_of_host("h9"), Some(1));
     let (p, seq) = router.publish(ClusterEvent::HostRemoved { host: "h0".into() }).unwrap();
@@ -442,10 +445,11 @@ fn retry_seeds_differ_by_request_and_attempt() {
 
 #[test]
 fn a_partition_failure_names_the_partition() {
-    let router = Router::builder(HostKey::Label("os".into()), RequestKey::Fn(Arc::new(|_: &Request| Some("linux".into()))))
-        .partition("linux", stacking())
-        .build(&partitioned())
-        .unwrap();
+    let router =
+        Router::builder(HostKey::Label("os".into()), RequestKey::Fn(Arc::new(|_: &Request| Some("linux".into()))))
+            .partition("linux", stacking())
+            .build(&partitioned())
+            .unwrap();
     let err = router.place(&Request::new(2), &ids("x", 1), &RetryPolicy::default()).unwrap_err();
     match err {
         RouteError::Partition { partition, source: RetryError::Shared(SharedError::InstanceIds { .. }) } => {
