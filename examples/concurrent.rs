@@ -68,7 +68,7 @@ fn main() {
         "max/host"
     );
     for fill_first in [true, false] {
-        for subset in [1, 8, 64] {
+        for subset in [1, 8, 64, 256] {
             for validation in [Validation::Generation, Validation::Fit] {
                 let mut one = None;
                 for threads in [1, 2, 4] {

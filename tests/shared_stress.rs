@@ -18,7 +18,7 @@ use std::thread;
 
 const HOSTS: usize = 192;
 const THREADS: usize = 4;
-const BURST: usize = 120;
+const BURST: usize = 200;
 
 fn cluster() -> Cluster {
     let mut b = Cluster::builder();
@@ -68,6 +68,27 @@ fn concurrent_bursts_never_over_commit_and_replay_exactly() {
                 assert!(snap.seq() >= seen, "sequence went backwards");
                 seen = snap.seq();
                 assert_not_over_committed(&snap);
+                thread::yield_now();
+            }
+        })
+    };
+
+    // A follower in "another process" tails the log while everything happens.
+    let follower = {
+        let (shared, done, initial) = (shared.clone(), done.clone(), initial.clone());
+        thread::spawn(move || {
+            let mut f = Follower::new(initial, 0);
+            let mut seen: Vec<u64> = Vec::new();
+            loop {
+                let finished = done.load(Ordering::Relaxed);
+                let tail = shared.log_since(f.seq()).unwrap();
+                for e in &tail {
+                    f.apply(e).unwrap();
+                    seen.push(e.seq);
+                }
+                if finished && tail.is_empty() {
+                    return (f, seen);
+                }
                 thread::yield_now();
             }
         })
@@ -146,6 +167,7 @@ fn concurrent_bursts_never_over_commit_and_replay_exactly() {
     events.join().unwrap();
     done.store(true, Ordering::Relaxed);
     checker.join().unwrap();
+    let (tailing, seen) = follower.join().unwrap();
 
     let end = shared.snapshot();
     assert_not_over_committed(&end);
@@ -181,5 +203,8 @@ fn concurrent_bursts_never_over_commit_and_replay_exactly() {
     follower.catch_up(&entries).unwrap();
     assert_eq!(follower.seq(), end.seq());
     assert_eq!(follower.cluster().to_spec(), end.to_spec());
+    // The follower that tailed the log concurrently saw every entry once, in order.
+    assert_eq!(seen, (1..=end.seq()).collect::<Vec<_>>());
+    assert_eq!(tailing.cluster().to_spec(), end.to_spec());
     assert!(stats.conflicts > 0, "the test should provoke conflicts: {stats:?}");
 }
