@@ -159,3 +159,47 @@ pub(crate) fn median(n: usize, mut f: impl FnMut() -> Report) -> Report {
     runs.sort_by_key(|r| r.elapsed);
     runs.swap_remove(n / 2)
 }
+
+/// The burst through a [`Router`](placewise::shared::Router) with `partitions` partitions
+/// (host `i` in partition `i % partitions`, request `i` with flavor `p{i % partitions}` routed
+/// by flavor), one scheduler thread per partition. Returns the elapsed time, the placed
+/// count and the conflicts summed over the partitions.
+pub(crate) fn partitioned(cluster: &Cluster, partitions: usize, fill_first: bool) -> (Duration, usize, u64) {
+    use placewise::shared::{HostKey, RequestKey, Router};
+    use placewise::Flavor;
+    use std::sync::Arc;
+    let host_key = HostKey::Fn(Arc::new(move |h: &placewise::HostSpec| {
+        let n: usize = h.name.rsplit('-').next()?.parse().ok()?;
+        Some(format!("p{}", n % partitions))
+    }));
+    let flavors = (0..partitions).map(|p| (format!("p{p}"), format!("p{p}"))).collect();
+    let mut builder = Router::builder(host_key, RequestKey::Flavor(flavors));
+    for p in 0..partitions {
+        builder = builder.partition(format!("p{p}"), scheduler(fill_first, 1, p as u64 + 1));
+    }
+    let router = builder.build(cluster).expect("valid partitions");
+    let policy = RetryPolicy::default().max_attempts(3);
+    let start = Instant::now();
+    let placed: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..partitions)
+            .map(|p| {
+                let router = &router;
+                scope.spawn(move || {
+                    let mut placed = 0;
+                    for i in (p..1_000).step_by(partitions) {
+                        let flavor = Flavor::new(format!("p{p}"), 4096.0, 2.0, 40.0);
+                        let request = Request::for_flavor(1, flavor).seed(i as u64);
+                        if let Ok(done) = router.place(&request, &[format!("build-{i}")], &policy) {
+                            placed += done.committed.len();
+                        }
+                    }
+                    placed
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("partition thread")).sum()
+    });
+    let elapsed = start.elapsed();
+    let conflicts = router.partitions().iter().map(|p| p.shared().stats().conflicts).sum();
+    (elapsed, placed, conflicts)
+}
