@@ -16,6 +16,7 @@
 //! - [Retries and counters](#retries-and-counters)
 //! - [The update stream](#the-update-stream)
 //! - [Partitions](#partitions)
+//! - [What to expect](#what-to-expect)
 //! - [Decisions](#decisions)
 //! - [Running it on your own store and bus](#running-it-on-your-own-store-and-bus)
 //!
@@ -125,6 +126,21 @@
 //! member was routed to, and a request of that group routed elsewhere is refused
 //! ([`RouteError::GroupElsewhere`]); inside its partition the scheduler's affinity filters see
 //! every member. Events go to the partition owning their host ([`Router::publish`]).
+//!
+//! # What to expect
+//!
+//! `cargo run --release --example concurrent` runs the parallel scheduler spec's use case
+//! (10,000 hosts, a burst of 1,000 builds over 1, 2 and 4 scheduler threads) and prints time,
+//! conflicts per commit, retries, stale reads and placement quality for fill-first and
+//! spreading, best pick and random top-k, and both validation rules; `cargo bench --bench
+//! shared` times it. A snapshot costs tens of nanoseconds and a one-claim commit at 10,000
+//! hosts about ten microseconds (the serial part), against a hundred or more for planning.
+//! The pattern the spec predicts shows clearly: with the best pick (k = 1) concurrent
+//! schedulers choose the same host and a third or more of the claims conflict under the strict
+//! compare-and-swap, and fill-first requests even run out of attempts; a random pick among the
+//! best 64–256 brings conflicts to about 1% at the price of packing (fill-first uses more
+//! hosts); [`Validation::Fit`] removes nearly all conflicts for spreading, at the price of
+//! letting two schedulers stack on one host that both saw empty.
 //!
 //! # Decisions
 //!
