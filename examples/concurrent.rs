@@ -9,8 +9,10 @@
 //! throughput and speed-up over one thread, conflicts per commit, retries, stale reads, requests
 //! that ran out of attempts, and the placement quality: distinct hosts used (fewer is better
 //! when filling first) and the most instances on one host (fewer is better when spreading).
-//! The first rows time the same burst with no shared state at all (every thread schedules on
-//! one snapshot and commits nothing): the speed-up this machine allows. The last rows route the
+//! Beside each time, `free ms` is the same burst with no shared state at all (every thread
+//! schedules its requests on one snapshot and commits nothing, same k): the time this machine
+//! allows, so the gap between the two is the cost of sharing (commits, conflicts, re-plans),
+//! whatever else the machine is doing. The last rows route the
 //! burst through a partition `Router` instead: each scheduler thread owns a disjoint set of
 //! hosts, so there is nothing to conflict on.
 
@@ -33,26 +35,15 @@ fn main() {
     // Warm up caches and the allocator.
     burst::run(&cluster, burst(1, true, 1, Validation::Generation));
 
-    println!("no shared state (ceiling):");
-    for fill_first in [true, false] {
-        let mut one = None;
-        for threads in [1, 2, 4] {
-            let mut times: Vec<f64> = (0..3)
-                .map(|_| {
-                    burst::uncoordinated(&cluster, burst(threads, fill_first, 1, Validation::Generation)).as_secs_f64()
-                })
-                .collect();
-            times.sort_by(f64::total_cmp);
-            let base = *one.get_or_insert(times[1]);
-            println!(
-                "  {:<10} threads {threads}: {:>6.1} ms, speed-up {:.2}x",
-                if fill_first { "fill-first" } else { "spread" },
-                times[1] * 1e3,
-                base / times[1]
-            );
-        }
-    }
-    println!();
+    let uncoordinated = |threads, fill_first, subset| {
+        let mut times: Vec<f64> = (0..3)
+            .map(|_| {
+                burst::uncoordinated(&cluster, burst(threads, fill_first, subset, Validation::Generation)).as_secs_f64()
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[1]
+    };
     println!(
         "{:<10} {:>3} {:<10} {:>7} {:>8} {:>9} {:>8} {:>9} {:>7} {:>6} {:>9} {:>10} {:>8}",
         "weighing",
@@ -71,18 +62,20 @@ fn main() {
     );
     for fill_first in [true, false] {
         for subset in [1, 8, 64, 256] {
+            let free: Vec<f64> = [1, 2, 4].iter().map(|&t| uncoordinated(t, fill_first, subset)).collect();
             for validation in [Validation::Generation, Validation::Fit] {
                 let mut one = None;
-                for threads in [1, 2, 4] {
+                for (n, threads) in [1, 2, 4].into_iter().enumerate() {
                     let r = burst::median(3, || burst::run(&cluster, burst(threads, fill_first, subset, validation)));
                     let base = *one.get_or_insert(r.throughput());
                     println!(
-                        "{:<10} {:>3} {:<10} {:>7} {:>8.1} {:>9.0} {:>7.2}x {:>8.2}% {:>7} {:>6} {:>9} {:>10} {:>8}",
+                        "{:<10} {:>3} {:<10} {:>7} {:>8.1} {:>8.1} {:>9.0} {:>7.2}x {:>8.2}% {:>7} {:>6} {:>9} {:>10} {:>8}",
                         if fill_first { "fill-first" } else { "spread" },
                         subset,
                         format!("{validation:?}").to_lowercase(),
                         threads,
                         r.elapsed.as_secs_f64() * 1e3,
+                        free[n] * 1e3,
                         r.throughput(),
                         r.throughput() / base,
                         100.0 * r.conflict_rate(),
@@ -109,6 +102,7 @@ fn main() {
         }
     }
     println!();
-    println!("conflict = conflicting claims per commit; retries = re-plans after a conflict;");
+    println!("free = the same burst with no shared state (the machine's ceiling); conflict = conflicting claims");
+    println!("per commit; retries = re-plans after a conflict;");
     println!("exhausted = requests still conflicting after 3 plans (every other request was placed).");
 }
