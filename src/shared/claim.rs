@@ -67,7 +67,8 @@ pub struct Claim {
 }
 
 /// A request's planned claims, made on one [`Snapshot`], ready to
-/// [`commit`](super::SharedCluster::commit).
+/// [`commit`](super::SharedCluster::commit). The plan holds its snapshot (a reference count)
+/// to read each claimed host's name and generation, so the snapshot lives as long as the plan.
 ///
 /// ```
 /// use placewise::shared::{Plan, SharedCluster};
