@@ -82,6 +82,7 @@
 //! | [`rng`] | the seeded generator behind random picks |
 //! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
 //! | [`explain`] | [`Explanation`] and its parts |
+//! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
 //! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
 //! | [`service`] | the edge-site service scheduler: match expressions, filters, four-level ranking, sticky restarts, host-failure state machine, rebalance plans |
 //! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |

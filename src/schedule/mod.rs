@@ -413,6 +413,57 @@ impl Scheduler {
         Ok(Placement { requested: request.count, selections, explanation })
     }
 
+    /// Whether `host` may take one instance of `request` on `cluster`: this scheduler's own
+    /// filter pass (the request's host lists, then the filters in order on the chunk path, with
+    /// the rebuild rules) run for that one host, as for a request's first instance. Commit
+    /// validators use it to re-check a planned host against newer state with exactly the code
+    /// that planned it. A host that is not live fails with no filter named.
+    ///
+    /// Computes in O(filters) plus the filters' per-request preparation; allocates only for a
+    /// rejection's text.
+    ///
+    /// # Errors
+    ///
+    /// As [`schedule`](Scheduler::schedule): a malformed request, or a filter that cannot
+    /// prepare for or judge it.
+    pub fn check_host(&self, cluster: &Cluster, request: &Request, host: HostId) -> Result<HostVerdict, ScheduleError> {
+        let name = cluster.host_name(host).to_owned();
+        if cluster.host(host).is_none() {
+            let reason = Some("no such host".to_owned());
+            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0) });
+        }
+        let compiled = request.compile(cluster)?;
+        let overlay = Overlay::new();
+        let cx = Cx::new(cluster, request, &compiled, &overlay, 0);
+        let states: SmallVec<[Prepared; 8]> = self.filters.iter().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
+        let (chunk, bit) = (host.index() / CHUNK, 1u64 << (host.index() % CHUNK));
+        let mut masks = vec![0u64; chunk + 1];
+        masks[chunk] = bit;
+        restrict_hosts(cluster, &request.vm, &mut masks);
+        if masks[chunk] == 0 {
+            let reason = Some("excluded by the request's host lists".to_owned());
+            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0) });
+        }
+        let mut rejections = Rejections::new(false);
+        let mut one = [bit];
+        if !request.vm.forces() {
+            self.run_filters(&cx, &states, 0, chunk, &mut one, &mut rejections);
+        }
+        if let Some(error) = rejections.take_error() {
+            return Err(error);
+        }
+        let rejected = rejections.counts().first().map(|&(filter, reason, _)| {
+            let f = &self.filters[filter as usize];
+            (f.name().to_owned(), f.describe(&cx.with_state(states[filter as usize].as_deref()), reason))
+        });
+        Ok(match rejected {
+            Some((filter, reason)) if one[0] == 0 => {
+                HostVerdict { host: name, passed: false, filter: Some(filter), reason: Some(reason), instance: Some(0) }
+            }
+            _ => HostVerdict { host: name, passed: one[0] != 0, filter: None, reason: None, instance: None },
+        })
+    }
+
     /// Whether every filter that runs after the first instance, and every weigher, judges a
     /// host by that host alone, so that a pick can only change the picked host's verdict and
     /// raw values.

@@ -301,3 +301,25 @@ fn forced_and_ignored_hosts() {
     let p = s.schedule(&c, &Request::new(1).memory_mb(1024.0).vm(vm)).unwrap();
     assert_eq!(names(&p), ["a"]);
 }
+
+#[test]
+fn check_host_agrees_with_the_filter_pass() {
+    let c = cluster();
+    let s = standard(1.0);
+    let req = Request::new(1).memory_mb(4096.0).zone("az1");
+    let placement = s.schedule(&c, &req.clone().explain(ExplainOptions::detailed(0))).unwrap();
+    for v in &placement.explanation.verdicts {
+        let id = c.host_id(&v.host).unwrap();
+        let one = s.check_host(&c, &req, id).unwrap();
+        assert_eq!(one.passed, v.passed, "{}", v.host);
+        assert_eq!(one.filter, v.filter, "{}", v.host);
+        assert_eq!(one.reason, v.reason, "{}", v.host);
+    }
+    let gone = s.check_host(&c, &req, HostId(99)).unwrap();
+    assert!(!gone.passed && gone.filter.is_none());
+    let mut ignoring = req.clone();
+    ignoring.vm.ignore_hosts = vec!["B".into()];
+    let b = c.host_id("b").unwrap();
+    assert!(s.check_host(&c, &req, b).unwrap().passed);
+    assert!(!s.check_host(&c, &ignoring, b).unwrap().passed);
+}

@@ -1,0 +1,150 @@
+//! The typed errors of shared state: the log, commits, retries and routing.
+
+use super::claim::{ClaimId, Committed};
+use crate::error::{BuildError, EventError, ScheduleError};
+use thiserror::Error;
+
+/// A log entry or snapshot that cannot be taken in: the sequence is broken, or the content is.
+/// Whatever fails, the log or follower it was offered to is left as it was.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum LogError {
+    /// An entry skips sequence numbers: some entries were lost on the way.
+    #[error("sequence gap: expected entry {expected}, got {got}")]
+    Gap {
+        /// The next sequence number the receiver can take.
+        expected: u64,
+        /// The sequence number offered.
+        got: u64,
+    },
+    /// An entry at or below the receiver's sequence: delivered twice.
+    #[error("duplicate entry {seq}: already at {applied}")]
+    Duplicate {
+        /// The sequence number offered.
+        seq: u64,
+        /// The last sequence number already taken in.
+        applied: u64,
+    },
+    /// The entries after `seq` are asked for, but the log was compacted past it.
+    #[error("entries after {seq} were compacted into the snapshot at {base}")]
+    Compacted {
+        /// The sequence number asked for.
+        seq: u64,
+        /// The sequence number of the log's snapshot.
+        base: u64,
+    },
+    /// The entries after `seq` are asked for, but the log ends before it.
+    #[error("sequence {seq} is beyond the log's head {head}")]
+    Ahead {
+        /// The sequence number asked for.
+        seq: u64,
+        /// The log's last sequence number.
+        head: u64,
+    },
+    /// An entry's event does not apply to the state it follows.
+    #[error("entry {seq} does not apply: {source}")]
+    Event {
+        /// The entry's sequence number.
+        seq: u64,
+        /// Why the event failed.
+        #[source]
+        source: EventError,
+    },
+    /// A snapshot does not build.
+    #[error("invalid snapshot at {seq}: {source}")]
+    Snapshot {
+        /// The snapshot's sequence number.
+        seq: u64,
+        /// Why it does not build.
+        #[source]
+        source: BuildError,
+    },
+}
+
+/// A call on a [`SharedCluster`](super::SharedCluster) that is wrong input: nothing changed.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum SharedError {
+    /// The plan was made on a snapshot of another shared cluster (or of one restored from a
+    /// log), whose generations mean nothing here.
+    #[error("the plan was made on a snapshot of another shared cluster")]
+    ForeignPlan,
+    /// A published event does not apply to the current state.
+    #[error("event rejected: {0}")]
+    Event(#[source] EventError),
+    /// No open claim has this id (never issued, released, expired or confirmed).
+    #[error("no open claim {0}")]
+    UnknownClaim(ClaimId),
+    /// The scheduler cannot judge the plan's request (a malformed request, a filter that cannot
+    /// prepare for it).
+    #[error("the plan's request cannot be checked: {0}")]
+    Schedule(#[source] ScheduleError),
+    /// The instance ids given do not match the request's count.
+    #[error("{ids} instance ids for a request of {count}")]
+    InstanceIds {
+        /// Ids given.
+        ids: usize,
+        /// Instances requested.
+        count: u32,
+    },
+}
+
+/// Why [`SharedCluster::place`](super::SharedCluster::place) gave up.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum RetryError {
+    /// Every attempt met a conflict. With partial commits, the claims in `committed` did land
+    /// and stay open: release them or retry the rest.
+    #[error("gave up after {attempts} attempts: {remaining} of {requested} instances not committed")]
+    Exhausted {
+        /// Attempts made.
+        attempts: u32,
+        /// Instances requested.
+        requested: u32,
+        /// Instances still without a committed claim.
+        remaining: u32,
+        /// Claims that landed on the way (empty for gang commits).
+        committed: Vec<Committed>,
+    },
+    /// The input is wrong; see [`SharedError`].
+    #[error(transparent)]
+    Shared(SharedError),
+}
+
+/// Why a [`Router`](super::Router) did not place a request.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum RouteError {
+    /// The request's key names no partition (or the request has no key).
+    #[error("no partition for key {key:?}")]
+    NoPartition {
+        /// The key read from the request.
+        key: Option<String>,
+    },
+    /// The request's group already has members in another partition: a cluster-wide rule
+    /// that a single partition could not check.
+    #[error("group `{group}` lives in partition `{home}`, but the request routes to `{routed}`")]
+    GroupElsewhere {
+        /// The group.
+        group: String,
+        /// The partition holding its members.
+        home: String,
+        /// The partition the request's key names.
+        routed: String,
+    },
+    /// An event names a host no partition owns.
+    #[error("no partition owns host `{host}`")]
+    UnownedHost {
+        /// The host.
+        host: String,
+    },
+    /// The partition could not place the request.
+    #[error("in partition `{partition}`: {source}")]
+    Partition {
+        /// The partition.
+        partition: String,
+        /// What went wrong there.
+        #[source]
+        source: RetryError,
+    },
+}

@@ -1,0 +1,336 @@
+//! Static partitions: a router sends each request to one of several shared states by a key.
+
+use super::error::{RetryError, RouteError};
+use super::retry::{Placed, RetryPolicy};
+use super::state::SharedCluster;
+use crate::error::BuildError;
+use crate::schedule::Scheduler;
+use crate::snapshot::{Cluster, ClusterEvent, ClusterSpec, HostSpec};
+use crate::Request;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+/// A caller function naming a host's partition from its spec.
+pub type HostKeyFn = Arc<dyn Fn(&HostSpec) -> Option<String> + Send + Sync>;
+
+/// A caller function naming a request's partition.
+pub type RequestKeyFn = Arc<dyn Fn(&Request) -> Option<String> + Send + Sync>;
+
+/// Which partition a host belongs to.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum HostKey {
+    /// The first of the host's aggregates that names a partition.
+    Aggregate,
+    /// The value of this host label names the partition.
+    Label(String),
+    /// A caller function of the host's spec.
+    Fn(HostKeyFn),
+}
+
+impl fmt::Debug for HostKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostKey::Aggregate => f.write_str("Aggregate"),
+            HostKey::Label(k) => f.debug_tuple("Label").field(k).finish(),
+            HostKey::Fn(_) => f.write_str("Fn(..)"),
+        }
+    }
+}
+
+/// Which partition a request goes to.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum RequestKey {
+    /// The flavor's name, through a table of flavor name → partition.
+    Flavor(BTreeMap<String, String>),
+    /// The value of this flavor extra spec names the partition: with hosts partitioned by
+    /// [`HostKey::Aggregate`], the host aggregate the flavor is meant for.
+    Aggregate(String),
+    /// A caller function of the request.
+    Fn(RequestKeyFn),
+}
+
+impl fmt::Debug for RequestKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestKey::Flavor(t) => f.debug_tuple("Flavor").field(t).finish(),
+            RequestKey::Aggregate(k) => f.debug_tuple("Aggregate").field(k).finish(),
+            RequestKey::Fn(_) => f.write_str("Fn(..)"),
+        }
+    }
+}
+
+impl RequestKey {
+    fn key(&self, request: &Request) -> Option<String> {
+        let flavor = request.vm.flavor.as_ref();
+        match self {
+            RequestKey::Flavor(table) => flavor.and_then(|f| table.get(&f.name)).cloned(),
+            RequestKey::Aggregate(spec) => flavor.and_then(|f| f.extra_specs.get(spec)).cloned(),
+            RequestKey::Fn(f) => f(request),
+        }
+    }
+}
+
+/// One partition: its name, its own shared state (only its hosts) and its scheduler.
+#[derive(Debug)]
+pub struct Partition {
+    name: String,
+    shared: SharedCluster,
+    scheduler: Scheduler,
+}
+
+impl Partition {
+    /// The partition's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its shared state: only its hosts.
+    pub fn shared(&self) -> &SharedCluster {
+        &self.shared
+    }
+
+    /// Its scheduler.
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+}
+
+/// The group a request joins: the server group's name, else the request's group.
+fn group_of(request: &Request) -> Option<&str> {
+    let server_group = request.vm.server_group.as_ref().map(|g| g.name.as_str()).filter(|n| !n.is_empty());
+    server_group.or(request.group.as_deref())
+}
+
+/// Sends each request to one of several partitions, each with its own [`SharedCluster`] over
+/// its own hosts and its own [`Scheduler`], so schedulers of different partitions never
+/// compete for a host. Cluster-wide rules are checked here: a group (server group or request
+/// group) lives in one partition, the first a member is routed to, and a request for it routed
+/// elsewhere is refused with [`RouteError::GroupElsewhere`].
+///
+/// ```
+/// use placewise::shared::{HostKey, RequestKey, Router, RetryPolicy};
+/// use placewise::{Cluster, Flavor, HostSpec, Request, Scheduler};
+/// use std::collections::BTreeMap;
+///
+/// let cluster = Cluster::builder()
+///     .host(HostSpec::new("win-1").label("os", "windows").vcpus(4.0).memory_mb(8192.0))
+///     .host(HostSpec::new("lin-1").label("os", "linux").vcpus(4.0).memory_mb(8192.0))
+///     .build()?;
+/// let flavors = BTreeMap::from([("w.small".to_string(), "windows".to_string())]);
+/// let router = Router::builder(HostKey::Label("os".into()), RequestKey::Flavor(flavors))
+///     .partition("windows", Scheduler::standard())
+///     .partition("linux", Scheduler::standard())
+///     .build(&cluster)?;
+/// let request = Request::for_flavor(1, Flavor::new("w.small", 1024.0, 1.0, 0.0));
+/// let placed = router.place(&request, &["vm-1".to_string()], &RetryPolicy::default())?;
+/// assert_eq!(placed.committed[0].host_name, "win-1");
+/// assert_eq!(router.partition_of_host("lin-1"), Some(1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Router {
+    partitions: Vec<Partition>,
+    by_name: HashMap<String, usize>,
+    host_key: HostKey,
+    request_key: RequestKey,
+    hosts: RwLock<HashMap<String, usize>>,
+    groups: Mutex<HashMap<String, usize>>,
+    unassigned: Vec<String>,
+}
+
+/// Builds a [`Router`]: the keys, then the partitions in order.
+#[derive(Debug)]
+pub struct RouterBuilder {
+    host_key: HostKey,
+    request_key: RequestKey,
+    partitions: Vec<(String, Scheduler)>,
+}
+
+impl RouterBuilder {
+    /// Adds a partition called `name`, scheduled by `scheduler`.
+    pub fn partition(mut self, name: impl Into<String>, scheduler: Scheduler) -> Self {
+        self.partitions.push((name.into(), scheduler));
+        self
+    }
+
+    /// Splits `cluster` into the partitions' clusters and builds. A host whose key names no
+    /// partition is left out (see [`Router::unassigned`]). Computes in O(hosts + instances).
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Config`] for no partition or a partition named twice; the partitions'
+    /// cluster build errors otherwise.
+    pub fn build(self, cluster: &Cluster) -> Result<Router, BuildError> {
+        if self.partitions.is_empty() {
+            return Err(BuildError::Config { message: "a router needs at least one partition".into() });
+        }
+        let mut by_name = HashMap::new();
+        for (i, (name, _)) in self.partitions.iter().enumerate() {
+            if by_name.insert(name.clone(), i).is_some() {
+                return Err(BuildError::Config { message: format!("partition `{name}` is declared twice") });
+            }
+        }
+        let spec = cluster.to_spec();
+        let mut parts: Vec<ClusterSpec> = (0..self.partitions.len())
+            .map(|_| ClusterSpec {
+                topology_levels: spec.topology_levels.clone(),
+                aggregates: spec.aggregates.clone(),
+                hosts: Vec::new(),
+                hot_attributes: spec.hot_attributes.clone(),
+            })
+            .collect();
+        let mut hosts = HashMap::new();
+        let mut groups = HashMap::new();
+        let mut unassigned = Vec::new();
+        for host in spec.hosts {
+            match host_partition(&self.host_key, &by_name, &host) {
+                Some(p) => {
+                    hosts.insert(host.name.clone(), p);
+                    for g in host.instances.iter().filter_map(|i| i.group.clone()) {
+                        groups.entry(g).or_insert(p);
+                    }
+                    parts[p].hosts.push(host);
+                }
+                None => unassigned.push(host.name),
+            }
+        }
+        let mut partitions = Vec::with_capacity(parts.len());
+        for ((name, scheduler), spec) in self.partitions.into_iter().zip(parts) {
+            partitions.push(Partition { name, shared: SharedCluster::new(Cluster::from_spec(&spec)?), scheduler });
+        }
+        Ok(Router {
+            partitions,
+            by_name,
+            host_key: self.host_key,
+            request_key: self.request_key,
+            hosts: RwLock::new(hosts),
+            groups: Mutex::new(groups),
+            unassigned,
+        })
+    }
+}
+
+fn host_partition(key: &HostKey, by_name: &HashMap<String, usize>, host: &HostSpec) -> Option<usize> {
+    match key {
+        HostKey::Aggregate => host.aggregates.iter().find_map(|a| by_name.get(a).copied()),
+        HostKey::Label(label) => host.labels.get(label).and_then(|v| by_name.get(v).copied()),
+        HostKey::Fn(f) => f(host).and_then(|name| by_name.get(&name).copied()),
+    }
+}
+
+impl Router {
+    /// A builder with these keys.
+    pub fn builder(host_key: HostKey, request_key: RequestKey) -> RouterBuilder {
+        RouterBuilder { host_key, request_key, partitions: Vec::new() }
+    }
+
+    /// The partitions, in the order added.
+    pub fn partitions(&self) -> &[Partition] {
+        &self.partitions
+    }
+
+    /// Hosts of the original cluster that no partition took.
+    pub fn unassigned(&self) -> &[String] {
+        &self.unassigned
+    }
+
+    /// The partition holding host `name`.
+    pub fn partition_of_host(&self, name: &str) -> Option<usize> {
+        self.hosts.read().unwrap_or_else(PoisonError::into_inner).get(name).copied()
+    }
+
+    /// The partition holding `group`'s members, if any was placed.
+    pub fn partition_of_group(&self, group: &str) -> Option<usize> {
+        self.groups.lock().unwrap_or_else(PoisonError::into_inner).get(group).copied()
+    }
+
+    /// The partition `request` goes to, with the group rule checked.
+    ///
+    /// # Errors
+    ///
+    /// [`RouteError::NoPartition`] when its key names none, [`RouteError::GroupElsewhere`] when
+    /// its group lives in another partition.
+    pub fn route(&self, request: &Request) -> Result<usize, RouteError> {
+        let key = self.request_key.key(request);
+        let Some(p) = key.as_ref().and_then(|k| self.by_name.get(k).copied()) else {
+            return Err(RouteError::NoPartition { key });
+        };
+        if let Some(group) = group_of(request) {
+            if let Some(home) = self.partition_of_group(group).filter(|&home| home != p) {
+                return Err(RouteError::GroupElsewhere {
+                    group: group.to_owned(),
+                    home: self.partitions[home].name.clone(),
+                    routed: self.partitions[p].name.clone(),
+                });
+            }
+        }
+        Ok(p)
+    }
+
+    /// Routes `request` and places it in its partition with
+    /// [`SharedCluster::place`]; a group placed for the first time is pinned to the partition.
+    /// The group check and the pinning are one step, so two requests of a new group racing to
+    /// different partitions cannot both land.
+    ///
+    /// # Errors
+    ///
+    /// As [`route`](Router::route), and [`RouteError::Partition`] for the partition's
+    /// [`RetryError`].
+    pub fn place(&self, request: &Request, ids: &[String], policy: &RetryPolicy) -> Result<Placed, RouteError> {
+        let p = self.route(request)?;
+        let part = &self.partitions[p];
+        let wrap = |source| RouteError::Partition { partition: part.name.clone(), source };
+        let Some(group) = group_of(request) else {
+            return part.shared.place(&part.scheduler, request, ids, policy).map_err(wrap);
+        };
+        // Pin first, so a concurrent request of the same group sees the pin.
+        {
+            let mut groups = self.groups.lock().unwrap_or_else(PoisonError::into_inner);
+            let home = *groups.entry(group.to_owned()).or_insert(p);
+            if home != p {
+                return Err(RouteError::GroupElsewhere {
+                    group: group.to_owned(),
+                    home: self.partitions[home].name.clone(),
+                    routed: part.name.clone(),
+                });
+            }
+        }
+        part.shared.place(&part.scheduler, request, ids, policy).map_err(wrap)
+    }
+
+    /// Sends an event to the partition owning its host (a new host to the partition its key
+    /// names) and returns the partition and the entry's sequence number there.
+    ///
+    /// # Errors
+    ///
+    /// [`RouteError::UnownedHost`] when no partition owns the host;
+    /// [`RouteError::Partition`] when the event does not apply there.
+    pub fn publish(&self, event: ClusterEvent) -> Result<(usize, u64), RouteError> {
+        let p = match &event {
+            ClusterEvent::HostAdded { host } => host_partition(&self.host_key, &self.by_name, host),
+            other => self.partition_of_host(other.host_name()),
+        };
+        let Some(p) = p else { return Err(RouteError::UnownedHost { host: event.host_name().to_owned() }) };
+        let part = &self.partitions[p];
+        let (added, removed) = match &event {
+            ClusterEvent::HostAdded { host } => (Some(host.name.clone()), None),
+            ClusterEvent::HostRemoved { host } => (None, Some(host.clone())),
+            _ => (None, None),
+        };
+        let seq = part
+            .shared
+            .publish(event)
+            .map_err(|e| RouteError::Partition { partition: part.name.clone(), source: RetryError::Shared(e) })?;
+        let mut hosts = self.hosts.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(name) = added {
+            hosts.insert(name, p);
+        }
+        if let Some(name) = removed {
+            hosts.remove(&name);
+        }
+        Ok((p, seq))
+    }
+}

@@ -1,0 +1,443 @@
+//! `SharedCluster`: the current state, its writer, the open claims and the counters.
+
+use super::claim::{ClaimId, CommitMode, CommitOutcome, Committed, Conflict, ConflictReason, Plan, Validation};
+use super::error::{LogError, SharedError};
+use super::log::{apply_events, Checkpoint, EventLog, Follower, LogEntry};
+use crate::schedule::Scheduler;
+use crate::snapshot::{Cluster, ClusterEvent};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+/// Process-wide source of lineage ids: each shared cluster (and each restore) gets its own.
+static LINEAGES: AtomicU64 = AtomicU64::new(1);
+
+/// A scheduler's view of a [`SharedCluster`]: the cluster at sequence number
+/// [`seq`](Snapshot::seq). Taking one costs a reference count; it shares every host with the
+/// shared state and with every other snapshot, and it never changes. Dereferences to
+/// [`Cluster`], so it is passed to [`Scheduler::schedule`] as `&snapshot`.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    cluster: Arc<Cluster>,
+    seq: u64,
+    lineage: u64,
+}
+
+impl Snapshot {
+    /// The sequence number of the last log entry this snapshot includes.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The cluster, shared.
+    pub fn cluster(&self) -> &Arc<Cluster> {
+        &self.cluster
+    }
+
+    /// Which shared cluster the snapshot comes from: plans only commit there.
+    pub fn lineage(&self) -> u64 {
+        self.lineage
+    }
+}
+
+impl Deref for Snapshot {
+    type Target = Cluster;
+    fn deref(&self) -> &Cluster {
+        &self.cluster
+    }
+}
+
+/// An open claim: landed, holding its resources, not yet confirmed, released or expired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct OpenClaim {
+    /// The claim's id.
+    pub id: ClaimId,
+    /// The host's name.
+    pub host: String,
+    /// The instance id.
+    pub instance: String,
+    /// When it expires, on the caller's clock.
+    pub expires_at: Option<u64>,
+    /// The log entry that landed it.
+    pub seq: u64,
+}
+
+/// Counters since the shared cluster was made, read with [`SharedCluster::stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Commit calls.
+    pub commits: u64,
+    /// Claims that landed.
+    pub committed: u64,
+    /// Claims that did not land (gang members aborted by another's conflict included).
+    pub conflicts: u64,
+    /// Claims planned on a generation older than their host's, landed or not.
+    pub stale_reads: u64,
+    /// Re-plans made by [`SharedCluster::place`] after a conflict.
+    pub retries: u64,
+    /// Claims released (by the caller or by expiry).
+    pub released: u64,
+    /// Log entries written.
+    pub entries: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    commits: AtomicU64,
+    committed: AtomicU64,
+    conflicts: AtomicU64,
+    stale_reads: AtomicU64,
+    retries: AtomicU64,
+    released: AtomicU64,
+    entries: AtomicU64,
+}
+
+fn bump(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+/// What only the writer touches: the log and the open claims.
+#[derive(Debug)]
+struct Writer {
+    log: EventLog,
+    claims: BTreeMap<ClaimId, OpenClaim>,
+    next_claim: u64,
+}
+
+/// The current cluster, shared by schedulers on many threads; see the [module docs](super).
+///
+/// Readers ([`snapshot`](SharedCluster::snapshot)) take a read lock for the time of one
+/// reference-count increment. Writers ([`commit`](SharedCluster::commit),
+/// [`publish`](SharedCluster::publish), [`release`](SharedCluster::release),
+/// [`expire`](SharedCluster::expire)) are serialised by one mutex, validate against the current
+/// state, append one log entry and swap the new state in; readers never wait for a validation.
+#[derive(Debug)]
+pub struct SharedCluster {
+    lineage: u64,
+    current: RwLock<Snapshot>,
+    writer: Mutex<Writer>,
+    counters: Counters,
+}
+
+impl SharedCluster {
+    /// Shared state starting from `cluster` at sequence number 0.
+    pub fn new(cluster: Cluster) -> SharedCluster {
+        SharedCluster::at(cluster, 0)
+    }
+
+    /// Shared state starting from `cluster` at sequence number `seq` (the entry a log's
+    /// consumers have last seen).
+    pub fn at(cluster: Cluster, seq: u64) -> SharedCluster {
+        let lineage = LINEAGES.fetch_add(1, Ordering::Relaxed);
+        let cluster = Arc::new(cluster);
+        SharedCluster {
+            lineage,
+            current: RwLock::new(Snapshot { cluster: cluster.clone(), seq, lineage }),
+            writer: Mutex::new(Writer {
+                log: EventLog::new((*cluster).clone(), seq),
+                claims: BTreeMap::new(),
+                next_claim: 1,
+            }),
+            counters: Counters::default(),
+        }
+    }
+
+    /// Shared state rebuilt from a checkpoint and the entries after it. The result is a new
+    /// lineage: plans made on snapshots of the old one do not commit here
+    /// ([`SharedError::ForeignPlan`]); open claims are not part of the stream, so their
+    /// instances stay as ordinary instances.
+    ///
+    /// # Errors
+    ///
+    /// The [`LogError`] of the checkpoint or of the first entry that does not follow or apply.
+    pub fn restore(checkpoint: &Checkpoint, tail: &[LogEntry]) -> Result<SharedCluster, LogError> {
+        let mut follower = Follower::from_checkpoint(checkpoint)?;
+        let shared = SharedCluster::at(follower.cluster().clone(), checkpoint.seq);
+        follower.catch_up(tail)?;
+        {
+            let mut w = shared.lock_writer();
+            for e in tail {
+                w.log.append(e.clone())?;
+            }
+        }
+        let seq = follower.seq();
+        shared.swap(Arc::new(follower.into_cluster()), seq);
+        Ok(shared)
+    }
+
+    fn lock_writer(&self) -> MutexGuard<'_, Writer> {
+        // Writers change nothing shared until the end of a call, so a poisoned lock still
+        // guards a consistent state.
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn swap(&self, cluster: Arc<Cluster>, seq: u64) {
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        *current = Snapshot { cluster, seq, lineage: self.lineage };
+    }
+
+    /// The current state. Computes in O(1): no host is copied.
+    pub fn snapshot(&self) -> Snapshot {
+        self.current.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The sequence number of the last log entry.
+    pub fn seq(&self) -> u64 {
+        self.current.read().unwrap_or_else(PoisonError::into_inner).seq
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Stats {
+            commits: get(&c.commits),
+            committed: get(&c.committed),
+            conflicts: get(&c.conflicts),
+            stale_reads: get(&c.stale_reads),
+            retries: get(&c.retries),
+            released: get(&c.released),
+            entries: get(&c.entries),
+        }
+    }
+
+    pub(super) fn count_retries(&self, n: u64) {
+        bump(&self.counters.retries, n);
+    }
+
+    /// Writes one entry of `events` (already known to apply, giving `next`).
+    fn write(&self, w: &mut Writer, events: Vec<ClusterEvent>, next: Cluster) -> u64 {
+        let seq = w.log.head() + 1;
+        // The sequence is the head's successor by construction.
+        let appended = w.log.append(LogEntry { seq, events });
+        debug_assert!(appended.is_ok());
+        bump(&self.counters.entries, 1);
+        self.swap(Arc::new(next), seq);
+        seq
+    }
+
+    /// Applies an event from outside (a host joins, an instance ends, metrics change) as one
+    /// log entry, and returns its sequence number. Computes in O(hosts / 64).
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Event`] when the event does not apply; nothing changes.
+    pub fn publish(&self, event: ClusterEvent) -> Result<u64, SharedError> {
+        self.publish_all(vec![event])
+    }
+
+    /// Applies several events as one log entry, all or none.
+    ///
+    /// # Errors
+    ///
+    /// As [`publish`](SharedCluster::publish).
+    pub fn publish_all(&self, events: Vec<ClusterEvent>) -> Result<u64, SharedError> {
+        let mut w = self.lock_writer();
+        let next = apply_events(&self.snapshot().cluster, &events).map_err(SharedError::Event)?;
+        Ok(self.write(&mut w, events, next))
+    }
+
+    /// Commits `plan`: each claim is checked against the current state, with the plan's
+    /// earlier landed claims counted, and lands or conflicts; see the [module docs](super) for
+    /// the rules. The landed claims become one log entry of `InstancePlaced` events.
+    ///
+    /// A claim lands only if (1) its host still exists under its name, (2) with
+    /// [`Validation::Generation`], the host's generation equals the one planned on, (3)
+    /// `scheduler`'s filters pass the host ([`Scheduler::check_host`]; pass the scheduler that
+    /// planned), and (4) no resource the instance uses drops below zero free. With
+    /// [`CommitMode::Gang`] one conflict rejects them all.
+    ///
+    /// Computes in O(claims × (filters + hosts / 64)), under the writer lock.
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::ForeignPlan`] for a plan made on another shared cluster's snapshot,
+    /// [`SharedError::Schedule`] when the scheduler cannot judge the request. Conflicts are
+    /// not errors: they are in the outcome.
+    pub fn commit(&self, scheduler: &Scheduler, plan: &Plan) -> Result<CommitOutcome, SharedError> {
+        if plan.lineage != self.lineage {
+            return Err(SharedError::ForeignPlan);
+        }
+        let mut w = self.lock_writer();
+        let base = self.snapshot().cluster;
+        let mut working = (*base).clone();
+        let mut landed: Vec<(usize, ClusterEvent)> = Vec::with_capacity(plan.claims.len());
+        let mut conflicts = Vec::new();
+        let mut stale_reads = 0u32;
+        for (i, claim) in plan.claims.iter().enumerate() {
+            let conflict = |reason| Conflict { claim: i, host: claim.host_name.clone(), reason };
+            let Some(host) = base.host(claim.host).filter(|h| *h.name == *claim.host_name) else {
+                conflicts.push(conflict(ConflictReason::HostGone));
+                continue;
+            };
+            if host.generation != claim.generation {
+                stale_reads += 1;
+                if plan.validation == Validation::Generation {
+                    let reason = ConflictReason::Stale { planned: claim.generation, current: host.generation };
+                    conflicts.push(conflict(reason));
+                    continue;
+                }
+            }
+            let verdict = scheduler.check_host(&working, &plan.request, claim.host).map_err(SharedError::Schedule)?;
+            if !verdict.passed {
+                conflicts.push(conflict(ConflictReason::NoFit { filter: verdict.filter, reason: verdict.reason }));
+                continue;
+            }
+            let event =
+                ClusterEvent::InstancePlaced { host: claim.host_name.clone(), instance: claim.instance.clone() };
+            let next = match working.apply(&event) {
+                Ok(next) => next,
+                Err(e) => {
+                    conflicts.push(conflict(ConflictReason::Rejected(e)));
+                    continue;
+                }
+            };
+            if let Some(resource) = over_committed(&next, claim) {
+                conflicts.push(conflict(ConflictReason::OverCommit { resource }));
+                continue;
+            }
+            working = next;
+            landed.push((i, event));
+        }
+        bump(&self.counters.commits, 1);
+        bump(&self.counters.stale_reads, stale_reads.into());
+        if plan.mode == CommitMode::Gang && !conflicts.is_empty() {
+            for (i, _) in landed.drain(..) {
+                let host = plan.claims[i].host_name.clone();
+                conflicts.push(Conflict { claim: i, host, reason: ConflictReason::GangAborted });
+            }
+            conflicts.sort_by_key(|c| c.claim);
+        }
+        bump(&self.counters.conflicts, conflicts.len() as u64);
+        if landed.is_empty() {
+            return Ok(CommitOutcome { seq: None, committed: Vec::new(), conflicts, stale_reads });
+        }
+        let seq = w.log.head() + 1;
+        let mut committed = Vec::with_capacity(landed.len());
+        for &(i, _) in &landed {
+            let claim = &plan.claims[i];
+            let id = ClaimId(w.next_claim);
+            w.next_claim += 1;
+            committed.push(Committed {
+                id,
+                claim: i,
+                host: claim.host,
+                host_name: claim.host_name.clone(),
+                instance: claim.instance.id.clone(),
+            });
+            let open = OpenClaim {
+                id,
+                host: claim.host_name.clone(),
+                instance: claim.instance.id.clone(),
+                expires_at: plan.expires_at,
+                seq,
+            };
+            w.claims.insert(id, open);
+        }
+        bump(&self.counters.committed, committed.len() as u64);
+        let events = landed.into_iter().map(|(_, e)| e).collect();
+        self.write(&mut w, events, working);
+        Ok(CommitOutcome { seq: Some(seq), committed, conflicts, stale_reads })
+    }
+
+    /// The open claims, by id.
+    pub fn open_claims(&self) -> Vec<OpenClaim> {
+        self.lock_writer().claims.values().cloned().collect()
+    }
+
+    /// Confirms a claim: its instance stays as an ordinary instance and it no longer expires.
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::UnknownClaim`] when no open claim has this id.
+    pub fn confirm(&self, id: ClaimId) -> Result<(), SharedError> {
+        self.lock_writer().claims.remove(&id).map(|_| ()).ok_or(SharedError::UnknownClaim(id))
+    }
+
+    /// Releases a claim: its instance leaves its host, as one log entry. Returns that entry's
+    /// sequence number, or `None` when an event already removed the instance or its host.
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::UnknownClaim`] when no open claim has this id.
+    pub fn release(&self, id: ClaimId) -> Result<Option<u64>, SharedError> {
+        let mut w = self.lock_writer();
+        let open = w.claims.remove(&id).ok_or(SharedError::UnknownClaim(id))?;
+        Ok(self.remove_instances(&mut w, &[open]))
+    }
+
+    /// Releases every open claim whose expiry is at or before `now`, as one log entry; returns
+    /// their ids.
+    pub fn expire(&self, now: u64) -> Vec<ClaimId> {
+        let mut w = self.lock_writer();
+        let due: Vec<ClaimId> =
+            w.claims.values().filter(|c| c.expires_at.is_some_and(|t| t <= now)).map(|c| c.id).collect();
+        let gone: Vec<OpenClaim> = due.iter().filter_map(|id| w.claims.remove(id)).collect();
+        self.remove_instances(&mut w, &gone);
+        due
+    }
+
+    /// Removes the instances of `claims` that are still there, as one entry.
+    fn remove_instances(&self, w: &mut Writer, claims: &[OpenClaim]) -> Option<u64> {
+        bump(&self.counters.released, claims.len() as u64);
+        let base = self.snapshot().cluster;
+        let mut working = (*base).clone();
+        let mut events = Vec::new();
+        for c in claims {
+            let event = ClusterEvent::InstanceRemoved { host: c.host.clone(), instance: c.instance.clone() };
+            // A claim whose host or instance an event removed already has nothing to release.
+            if let Ok(next) = working.apply(&event) {
+                working = next;
+                events.push(event);
+            }
+        }
+        (!events.is_empty()).then(|| self.write(w, events, working))
+    }
+
+    /// The entries after `seq`, for a follower at `seq`.
+    ///
+    /// # Errors
+    ///
+    /// [`LogError::Compacted`] when `seq` is before the log's base (start from
+    /// [`checkpoint`](SharedCluster::checkpoint)), [`LogError::Ahead`] when after the head.
+    pub fn log_since(&self, seq: u64) -> Result<Vec<LogEntry>, LogError> {
+        self.lock_writer().log.since(seq).map(<[LogEntry]>::to_vec)
+    }
+
+    /// The log's base as a [`Checkpoint`]: with [`log_since`](SharedCluster::log_since) of its
+    /// `seq`, everything a new follower needs. Computes in O(hosts + instances).
+    pub fn checkpoint(&self) -> Checkpoint {
+        self.lock_writer().log.checkpoint()
+    }
+
+    /// Compacts the log: the current state becomes its base and every entry is dropped.
+    /// Computes in O(1) (the current state is already computed).
+    pub fn compact(&self) -> u64 {
+        let mut w = self.lock_writer();
+        let now = self.snapshot();
+        w.log.rebase(now.cluster, now.seq);
+        now.seq
+    }
+
+    /// A copy of the retained log.
+    pub fn log(&self) -> EventLog {
+        self.lock_writer().log.clone()
+    }
+}
+
+/// The first resource `claim`'s instance uses that has less than zero free on its host in
+/// `next`, the state with the claim applied.
+fn over_committed(next: &Cluster, claim: &super::claim::Claim) -> Option<String> {
+    let host = next.host(claim.host)?;
+    claim
+        .instance
+        .resources
+        .iter()
+        .filter(|(_, &amount)| amount > 0.0)
+        .find(|(kind, _)| next.resource_kinds().get(kind).is_none_or(|r| host.resource(r).free() < 0.0))
+        .map(|(kind, _)| kind.clone())
+}
