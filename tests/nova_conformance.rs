@@ -8,12 +8,13 @@
 //! same weighed list with bit-identical weights. A scenario on which Nova raised must make
 //! placewise return an error.
 
+#[path = "support/data.rs"]
+mod data;
+
 use placewise::compat::nova::Scenario;
 use placewise::ExplainOptions;
 use serde_json::Value;
 use std::path::Path;
-
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nova");
 
 fn run(scenario_path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(scenario_path).map_err(|e| e.to_string())?;
@@ -70,13 +71,7 @@ fn run(scenario_path: &Path) -> Result<(), String> {
 
 #[test]
 fn every_scenario_matches_nova() {
-    let mut paths: Vec<_> = std::fs::read_dir(DIR)
-        .expect("tests/data/nova exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".scenario.json"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no scenarios found in {DIR}");
+    let paths = data::files("nova", ".scenario.json", 1);
     let failures: Vec<String> = paths
         .iter()
         .filter_map(|p| run(p).err().map(|e| format!("{}: {e}", p.file_name().unwrap_or_default().to_string_lossy())))

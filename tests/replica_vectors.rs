@@ -17,10 +17,12 @@
 //!
 //! Expectations come from the reference's tables, not from the library's output.
 
+#[path = "support/data.rs"]
+mod data;
+
 use placewise::replica::{DiskChoice, LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::{Cluster, ClusterSpec};
 use serde::Deserialize;
-use std::path::Path;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -135,14 +137,7 @@ fn run(file: &VectorFile, case: &Case) -> Result<(), String> {
 
 #[test]
 fn reference_vectors() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/replica");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/data/replica exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    assert!(paths.len() >= 10, "vector files missing in {}", dir.display());
+    let paths = data::files("replica", ".json", 10);
     let (mut cases, mut failures) = (0, Vec::new());
     for path in &paths {
         let text = std::fs::read_to_string(path).unwrap();

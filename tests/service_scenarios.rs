@@ -16,10 +16,12 @@
 //!
 //! Expectations are worked out by hand from the rules in the module docs.
 
+#[path = "support/data.rs"]
+mod data;
+
 use placewise::service::{Decision, IngressAllocation, Scope, ServiceScheduler, ServiceSpec, Site};
 use placewise::{Cluster, ClusterSpec};
 use serde::Deserialize;
-use std::path::Path;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -138,12 +140,9 @@ fn run_case(file: &ScenarioFile, case: &Case) -> Result<(), String> {
 
 #[test]
 fn service_scenarios() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/service");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    paths.sort();
     let mut failures = Vec::new();
     let mut count = 0;
-    for path in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+    for path in &data::files("service", ".json", 1) {
         let text = std::fs::read_to_string(path).unwrap();
         let file: ScenarioFile = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(!file.description.is_empty());

@@ -17,6 +17,9 @@
 //!
 //! Expectations follow from the commit rules in the module docs, worked out by hand.
 
+#[path = "support/data.rs"]
+mod data;
+
 use placewise::id::ResourceId;
 use placewise::shared::{ClaimId, CommitMode, ConflictReason, Plan, SharedCluster, Validation};
 use placewise::{
@@ -158,11 +161,7 @@ fn run(path: &Path) {
 
 #[test]
 fn shared_scenarios() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/shared");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    assert!(files.len() >= 5, "scenario files missing in {}", dir.display());
-    for f in files {
+    for f in data::files("shared", ".json", 5) {
         run(&f);
     }
 }

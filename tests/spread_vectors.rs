@@ -12,11 +12,13 @@
 //!
 //! Expectations come from the reference's tables, not from the library's output.
 
+#[path = "support/data.rs"]
+mod data;
+
 use placewise::spread::{Mode, RevisitOrder, SpreadRequest, SpreadScheduler};
 use placewise::{Cluster, ClusterEvent, ClusterSpec, InstanceSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -64,11 +66,8 @@ fn run(v: &Vector, mode: Mode, revisit: RevisitOrder) -> Result {
 
 #[test]
 fn reference_vectors() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spread");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
     let mut seen = 0;
-    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+    for path in &data::files("spread", ".json", 27) {
         let text = std::fs::read_to_string(path).unwrap();
         let v: Vector = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let name = &v.description;

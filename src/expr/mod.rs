@@ -44,6 +44,7 @@ mod compile;
 pub mod extra_specs;
 pub mod json_query;
 mod parse;
+pub(crate) use parse::parse_in;
 pub mod pyvalue;
 pub mod weight_setting;
 
@@ -194,91 +195,113 @@ impl LabelExpr {
     }
 }
 
-fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-' | ':' | '*' | '+')
+/// Which grammar an expression is read and printed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Dialect {
+    /// placewise's extensions: `!=`, `==`, `in`, `notin`, `&&`, `||`, `!`, `,`, and `:` `*` `+`
+    /// in bare words.
+    extended: bool,
 }
 
-pub(crate) fn is_keyword(s: &str) -> bool {
-    matches!(s, "and" | "or" | "not" | "in" | "notin")
-}
+impl Dialect {
+    /// placewise's grammar ([`LabelExpr`]'s `FromStr` and `Display`).
+    pub(crate) const FULL: Dialect = Dialect { extended: true };
+    /// The edge product's grammar: `and`, `or`, `not`, parentheses, `=`, `~`, bare keys, `{}`,
+    /// single and double quotes; the extensions are errors.
+    pub(crate) const PRODUCT: Dialect = Dialect { extended: false };
 
-/// Writes a key or value bare when it is a plain word, else double-quoted with escapes.
-fn write_atom(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
-    if !s.is_empty() && s.chars().all(is_word_char) && !is_keyword(s) {
-        return f.write_str(s);
+    pub(crate) fn extended(self) -> bool {
+        self.extended
     }
-    f.write_str("\"")?;
-    for c in s.chars() {
-        if c == '"' || c == '\\' {
-            f.write_str("\\")?;
+
+    pub(crate) fn is_word_char(self, c: char) -> bool {
+        c.is_ascii_alphanumeric()
+            || matches!(c, '.' | '_' | '/' | '-')
+            || (self.extended && matches!(c, ':' | '*' | '+'))
+    }
+
+    pub(crate) fn is_keyword(self, s: &str) -> bool {
+        matches!(s, "and" | "or" | "not") || (self.extended && matches!(s, "in" | "notin"))
+    }
+
+    /// Writes a key or value bare when it is a plain word, else double-quoted with escapes.
+    fn write_atom(self, f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+        if !s.is_empty() && s.chars().all(|c| self.is_word_char(c)) && !self.is_keyword(s) {
+            return f.write_str(s);
         }
-        write!(f, "{c}")?;
-    }
-    f.write_str("\"")
-}
-
-fn write_list(f: &mut fmt::Formatter<'_>, values: &[String]) -> fmt::Result {
-    f.write_str("(")?;
-    for (i, v) in values.iter().enumerate() {
-        if i > 0 {
-            f.write_str(", ")?;
+        f.write_str("\"")?;
+        for c in s.chars() {
+            if c == '"' || c == '\\' {
+                f.write_str("\\")?;
+            }
+            write!(f, "{c}")?;
         }
-        write_atom(f, v)?;
+        f.write_str("\"")
     }
-    f.write_str(")")
+
+    fn write_list(self, f: &mut fmt::Formatter<'_>, values: &[String]) -> fmt::Result {
+        f.write_str("(")?;
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            self.write_atom(f, v)?;
+        }
+        f.write_str(")")
+    }
 }
 
-impl fmt::Display for LabelExpr {
+/// An expression printed in a dialect: single spaces, words bare and other atoms
+/// double-quoted, parentheses only where needed. It parses back to the same tree in that
+/// dialect (constructs the dialect lacks print in the full grammar).
+pub(crate) struct Printed<'a>(pub(crate) &'a LabelExpr, pub(crate) Dialect);
+
+impl fmt::Display for Printed<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Printed(e, d) = *self;
         // Parenthesise a child only where the grammar would otherwise regroup it: a looser
         // operator anywhere, or the same operator on the right (both are left-associative).
-        let child = |f: &mut fmt::Formatter<'_>, e: &LabelExpr, min: u8| {
-            if e.precedence() < min {
-                write!(f, "({e})")
+        let child = |f: &mut fmt::Formatter<'_>, c: &LabelExpr, min: u8| {
+            if c.precedence() < min {
+                write!(f, "({})", Printed(c, d))
             } else {
-                write!(f, "{e}")
+                write!(f, "{}", Printed(c, d))
             }
         };
-        match self {
+        let binary = |f: &mut fmt::Formatter<'_>, key: &str, op: &str, value: &str| {
+            d.write_atom(f, key)?;
+            f.write_str(op)?;
+            d.write_atom(f, value)
+        };
+        match e {
             LabelExpr::Or(a, b) | LabelExpr::And(a, b) => {
-                let p = self.precedence();
+                let p = e.precedence();
                 let op = if p == 1 { " or " } else { " and " };
                 child(f, a, p)?;
                 f.write_str(op)?;
                 child(f, b, p + 1)
             }
-            LabelExpr::Not(e) => {
+            LabelExpr::Not(x) => {
                 f.write_str("not ")?;
-                child(f, e, 3)
+                child(f, x, 3)
             }
-            LabelExpr::Eq { key, value } => {
-                write_atom(f, key)?;
-                f.write_str(" = ")?;
-                write_atom(f, value)
+            LabelExpr::Eq { key, value } => binary(f, key, " = ", value),
+            LabelExpr::Ne { key, value } => binary(f, key, " != ", value),
+            LabelExpr::Matches { key, pattern } => binary(f, key, " ~ ", pattern.as_str()),
+            LabelExpr::In { key, values } | LabelExpr::NotIn { key, values } => {
+                d.write_atom(f, key)?;
+                f.write_str(if matches!(e, LabelExpr::In { .. }) { " in " } else { " notin " })?;
+                d.write_list(f, values)
             }
-            LabelExpr::Ne { key, value } => {
-                write_atom(f, key)?;
-                f.write_str(" != ")?;
-                write_atom(f, value)
-            }
-            LabelExpr::In { key, values } => {
-                write_atom(f, key)?;
-                f.write_str(" in ")?;
-                write_list(f, values)
-            }
-            LabelExpr::NotIn { key, values } => {
-                write_atom(f, key)?;
-                f.write_str(" notin ")?;
-                write_list(f, values)
-            }
-            LabelExpr::Matches { key, pattern } => {
-                write_atom(f, key)?;
-                f.write_str(" ~ ")?;
-                write_atom(f, pattern.as_str())
-            }
-            LabelExpr::Has(key) => write_atom(f, key),
+            LabelExpr::Has(key) => d.write_atom(f, key),
             LabelExpr::Empty => f.write_str("{}"),
         }
+    }
+}
+
+impl fmt::Display for LabelExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Printed(self, Dialect::FULL).fmt(f)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Lexer and recursive-descent parser for label expressions.
 
-use super::{is_keyword, is_word_char, LabelExpr, Pattern};
+use super::{Dialect, LabelExpr, Pattern};
 use crate::error::ParseError;
 
 const MAX_DEPTH: usize = 128;
@@ -42,8 +42,9 @@ impl Tok {
     }
 }
 
-fn lex(input: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
+fn lex(input: &str, dialect: Dialect) -> Result<Vec<(Tok, usize)>, ParseError> {
     let err = |pos: usize, msg: &str| ParseError::new(input, pos, msg);
+    let ext = dialect.extended();
     let bytes = input.as_bytes();
     let mut out = Vec::new();
     let mut chars = input.char_indices().peekable();
@@ -56,23 +57,23 @@ fn lex(input: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
         let tok = match c {
             '(' => Tok::LParen,
             ')' => Tok::RParen,
-            ',' => Tok::Comma,
+            ',' if ext => Tok::Comma,
             '~' => Tok::Tilde,
-            '=' if next_is(b'=') => {
+            '=' if ext && next_is(b'=') => {
                 chars.next();
                 Tok::Eq
             }
             '=' => Tok::Eq,
-            '!' if next_is(b'=') => {
+            '!' if ext && next_is(b'=') => {
                 chars.next();
                 Tok::Ne
             }
-            '!' => Tok::Bang,
-            '&' if next_is(b'&') => {
+            '!' if ext => Tok::Bang,
+            '&' if ext && next_is(b'&') => {
                 chars.next();
                 Tok::AndAnd
             }
-            '|' if next_is(b'|') => {
+            '|' if ext && next_is(b'|') => {
                 chars.next();
                 Tok::OrOr
             }
@@ -81,10 +82,8 @@ fn lex(input: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
                 while chars.peek().is_some_and(|&(_, c)| c.is_whitespace()) {
                     chars.next();
                 }
-                match chars.peek() {
-                    Some(&(_, '}')) => {}
-                    Some(&(p, _)) => return Err(err(p, "expected `}` to close `{}`")),
-                    None => return Err(err(input.len(), "expected `}` to close `{}`")),
+                if chars.peek().is_none_or(|&(_, c)| c != '}') {
+                    return Err(err(pos, "expected `}` after `{` (only `{}`, the empty label set, is allowed)"));
                 }
                 Tok::Empty
             }
@@ -95,7 +94,7 @@ fn lex(input: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
                     match chars.next() {
                         Some((_, '\'')) => break,
                         Some((_, c)) => s.push(c),
-                        None => return Err(err(pos, "unterminated quoted string")),
+                        None => return Err(err(pos, "expected a closing `'`")),
                     }
                 }
                 out.push((Tok::Quoted(s), pos));
@@ -115,16 +114,16 @@ fn lex(input: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
                             _ => s.push('\\'),
                         },
                         Some((_, c)) => s.push(c),
-                        None => return Err(err(pos, "unterminated quoted string")),
+                        None => return Err(err(pos, "expected a closing `\"`")),
                     }
                 }
                 out.push((Tok::Quoted(s), pos));
                 continue;
             }
-            c if is_word_char(c) => {
+            c if dialect.is_word_char(c) => {
                 let mut s = String::new();
                 while let Some(&(_, c)) = chars.peek() {
-                    if !is_word_char(c) {
+                    if !dialect.is_word_char(c) {
                         break;
                     }
                     s.push(c);
@@ -133,7 +132,10 @@ fn lex(input: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
                 out.push((Tok::Word(s), pos));
                 continue;
             }
-            other => return Err(err(pos, &format!("unexpected character `{other}`"))),
+            other => {
+                let what = "a label, a value, an operator, a parenthesis, `{}` or a quote";
+                return Err(err(pos, &format!("expected {what}, found `{other}`")));
+            }
         };
         chars.next();
         out.push((tok, pos));
@@ -147,11 +149,17 @@ struct Parser<'a> {
     toks: Vec<(Tok, usize)>,
     at: usize,
     depth: usize,
+    dialect: Dialect,
 }
 
 pub(super) fn parse(input: &str) -> Result<LabelExpr, ParseError> {
-    let toks = lex(input)?;
-    let mut p = Parser { input, toks, at: 0, depth: 0 };
+    parse_in(input, Dialect::FULL)
+}
+
+/// Parses `input` in `dialect`.
+pub(crate) fn parse_in(input: &str, dialect: Dialect) -> Result<LabelExpr, ParseError> {
+    let toks = lex(input, dialect)?;
+    let mut p = Parser { input, toks, at: 0, depth: 0, dialect };
     if p.peek() == &Tok::End {
         return Err(p.error("expected an expression"));
     }
@@ -210,7 +218,7 @@ impl Parser<'_> {
     fn unary(&mut self) -> Result<LabelExpr, ParseError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(self.error("expression nested too deeply"));
+            return Err(self.error("expected a shallower expression (nested too deeply)"));
         }
         let e = self.unary_inner();
         self.depth -= 1;
@@ -243,7 +251,7 @@ impl Parser<'_> {
     fn atom(&mut self, what: &str) -> Result<(String, usize), ParseError> {
         let pos = self.pos();
         match self.peek().clone() {
-            Tok::Word(w) if !is_keyword(&w) => {
+            Tok::Word(w) if !self.dialect.is_keyword(&w) => {
                 self.bump();
                 Ok((w, pos))
             }
@@ -256,7 +264,7 @@ impl Parser<'_> {
     }
 
     fn predicate(&mut self) -> Result<LabelExpr, ParseError> {
-        let (key, _) = self.atom("a label key")?;
+        let (key, _) = self.atom("a label, `not`, `(` or `{}`")?;
         match self.peek() {
             Tok::Eq => {
                 self.bump();
@@ -271,14 +279,12 @@ impl Parser<'_> {
             Tok::Tilde => {
                 self.bump();
                 let (source, pos) = self.atom("a regular expression after `~`")?;
-                let regex = regex::RegexBuilder::new(&source).size_limit(1 << 20).build().map_err(|e| {
-                    let detail = e.to_string();
-                    let last = detail.lines().last().unwrap_or("").trim().to_owned();
-                    ParseError::new(self.input, pos, format!("invalid regular expression ({last})"))
+                let pattern = Pattern::compile(&source).map_err(|why| {
+                    ParseError::new(self.input, pos, format!("expected a valid regular expression ({why})"))
                 })?;
-                Ok(LabelExpr::Matches { key, pattern: Pattern { source, regex } })
+                Ok(LabelExpr::Matches { key, pattern })
             }
-            Tok::Word(w) if w == "in" || w == "notin" => {
+            Tok::Word(w) if self.dialect.extended() && (w == "in" || w == "notin") => {
                 let negate = w == "notin";
                 self.bump();
                 let values = self.list()?;
@@ -364,14 +370,14 @@ mod tests {
         assert!(err.expected.contains("expected `)`"));
         let err = parse("a ~ '(unclosed'").unwrap_err();
         assert_eq!(err.position, 4);
-        assert!(err.expected.contains("invalid regular expression"));
+        assert!(err.expected.contains("expected a valid regular expression"));
         let err = parse("a = 'open").unwrap_err();
-        assert_eq!((err.position, err.expected.as_str()), (4, "unterminated quoted string"));
+        assert_eq!((err.position, err.expected.as_str()), (4, "expected a closing `'`"));
         assert_eq!(parse("").unwrap_err().expected, "expected an expression");
         assert_eq!(parse("a b").unwrap_err().position, 2);
         assert!(parse("a in b").unwrap_err().expected.contains("expected `(`"));
         assert!(parse("{ x").is_err());
-        assert!(parse("a @ b").unwrap_err().expected.contains("unexpected character `@`"));
+        assert!(parse("a @ b").unwrap_err().expected.contains("found `@`"));
         assert!(parse("(?<=x)").is_err());
     }
 
