@@ -449,9 +449,9 @@ impl Work {
             if covered[host.index()] || self.avoid == Some(host) || !self.cluster.is_schedulable(host) {
                 continue;
             }
+            let Some(record) = self.cluster.host(host) else { continue };
             if !run_filters(&self.cluster, &filters.list, Scan::Only(host), false)?.0.is_empty() {
-                let key =
-                    RankKey::of(self.cluster.host(host).expect("listed host"), self.cluster.symbols().get(&group));
+                let key = RankKey::of(record, self.cluster.symbols().get(&group));
                 self.place(spec, filters, spec.instance_id(next), host, key)?;
                 next = next.saturating_add(1);
             }
@@ -617,11 +617,12 @@ impl ServiceScheduler {
                 ids.sort_by_key(|id| parse_instance_index(&group, id).unwrap_or(u32::MAX));
             }
             while let Some((&src, _)) = counts.iter().rev().max_by_key(|(_, ids)| ids.len()) {
-                let Some(&dst) = eligible.iter().min_by_key(|h| counts[h].len()) else { break };
-                if counts[&src].len() < counts[&dst].len() + 2 {
+                let count = |h: &HostId| counts.get(h).map_or(0, Vec::len);
+                let Some(&dst) = eligible.iter().min_by_key(|h| count(h)) else { break };
+                if count(&src) < count(&dst) + 2 {
                     break;
                 }
-                let id = counts[&src].last().expect("fullest host holds instances").clone();
+                let Some(id) = counts.get(&src).and_then(|ids| ids.last()).cloned() else { break };
                 let released = work
                     .cluster
                     .apply(&ClusterEvent::InstanceRemoved {
@@ -637,8 +638,8 @@ impl ServiceScheduler {
                 work.remove(src, &id)?;
                 let instance = work.instance_spec(spec, &filters, &id, dst);
                 work.apply(ClusterEvent::InstancePlaced { host: to.clone(), instance })?;
-                counts.get_mut(&src).expect("source listed").pop();
-                counts.get_mut(&dst).expect("destination listed").push(id.clone());
+                counts.entry(src).or_default().pop();
+                counts.entry(dst).or_default().push(id.clone());
                 moves.push(Move { instance: id, from, to });
             }
         }

@@ -52,6 +52,7 @@ pub struct Constraint {
     value: String,
 }
 
+// Both patterns are constants checked by the unit tests, so building them cannot fail.
 fn key_pattern() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"^[a-zA-Z_][a-zA-Z0-9\-_.]+$").expect("a constant pattern"))
