@@ -102,7 +102,7 @@ impl Prep {
             if cx.has_backing_image {
                 selected &= selector_mask(&hot.labels, &cx.image_node_selector, allow_empty);
             }
-            for lane in 0..CHUNK.min(len - c * CHUNK) {
+            for lane in 0..CHUNK.min(len.saturating_sub(c * CHUNK)) {
                 let bit = 1u64 << lane;
                 if hot.live & bit == 0 {
                     hosts.push(ABSENT);
