@@ -527,14 +527,9 @@ impl Scheduler {
             order.extend_from_slice(&sorted[..k]);
             return;
         }
-        order.extend(0..n as u32);
         let tiers = self.tiers.len();
         let cmp = |a: &u32, b: &u32| ranking.rank(tiers, candidates, *a as usize, *b as usize);
-        if k < n {
-            order.select_nth_unstable_by(k - 1, cmp);
-            order.truncate(k);
-        }
-        order.sort_unstable_by(cmp);
+        best_k_of(n, k, &cmp, order);
     }
 
     fn breakdown(
@@ -662,6 +657,60 @@ fn restrict_hosts(cluster: &Cluster, vm: &crate::request::VmSpec, masks: &mut [u
                 *mask &= !(1u64 << lane);
             }
         }
+    }
+}
+
+/// The `k` first of `0..n` under `cmp` (`Less` ranks first; a total order), sorted, into the
+/// cleared `order`. One pass keeps the best `k` in a heap whose root is the worst kept, so most
+/// of the `n` cost one comparison with the root (a full selection costs several each).
+fn best_k_of(n: usize, k: usize, cmp: &impl Fn(&u32, &u32) -> std::cmp::Ordering, order: &mut Vec<u32>) {
+    order.clear();
+    if k >= n {
+        order.extend(0..n as u32);
+    } else {
+        for c in 0..n as u32 {
+            if order.len() < k {
+                order.push(c);
+                let last = order.len() - 1;
+                sift_up(order, last, cmp);
+            } else if cmp(&c, &order[0]) == std::cmp::Ordering::Less {
+                order[0] = c;
+                sift_down(order, 0, cmp);
+            }
+        }
+    }
+    order.sort_unstable_by(cmp);
+}
+
+/// Moves `order[i]` up while it ranks after its parent (`cmp` = `Less` ranks first), keeping the
+/// heap's worst element at the root.
+fn sift_up(order: &mut [u32], mut i: usize, cmp: &impl Fn(&u32, &u32) -> std::cmp::Ordering) {
+    while i > 0 {
+        let parent = (i - 1) / 2;
+        if cmp(&order[i], &order[parent]) != std::cmp::Ordering::Greater {
+            break;
+        }
+        order.swap(i, parent);
+        i = parent;
+    }
+}
+
+/// Moves `order[i]` down below any child that ranks after it.
+fn sift_down(order: &mut [u32], mut i: usize, cmp: &impl Fn(&u32, &u32) -> std::cmp::Ordering) {
+    loop {
+        let (l, r) = (2 * i + 1, 2 * i + 2);
+        let mut worst = i;
+        if l < order.len() && cmp(&order[l], &order[worst]) == std::cmp::Ordering::Greater {
+            worst = l;
+        }
+        if r < order.len() && cmp(&order[r], &order[worst]) == std::cmp::Ordering::Greater {
+            worst = r;
+        }
+        if worst == i {
+            return;
+        }
+        order.swap(i, worst);
+        i = worst;
     }
 }
 

@@ -323,3 +323,21 @@ fn check_host_agrees_with_the_filter_pass() {
     assert!(s.check_host(&c, &req, b).unwrap().passed);
     assert!(!s.check_host(&c, &ignoring, b).unwrap().passed);
 }
+
+#[test]
+fn best_k_matches_a_full_sort() {
+    let mut rng = crate::rng::SplitMix64::new(11);
+    let mut order = Vec::new();
+    for _ in 0..500 {
+        let n = rng.below(300);
+        // Few distinct scores, so ties (broken by index) are common.
+        let scores: Vec<u32> = (0..n).map(|_| rng.below(20) as u32).collect();
+        let cmp = |a: &u32, b: &u32| scores[*b as usize].cmp(&scores[*a as usize]).then(a.cmp(b));
+        let mut all: Vec<u32> = (0..n as u32).collect();
+        all.sort_by(cmp);
+        for k in [1, 2, 3, 8, 64, n.max(1), n + 5] {
+            super::best_k_of(n, k, &cmp, &mut order);
+            assert_eq!(order, all[..k.min(n)], "n {n}, k {k}");
+        }
+    }
+}
