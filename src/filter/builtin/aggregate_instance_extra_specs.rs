@@ -1,6 +1,6 @@
 //! AggregateInstanceExtraSpecsFilter: flavor extra specs against aggregate metadata.
 
-use super::nova::{flavor, metadata_values, sets_key};
+use super::nova::{flavor, judge_chunk, judge_host, metadata_values, sets_key, SpecChecks, SPEC_ERROR};
 use crate::expr::extra_specs::Requirement;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
@@ -15,7 +15,7 @@ const MISSING: u32 = 0;
 /// Reason offset: no value of the key satisfies the requirement.
 const MISMATCH: u32 = 1;
 /// Reason: the host could not be judged (the request fails).
-const ERROR: u32 = u32::MAX;
+const ERROR: u32 = SPEC_ERROR;
 
 /// Nova's `AggregateInstanceExtraSpecsFilter` (reference §5.3): flavor extra specs must be met by
 /// the host's aggregate metadata, read "by host" (per key, the union of the comma-split, stripped
@@ -103,6 +103,16 @@ impl AggregateInstanceExtraSpecsFilter {
     }
 }
 
+impl SpecChecks for Checks {
+    fn build(cx: &Cx<'_>) -> Self {
+        Checks::new(cx)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.checks.is_empty()
+    }
+}
+
 impl Filter for AggregateInstanceExtraSpecsFilter {
     fn name(&self) -> &str {
         "AggregateInstanceExtraSpecsFilter"
@@ -113,20 +123,11 @@ impl Filter for AggregateInstanceExtraSpecsFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let verdict = match cx.state::<Checks>() {
-            Some(c) => self.judge(cx, c, host),
-            None => self.judge(cx, &Checks::new(cx), host),
-        };
-        verdict.unwrap_or(Verdict::reject(ERROR))
+        judge_host(cx, host, |c: &Checks, h| self.judge(cx, c, h))
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
-        let mut owned = None;
-        let checks = cx.state_or::<Checks>(&mut owned, || Checks::new(cx));
-        if checks.checks.is_empty() {
-            return mask;
-        }
-        rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, checks, h))
+        judge_chunk(cx, chunk, mask, rejected, |c: &Checks, h| self.judge(cx, c, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

@@ -1,6 +1,6 @@
 //! ComputeCapabilitiesFilter: flavor extra specs against the host's capabilities.
 
-use super::nova::{flavor, is_host_state_attribute};
+use super::nova::{flavor, is_host_state_attribute, judge_chunk, judge_host, SpecChecks, SPEC_ERROR};
 use crate::expr::extra_specs::Requirement;
 use crate::expr::pyvalue::{py_str, PyValue};
 use crate::filter::{Filter, Reason, Rejections, Verdict};
@@ -20,7 +20,7 @@ const MISSING: u32 = 0;
 /// Reason offset: the value does not satisfy the requirement.
 const MISMATCH: u32 = 1;
 /// Reason: the host could not be judged (the request fails).
-const ERROR: u32 = u32::MAX;
+const ERROR: u32 = SPEC_ERROR;
 
 /// Nova's `ComputeCapabilitiesFilter` (reference §5.2): every applicable flavor extra spec must
 /// be satisfied by the host's capabilities, with Nova's operator grammar
@@ -200,6 +200,16 @@ impl ComputeCapabilitiesFilter {
     }
 }
 
+impl SpecChecks for Checks {
+    fn build(cx: &Cx<'_>) -> Self {
+        Checks::new(cx)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.checks.is_empty()
+    }
+}
+
 impl Filter for ComputeCapabilitiesFilter {
     fn name(&self) -> &str {
         "ComputeCapabilitiesFilter"
@@ -210,20 +220,11 @@ impl Filter for ComputeCapabilitiesFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let verdict = match cx.state::<Checks>() {
-            Some(c) => self.judge(cx, c, host),
-            None => self.judge(cx, &Checks::new(cx), host),
-        };
-        verdict.unwrap_or(Verdict::reject(ERROR))
+        judge_host(cx, host, |c: &Checks, h| self.judge(cx, c, h))
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
-        let mut owned = None;
-        let checks = cx.state_or::<Checks>(&mut owned, || Checks::new(cx));
-        if checks.checks.is_empty() {
-            return mask;
-        }
-        rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, checks, h))
+        judge_chunk(cx, chunk, mask, rejected, |c: &Checks, h| self.judge(cx, c, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

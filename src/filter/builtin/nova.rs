@@ -537,3 +537,46 @@ mod tests {
         assert_eq!(canon::vm_mode("HV"), "hvm");
     }
 }
+
+/// Reason code for a request whose extra specs cannot be checked (it fails the whole request).
+pub(super) const SPEC_ERROR: u32 = u32::MAX;
+
+/// The shape the two extra-spec filters share: a list of checks built once per request from
+/// the flavor (`prepare`), judged host by host by a judge that may fail the request.
+pub(super) trait SpecChecks: Send + Sync + Sized + 'static {
+    /// The checks of the request in `cx`.
+    fn build(cx: &Cx<'_>) -> Self;
+    /// Whether there is nothing to check (every host passes).
+    fn is_empty(&self) -> bool;
+}
+
+/// [`Filter::check`](crate::Filter::check) for a [`SpecChecks`] filter: the prepared checks, or
+/// checks built on the spot without preparation; an error rejects with [`SPEC_ERROR`].
+pub(super) fn judge_host<C: SpecChecks>(
+    cx: &Cx<'_>,
+    host: HostId,
+    judge: impl Fn(&C, HostId) -> Result<crate::Verdict, crate::ScheduleError>,
+) -> crate::Verdict {
+    let verdict = match cx.state::<C>() {
+        Some(c) => judge(c, host),
+        None => judge(&C::build(cx), host),
+    };
+    verdict.unwrap_or(crate::Verdict::reject(SPEC_ERROR))
+}
+
+/// [`Filter::check_chunk`](crate::Filter::check_chunk) for a [`SpecChecks`] filter: every lane
+/// passes when there is nothing to check; a judge error fails the request.
+pub(super) fn judge_chunk<C: SpecChecks>(
+    cx: &Cx<'_>,
+    chunk: usize,
+    mask: u64,
+    rejected: &mut crate::Rejections,
+    judge: impl Fn(&C, HostId) -> Result<crate::Verdict, crate::ScheduleError>,
+) -> u64 {
+    let mut owned = None;
+    let checks = cx.state_or::<C>(&mut owned, || C::build(cx));
+    if checks.is_empty() {
+        return mask;
+    }
+    rejected.try_lanes(chunk, mask, crate::Reason(SPEC_ERROR), |h| judge(checks, h))
+}
