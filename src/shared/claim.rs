@@ -1,6 +1,6 @@
 //! Plans, claims and what a commit makes of them.
 
-use super::state::Snapshot;
+use super::view::Snapshot;
 use crate::error::EventError;
 use crate::id::HostId;
 use crate::schedule::Placement;
@@ -92,6 +92,7 @@ pub struct Plan {
     pub(super) mode: CommitMode,
     pub(super) validation: Validation,
     pub(super) expires_at: Option<u64>,
+    pub(super) ttl: Option<u64>,
     snapshot: Arc<Cluster>,
 }
 
@@ -106,6 +107,7 @@ impl Plan {
             mode: CommitMode::default(),
             validation: Validation::default(),
             expires_at: None,
+            ttl: None,
             snapshot: snapshot.cluster().clone(),
         }
     }
@@ -174,9 +176,33 @@ impl Plan {
         self
     }
 
-    /// When the claims expire, if they do.
+    /// Makes the claims expire `ttl` after the commit that lands them, on the store's clock
+    /// (milliseconds for [`SharedCluster`](super::SharedCluster)'s default clock and for a
+    /// database store, whose clock is the database's). An absolute
+    /// [`expires_at`](Plan::expires_at) wins over it.
+    pub fn expires_after(mut self, ttl: u64) -> Plan {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// When the claims expire, if they were given an absolute time.
     pub fn expiry(&self) -> Option<u64> {
         self.expires_at
+    }
+
+    /// How long after their commit the claims expire, if they were given a relative time.
+    pub fn ttl(&self) -> Option<u64> {
+        self.ttl
+    }
+
+    /// The lineage of the snapshot the plan was made on ([`Snapshot::lineage`]).
+    pub fn lineage(&self) -> u64 {
+        self.lineage
+    }
+
+    /// The plan's claims with their instance ids, for stores that key claims by instance.
+    pub fn instance_ids(&self) -> impl Iterator<Item = &str> + '_ {
+        self.claims.iter().map(|c| c.instance.id.as_str())
     }
 
     /// The commit mode.
@@ -236,6 +262,12 @@ pub enum ConflictReason {
     Rejected(EventError),
     /// Another claim of the same all-or-nothing plan conflicted.
     GangAborted,
+    /// The instance id already has a claim in the store, from another plan: an instance is
+    /// placed once.
+    AlreadyPlaced {
+        /// The host holding it.
+        host: String,
+    },
 }
 
 impl fmt::Display for ConflictReason {
@@ -255,6 +287,7 @@ impl fmt::Display for ConflictReason {
             ConflictReason::OverCommit { resource } => write!(f, "would over-commit {resource}"),
             ConflictReason::Rejected(e) => write!(f, "rejected: {e}"),
             ConflictReason::GangAborted => f.write_str("another claim of the gang conflicted"),
+            ConflictReason::AlreadyPlaced { host } => write!(f, "the instance is already placed on {host}"),
         }
     }
 }

@@ -79,6 +79,14 @@ pub enum SharedError {
     /// prepare for it).
     #[error("the plan's request cannot be checked: {0}")]
     Schedule(#[source] ScheduleError),
+    /// The store behind a [`SharedState`](super::SharedState) failed (a database that went
+    /// away, a write it refused); the error says whether the call may have taken effect.
+    #[error("store: {0}")]
+    Store(#[source] StoreError),
+    /// The update log cannot serve the call (entries compacted away, a sequence beyond the
+    /// head, an entry that does not apply).
+    #[error("log: {0}")]
+    Log(#[source] LogError),
     /// The instance ids given do not match the request's count.
     #[error("{ids} instance ids for a request of {count}")]
     InstanceIds {
@@ -89,7 +97,63 @@ pub enum SharedError {
     },
 }
 
-/// Why [`SharedCluster::place`](super::SharedCluster::place) gave up.
+/// A failure of the store behind a [`SharedState`](super::SharedState), with what it means
+/// for the call that met it.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{kind}: {message}")]
+#[non_exhaustive]
+pub struct StoreError {
+    /// What kind of failure, and so what the caller may do.
+    pub kind: StoreErrorKind,
+    /// The store's own words.
+    pub message: String,
+}
+
+impl StoreError {
+    /// A store error of `kind`.
+    pub fn new(kind: StoreErrorKind, message: impl Into<String>) -> StoreError {
+        StoreError { kind, message: message.into() }
+    }
+
+    /// Whether the same call may simply be made again: the store was unreachable or the
+    /// outcome was lost, and every write of a store is idempotent by claim and instance id.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self.kind, StoreErrorKind::Unavailable | StoreErrorKind::OutcomeUnknown)
+    }
+}
+
+/// The kinds of [`StoreError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StoreErrorKind {
+    /// The store could not be reached, or the connection broke before anything was written:
+    /// nothing changed.
+    Unavailable,
+    /// The connection broke while the write was being committed: it may or may not have
+    /// landed. Make the same call again; the store recognises what landed.
+    OutcomeUnknown,
+    /// The store refused the caller (its database role may not do this).
+    Denied,
+    /// The store holds data this library cannot read (a log entry or checkpoint that does not
+    /// parse, a schema newer than this library).
+    Corrupt,
+    /// Anything else the store reported.
+    Other,
+}
+
+impl std::fmt::Display for StoreErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StoreErrorKind::Unavailable => "unavailable",
+            StoreErrorKind::OutcomeUnknown => "outcome unknown",
+            StoreErrorKind::Denied => "denied",
+            StoreErrorKind::Corrupt => "corrupt data",
+            StoreErrorKind::Other => "failed",
+        })
+    }
+}
+
+/// Why [`SharedState::place`](super::SharedState::place) gave up.
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum RetryError {

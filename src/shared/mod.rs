@@ -241,13 +241,19 @@ mod error;
 mod log;
 mod partition;
 mod retry;
+mod rules;
 mod state;
+mod store;
 #[cfg(test)]
 mod tests;
+mod view;
 
 pub use claim::{Claim, ClaimId, CommitMode, CommitOutcome, Committed, Conflict, ConflictReason, Plan, Validation};
-pub use error::{LogError, RetryError, RouteError, SharedError};
+pub use error::{LogError, RetryError, RouteError, SharedError, StoreError, StoreErrorKind};
 pub use log::{Checkpoint, EventLog, Follower, LogEntry};
 pub use partition::{HostKey, HostKeyFn, Partition, RequestKey, RequestKeyFn, Router, RouterBuilder};
 pub use retry::{Placed, RetryPolicy};
-pub use state::{OpenClaim, SharedCluster, Snapshot, Stats};
+pub use rules::{judge_plan, Prior, Verdicts};
+pub use state::{OpenClaim, SharedCluster, Stats};
+pub use store::SharedState;
+pub use view::{new_lineage, Snapshot};

@@ -1,53 +1,16 @@
 //! `SharedCluster`: the current state, its writer, the open claims and the counters.
 
-use super::claim::{ClaimId, CommitMode, CommitOutcome, Committed, Conflict, ConflictReason, Plan, Validation};
+use super::claim::{ClaimId, CommitOutcome, Committed, Plan};
 use super::error::{LogError, SharedError};
 use super::log::{apply_events, Checkpoint, EventLog, Follower, LogEntry};
+use super::rules::{judge_plan, Verdicts};
+use super::view::{new_lineage, Snapshot};
 use crate::schedule::Scheduler;
 use crate::snapshot::{Cluster, ClusterEvent};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
-
-/// Process-wide source of lineage ids: each shared cluster (and each restore) gets its own.
-static LINEAGES: AtomicU64 = AtomicU64::new(1);
-
-/// A scheduler's view of a [`SharedCluster`]: the cluster at sequence number
-/// [`seq`](Snapshot::seq). Taking one costs a reference count; it shares every host with the
-/// shared state and with every other snapshot, and it never changes. Dereferences to
-/// [`Cluster`], so it is passed to [`Scheduler::schedule`] as `&snapshot`.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    cluster: Arc<Cluster>,
-    seq: u64,
-    lineage: u64,
-}
-
-impl Snapshot {
-    /// The sequence number of the last log entry this snapshot includes.
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
-    /// The cluster, shared.
-    pub fn cluster(&self) -> &Arc<Cluster> {
-        &self.cluster
-    }
-
-    /// Which shared cluster the snapshot comes from: plans only commit there.
-    pub fn lineage(&self) -> u64 {
-        self.lineage
-    }
-}
-
-impl Deref for Snapshot {
-    type Target = Cluster;
-    fn deref(&self) -> &Cluster {
-        &self.cluster
-    }
-}
 
 /// An open claim: landed, holding its resources, not yet confirmed, released or expired.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,6 +84,31 @@ pub struct SharedCluster {
     current: RwLock<Snapshot>,
     writer: Mutex<Writer>,
     counters: Counters,
+    clock: Clock,
+}
+
+/// The clock that [`SharedCluster`] reads for relative expiries ([`Plan::expires_after`]) and
+/// [`SharedState::expire_due`](super::SharedState::expire_due).
+struct Clock(Box<dyn Fn() -> u64 + Send + Sync>);
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+impl std::ops::Deref for Clock {
+    type Target = dyn Fn() -> u64 + Send + Sync;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+/// Milliseconds since the Unix epoch on this machine's clock (0 if the clock is before it).
+fn system_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl SharedCluster {
@@ -132,7 +120,7 @@ impl SharedCluster {
     /// Shared state starting from `cluster` at sequence number `seq` (the entry a log's
     /// consumers have last seen).
     pub fn at(cluster: Cluster, seq: u64) -> SharedCluster {
-        let lineage = LINEAGES.fetch_add(1, Ordering::Relaxed);
+        let lineage = new_lineage();
         let cluster = Arc::new(cluster);
         SharedCluster {
             lineage,
@@ -143,7 +131,22 @@ impl SharedCluster {
                 next_claim: 1,
             }),
             counters: Counters::default(),
+            clock: Clock(Box::new(system_millis)),
         }
+    }
+
+    /// Replaces the clock read for relative expiries ([`Plan::expires_after`]) and
+    /// [`SharedState::expire_due`](super::SharedState::expire_due); by default, milliseconds
+    /// since the Unix epoch on this machine. Absolute expiries ([`Plan::expires_at`],
+    /// [`expire`](SharedCluster::expire)) are in the same unit.
+    pub fn with_clock(mut self, clock: impl Fn() -> u64 + Send + Sync + 'static) -> SharedCluster {
+        self.clock = Clock(Box::new(clock));
+        self
+    }
+
+    /// The clock's current reading.
+    pub fn now(&self) -> u64 {
+        (self.clock)()
     }
 
     /// Shared state rebuilt from a checkpoint and the entries after it. The result is a new
@@ -264,59 +267,16 @@ impl SharedCluster {
         }
         let mut w = self.lock_writer();
         let base = self.snapshot().cluster;
-        let mut working = (*base).clone();
-        let mut landed: Vec<(usize, ClusterEvent)> = Vec::with_capacity(plan.claims.len());
-        let mut conflicts = Vec::new();
-        let mut stale_reads = 0u32;
-        for (i, claim) in plan.claims.iter().enumerate() {
-            let conflict = |reason| Conflict { claim: i, host: claim.host_name.clone(), reason };
-            let Some(host) = base.host(claim.host).filter(|h| *h.name == *claim.host_name) else {
-                conflicts.push(conflict(ConflictReason::HostGone));
-                continue;
-            };
-            if host.generation != claim.generation {
-                stale_reads += 1;
-                if plan.validation == Validation::Generation {
-                    let reason = ConflictReason::Stale { planned: claim.generation, current: host.generation };
-                    conflicts.push(conflict(reason));
-                    continue;
-                }
-            }
-            let verdict = scheduler.check_host(&working, &plan.request, claim.host).map_err(SharedError::Schedule)?;
-            if !verdict.passed {
-                conflicts.push(conflict(ConflictReason::NoFit { filter: verdict.filter, reason: verdict.reason }));
-                continue;
-            }
-            let event =
-                ClusterEvent::InstancePlaced { host: claim.host_name.clone(), instance: claim.instance.clone() };
-            let next = match working.apply(&event) {
-                Ok(next) => next,
-                Err(e) => {
-                    conflicts.push(conflict(ConflictReason::Rejected(e)));
-                    continue;
-                }
-            };
-            if let Some(resource) = over_committed(&next, claim) {
-                conflicts.push(conflict(ConflictReason::OverCommit { resource }));
-                continue;
-            }
-            working = next;
-            landed.push((i, event));
-        }
+        let verdicts = judge_plan(&base, scheduler, plan, &|_, _| None)?;
+        let Verdicts { next, landed, conflicts, stale_reads, .. } = verdicts;
         bump(&self.counters.commits, 1);
         bump(&self.counters.stale_reads, stale_reads.into());
-        if plan.mode == CommitMode::Gang && !conflicts.is_empty() {
-            for (i, _) in landed.drain(..) {
-                let host = plan.claims[i].host_name.clone();
-                conflicts.push(Conflict { claim: i, host, reason: ConflictReason::GangAborted });
-            }
-            conflicts.sort_by_key(|c| c.claim);
-        }
         bump(&self.counters.conflicts, conflicts.len() as u64);
         if landed.is_empty() {
             return Ok(CommitOutcome { seq: None, committed: Vec::new(), conflicts, stale_reads });
         }
         let seq = w.log.head() + 1;
+        let expires_at = plan.expires_at.or_else(|| plan.ttl.map(|ttl| self.now().saturating_add(ttl)));
         let mut committed = Vec::with_capacity(landed.len());
         for &(i, _) in &landed {
             let claim = &plan.claims[i];
@@ -329,18 +289,13 @@ impl SharedCluster {
                 host_name: claim.host_name.clone(),
                 instance: claim.instance.id.clone(),
             });
-            let open = OpenClaim {
-                id,
-                host: claim.host_name.clone(),
-                instance: claim.instance.id.clone(),
-                expires_at: plan.expires_at,
-                seq,
-            };
+            let open =
+                OpenClaim { id, host: claim.host_name.clone(), instance: claim.instance.id.clone(), expires_at, seq };
             w.claims.insert(id, open);
         }
         bump(&self.counters.committed, committed.len() as u64);
         let events = landed.into_iter().map(|(_, e)| e).collect();
-        self.write(&mut w, events, working);
+        self.write(&mut w, events, next);
         Ok(CommitOutcome { seq: Some(seq), committed, conflicts, stale_reads })
     }
 
@@ -427,17 +382,4 @@ impl SharedCluster {
     pub fn log(&self) -> EventLog {
         self.lock_writer().log.clone()
     }
-}
-
-/// The first resource `claim`'s instance uses that has less than zero free on its host in
-/// `next`, the state with the claim applied.
-fn over_committed(next: &Cluster, claim: &super::claim::Claim) -> Option<String> {
-    let host = next.host(claim.host)?;
-    claim
-        .instance
-        .resources
-        .iter()
-        .filter(|(_, &amount)| amount > 0.0)
-        .find(|(kind, _)| next.resource_kinds().get(kind).is_none_or(|r| host.resource(r).free() < 0.0))
-        .map(|(kind, _)| kind.clone())
 }

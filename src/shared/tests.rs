@@ -458,3 +458,78 @@ fn a_partition_failure_names_the_partition() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_metrics_update_leaves_claims_on_the_host_fresh() {
+    let shared = SharedCluster::new(cluster(2));
+    let s = stacking();
+    let req = Request::new(1).memory_mb(1000.0);
+    let p = plan(&shared, &s, &req, "m");
+    let metrics = BTreeMap::from([("load".to_string(), 0.5)]);
+    shared.publish(ClusterEvent::MetricsUpdated { host: p.claims()[0].host_name.clone(), metrics }).unwrap();
+    let out = shared.commit(&s, &p).unwrap();
+    assert!(out.is_complete(), "{:?}", out.conflicts);
+    assert_eq!(out.stale_reads, 0);
+    // A cordon does bump the generation: a claim planned before it is stale.
+    let p = plan(&shared, &s, &req, "n");
+    let change = StateChange::default().cordoned(true);
+    shared.publish(ClusterEvent::HostStateChanged { host: p.claims()[0].host_name.clone(), change }).unwrap();
+    let out = shared.commit(&s, &p).unwrap();
+    assert!(matches!(out.conflicts[0].reason, ConflictReason::Stale { .. }));
+}
+
+#[test]
+fn relative_expiry_reads_the_store_clock() {
+    let now = Arc::new(std::sync::atomic::AtomicU64::new(1_000));
+    let clock = now.clone();
+    let shared = SharedCluster::new(cluster(2)).with_clock(move || clock.load(std::sync::atomic::Ordering::SeqCst));
+    let s = stacking();
+    let req = Request::new(1).memory_mb(1000.0);
+    let a = shared.commit(&s, &plan(&shared, &s, &req, "a").expires_after(50)).unwrap().committed[0].id;
+    assert_eq!(shared.open_claims()[0].expires_at, Some(1_050));
+    now.store(1_049, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(SharedState::expire_due(&shared), Ok(vec![]));
+    now.store(1_050, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(SharedState::expire_due(&shared), Ok(vec![a]));
+    // An absolute expiry wins over a relative one.
+    let p = plan(&shared, &s, &req, "b").expires_after(5).expires_at(7);
+    shared.commit(&s, &p).unwrap();
+    assert_eq!(shared.open_claims()[0].expires_at, Some(7));
+}
+
+#[test]
+fn the_shared_state_trait_is_object_safe_and_commits_plans_in_order() {
+    let shared = SharedCluster::new(cluster(1));
+    let state: &dyn SharedState = &shared;
+    let s = stacking();
+    let req = Request::new(1).memory_mb(3000.0);
+    let snap = state.snapshot().unwrap();
+    let plans: Vec<Plan> = ["x", "y"]
+        .iter()
+        .map(|p| Plan::from_placement(&snap, &req, &s.schedule(&snap, &req).unwrap(), &ids(p, 1)).unwrap())
+        .collect();
+    let outcomes = state.commit_all(&s, &plans).unwrap();
+    // Both planned on h0; the second is stale once the first landed.
+    assert!(outcomes[0].is_complete());
+    assert!(matches!(outcomes[1].conflicts[0].reason, ConflictReason::Stale { .. }));
+    assert_eq!(state.log_since(0).unwrap().len(), 1);
+    assert_eq!(state.checkpoint().unwrap().seq, 0);
+    assert!(matches!(state.log_since(5), Err(SharedError::Log(LogError::Ahead { .. }))));
+}
+
+#[test]
+fn judge_plan_takes_what_the_store_already_knows() {
+    let shared = SharedCluster::new(cluster(2));
+    let s = stacking();
+    let p = plan(&shared, &s, &Request::new(2).memory_mb(1000.0), "k");
+    let base = shared.snapshot();
+    let known = |i: usize, _: &Claim| match i {
+        0 => Some(Prior::Landed),
+        _ => Some(Prior::Conflict(ConflictReason::AlreadyPlaced { host: "h9".into() })),
+    };
+    let v = judge_plan(&base, &s, &p, &known).unwrap();
+    assert_eq!(v.already, vec![0]);
+    assert!(v.landed.is_empty());
+    assert_eq!(v.conflicts[0].reason, ConflictReason::AlreadyPlaced { host: "h9".into() });
+    assert_eq!(v.next.to_spec(), base.to_spec());
+}

@@ -120,6 +120,16 @@ pub enum ClusterEvent {
 }
 
 impl ClusterEvent {
+    /// Whether the event sets its host's generation (the compare-and-swap token of shared
+    /// state). Every event does except [`MetricsUpdated`](ClusterEvent::MetricsUpdated):
+    /// metrics stream in all the time, and a claim planned on older metrics is still judged
+    /// on the current ones at commit (the scheduler's own filters run again), so stamping
+    /// them would only turn in-flight claims stale for no safety gain. The cluster's own
+    /// generation still moves.
+    pub fn bumps_generation(&self) -> bool {
+        !matches!(self, ClusterEvent::MetricsUpdated { .. })
+    }
+
     /// The name of the host the event is about.
     pub fn host_name(&self) -> &str {
         match self {
@@ -138,7 +148,8 @@ impl ClusterEvent {
 impl Cluster {
     /// The snapshot after `event`. This snapshot is not changed, and the result shares every
     /// host the event did not touch. The result's generation is one higher; the touched host's
-    /// generation becomes the result's generation.
+    /// generation becomes the result's generation when the event
+    /// [bumps it](ClusterEvent::bumps_generation) (every event but a metrics update).
     ///
     /// Computes in O(hosts / 64) plus the size of the touched host; adding or removing a host
     /// also copies the name index (O(hosts)).
@@ -184,7 +195,7 @@ impl Cluster {
                 })?;
             }
             ClusterEvent::MetricsUpdated { host, metrics } => {
-                self.modify(host, |c, h| {
+                self.modify_as(host, event.bumps_generation(), |c, h| {
                     let mut list: Vec<(Symbol, f64)> = Vec::with_capacity(metrics.len());
                     for (name, &v) in metrics {
                         if !v.is_finite() {
@@ -257,10 +268,22 @@ impl Cluster {
         name: &str,
         f: impl FnOnce(&mut Cluster, &mut Host) -> Result<(), EventError>,
     ) -> Result<(), EventError> {
+        self.modify_as(name, true, f)
+    }
+
+    /// [`modify`](Cluster::modify), stamping the host's generation only when `bump`.
+    fn modify_as(
+        &mut self,
+        name: &str,
+        bump: bool,
+        f: impl FnOnce(&mut Cluster, &mut Host) -> Result<(), EventError>,
+    ) -> Result<(), EventError> {
         let id = self.lookup(name)?;
         let mut host = self.host(id).cloned().ok_or_else(|| EventError::UnknownHost { name: name.to_owned() })?;
         f(self, &mut host)?;
-        host.generation = self.generation;
+        if bump {
+            host.generation = self.generation;
+        }
         self.put(id, Some(Arc::new(host)));
         Ok(())
     }
