@@ -321,6 +321,13 @@ pub struct Committed {
     pub instance: String,
 }
 
+impl Committed {
+    /// A landed claim, for stores.
+    pub fn new(id: ClaimId, claim: usize, host: HostId, host_name: String, instance: String) -> Committed {
+        Committed { id, claim, host, host_name, instance }
+    }
+}
+
 /// What a commit did.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -336,6 +343,11 @@ pub struct CommitOutcome {
 }
 
 impl CommitOutcome {
+    /// An outcome, for stores that judge with [`judge_plan`](super::judge_plan).
+    pub fn new(seq: Option<u64>, committed: Vec<Committed>, conflicts: Vec<Conflict>, stale_reads: u32) -> Self {
+        CommitOutcome { seq, committed, conflicts, stale_reads }
+    }
+
     /// Whether every claim landed.
     pub fn is_complete(&self) -> bool {
         self.conflicts.is_empty()

@@ -39,6 +39,11 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// The checkpoint of a cluster spec at `seq`.
+    pub fn new(seq: u64, cluster: ClusterSpec) -> Checkpoint {
+        Checkpoint { seq, cluster }
+    }
+
     /// The checkpoint of `cluster` at `seq`. Computes in O(hosts + instances).
     pub fn of(cluster: &Cluster, seq: u64) -> Checkpoint {
         Checkpoint { seq, cluster: cluster.to_spec() }

@@ -386,6 +386,12 @@ impl Cluster {
         }
     }
 
+    /// The spec of one host (as in [`to_spec`](Cluster::to_spec)), or `None` for an id that
+    /// names no host. Computes in O(the host's size).
+    pub fn host_to_spec(&self, id: HostId) -> Option<HostSpec> {
+        self.host(id).map(|h| self.host_spec(h))
+    }
+
     /// Serialises to JSON (a [`ClusterSpec`]).
     pub fn to_json(&self) -> String {
         // A spec holds only strings, numbers, maps and lists: serialisation cannot fail.

@@ -1,0 +1,980 @@
+//! `PgStore`: the shared state in PostgreSQL, followed by a local snapshot in each process.
+
+use crate::error::{from_pg, from_pg_at_commit};
+use crate::schema::{GRANTS, ROLES, SCHEMA_VERSION, V1, VERSION_TABLE};
+use placewise::shared::{
+    judge_plan, new_lineage, Checkpoint, ClaimId, CommitOutcome, Committed, Conflict, ConflictReason, LogEntry,
+    LogError, Plan, Prior, SharedError, SharedState, Snapshot, Stats, StoreError, StoreErrorKind, Validation,
+};
+use placewise::snapshot::{Cluster, ClusterEvent, ClusterSpec, HostSpec};
+use placewise::Scheduler;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::{Client, IsolationLevel, NoTls, Statement, Transaction};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The channel commits notify on; the payload is the new sequence number.
+const CHANNEL: &str = "placewise_log";
+
+/// The database clock in milliseconds since the Unix epoch, as SQL.
+const NOW_MS: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+/// Statements prepared once per connection.
+struct Statements {
+    lock_head: Statement,
+    tail: Statement,
+    head: Statement,
+    claims_of: Statement,
+    insert_log: Statement,
+    bump_hosts: Statement,
+    insert_claims: Statement,
+    set_head: Statement,
+    notify: Statement,
+    confirm: Statement,
+    claim_by_id: Statement,
+    due: Statement,
+    delete_claims: Statement,
+}
+
+impl Statements {
+    fn prepare(c: &mut Client) -> Result<Statements, postgres::Error> {
+        Ok(Statements {
+            lock_head: c.prepare("SELECT seq, next_claim FROM placewise_head WHERE id = 1 FOR UPDATE")?,
+            tail: c.prepare("SELECT seq, entry::text FROM placewise_log WHERE seq > $1 ORDER BY seq")?,
+            head: c.prepare("SELECT seq FROM placewise_head WHERE id = 1")?,
+            claims_of: c.prepare(
+                "SELECT instance, host, token, claim_id, seq FROM placewise_claims WHERE instance = ANY($1)",
+            )?,
+            insert_log: c.prepare("INSERT INTO placewise_log (seq, entry) VALUES ($1, $2::text::jsonb)")?,
+            bump_hosts: c.prepare(
+                "UPDATE placewise_hosts AS h SET generation = $1
+                 FROM unnest($2::text[], $3::bigint[]) AS c(name, read)
+                 WHERE h.name = c.name AND h.generation <= c.read",
+            )?,
+            insert_claims: c.prepare(&format!(
+                "INSERT INTO placewise_claims (instance, claim_id, host, token, seq, expires_at_ms)
+                 SELECT c.instance, c.claim_id, c.host, $4, $5, COALESCE(c.at, {NOW_MS} + c.ttl)
+                 FROM unnest($1::text[], $2::bigint[], $3::text[], $6::bigint[], $7::bigint[])
+                      AS c(instance, claim_id, host, at, ttl)"
+            ))?,
+            set_head: c.prepare("UPDATE placewise_head SET seq = $1, next_claim = $2 WHERE id = 1")?,
+            notify: c.prepare("SELECT pg_notify($1, $2)")?,
+            confirm: c.prepare("UPDATE placewise_claims SET confirmed = true WHERE claim_id = $1 AND NOT confirmed")?,
+            claim_by_id: c.prepare(
+                "SELECT instance, host, claim_id FROM placewise_claims WHERE claim_id = $1 AND NOT confirmed",
+            )?,
+            due: c.prepare(&format!(
+                "SELECT instance, host, claim_id FROM placewise_claims
+                 WHERE NOT confirmed AND expires_at_ms <= {NOW_MS} ORDER BY claim_id"
+            ))?,
+            delete_claims: c.prepare("DELETE FROM placewise_claims WHERE claim_id = ANY($1)")?,
+        })
+    }
+}
+
+/// One open connection with its prepared statements.
+struct Conn {
+    client: Client,
+    st: Statements,
+}
+
+/// The state this process follows: the cluster at `seq`, in `lineage`.
+struct Local {
+    cluster: Arc<Cluster>,
+    seq: u64,
+    lineage: u64,
+}
+
+struct Inner {
+    conn: Option<Conn>,
+    local: Local,
+    last_poll: Instant,
+}
+
+/// Where a write transaction stands when a fault-injection hook is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Everything is written; `COMMIT` is next.
+    BeforeCommit,
+    /// `COMMIT` returned; the caller has not been told yet.
+    AfterCommit,
+}
+
+type Hook = Box<dyn Fn(Stage, i32) + Send + Sync>;
+
+/// Counters of one store since it was made.
+#[derive(Debug, Default)]
+struct Counters {
+    commits: AtomicU64,
+    committed: AtomicU64,
+    conflicts: AtomicU64,
+    stale_reads: AtomicU64,
+    retries: AtomicU64,
+    released: AtomicU64,
+    entries: AtomicU64,
+    reloads: AtomicU64,
+}
+
+/// The shared scheduling state in PostgreSQL; see the [crate docs](crate).
+///
+/// One `PgStore` is one process's connection to the shared state: it holds one database
+/// connection and a local snapshot that it keeps current from the log. It implements
+/// [`SharedState`], so [`SharedState::place`] and everything else written for
+/// [`SharedCluster`](placewise::shared::SharedCluster) runs on it unchanged. Calls are
+/// serialised on its connection; open one store per scheduler thread.
+pub struct PgStore {
+    url: String,
+    token: String,
+    poll: Duration,
+    inner: Mutex<Inner>,
+    counters: Counters,
+    hook: Option<Hook>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").field("token", &self.token).field("poll", &self.poll).finish_non_exhaustive()
+    }
+}
+
+/// A claim row read back for a plan's instance.
+struct ClaimRow {
+    host: String,
+    token: String,
+    claim_id: i64,
+    seq: i64,
+}
+
+fn seq_of(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+fn as_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn corrupt(message: impl Into<String>) -> SharedError {
+    SharedError::Store(StoreError::new(StoreErrorKind::Corrupt, message))
+}
+
+/// A token no other process has: process id, time and address of a local, hashed.
+fn process_token() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let local = 0u8;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in format!("{}:{nanos}:{:p}", std::process::id(), &local).bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{:x}-{h:016x}", std::process::id())
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (a libpq-style connection string or URL) and loads
+    /// the newest checkpoint and the log after it. The schema must exist
+    /// ([`migrate`](PgStore::migrate)). Computes in O(hosts + instances + log tail).
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Store`] when the database cannot be reached, the schema is missing or
+    /// newer than this library, or a row does not parse.
+    pub fn connect(url: &str) -> Result<PgStore, SharedError> {
+        let store = PgStore {
+            url: url.to_owned(),
+            token: process_token(),
+            poll: Duration::from_millis(500),
+            inner: Mutex::new(Inner {
+                conn: None,
+                local: Local { cluster: Arc::new(empty_cluster()?), seq: 0, lineage: new_lineage() },
+                last_poll: Instant::now(),
+            }),
+            counters: Counters::default(),
+            hook: None,
+        };
+        {
+            let mut inner = store.lock();
+            let inner = &mut *inner;
+            let conn = store.conn(&mut inner.conn)?;
+            check_version(&mut conn.client)?;
+            inner.local = load(&mut conn.client)?;
+        }
+        Ok(store)
+    }
+
+    /// Sets how often [`snapshot`](SharedState::snapshot) looks at the log's head even when
+    /// no notification came (default 500 ms): the fallback for notifications lost with a
+    /// connection, and the only way on a database without `LISTEN`.
+    pub fn with_poll_interval(mut self, every: Duration) -> PgStore {
+        self.poll = every;
+        self
+    }
+
+    /// Installs a hook called inside every write transaction at each [`Stage`], with the
+    /// backend's process id: fault-injection tests terminate the connection there.
+    pub fn with_hook(mut self, hook: impl Fn(Stage, i32) + Send + Sync + 'static) -> PgStore {
+        self.hook = Some(Box::new(hook));
+        self
+    }
+
+    /// Creates or upgrades the schema and the two roles (see the [crate docs](crate#schema)),
+    /// on a connection of its own. Idempotent: running it again, or from several processes at
+    /// once, leaves one schema at [`SCHEMA_VERSION`].
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Store`] when the database refuses (the caller must own the tables and
+    /// may create roles), or holds a newer schema than this library knows.
+    pub fn migrate(url: &str) -> Result<(), SharedError> {
+        let mut client = Client::connect(url, NoTls).map_err(from_pg)?;
+        client.batch_execute(VERSION_TABLE).map_err(from_pg)?;
+        let current = schema_version(&mut client)?;
+        if current > SCHEMA_VERSION {
+            return Err(corrupt(format!(
+                "the schema is at version {current}, newer than this library's {SCHEMA_VERSION}"
+            )));
+        }
+        if current < 1 {
+            let mut tx = client.transaction().map_err(from_pg)?;
+            for statement in V1 {
+                tx.batch_execute(statement).map_err(from_pg)?;
+            }
+            tx.execute("INSERT INTO placewise_schema (version) VALUES (1) ON CONFLICT (version) DO NOTHING", &[])
+                .map_err(from_pg)?;
+            tx.commit().map_err(from_pg)?;
+        }
+        client.batch_execute(ROLES).map_err(from_pg)?;
+        for grant in GRANTS {
+            client.batch_execute(grant).map_err(from_pg)?;
+        }
+        Ok(())
+    }
+
+    /// Seeds an empty store with `cluster` as its first checkpoint and host rows (an agent's
+    /// job, done once). Returns `false`, changing nothing, when the store already has hosts or
+    /// log entries. Computes in O(hosts + instances), in one transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Store`].
+    pub fn bootstrap(&self, cluster: &Cluster) -> Result<bool, SharedError> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let conn = self.conn(&mut inner.conn)?;
+        let mut tx = conn.client.transaction().map_err(from_pg)?;
+        let head = tx.query_one(&conn.st.lock_head, &[]).map_err(from_pg)?;
+        let hosts: i64 = tx.query_one("SELECT count(*) FROM placewise_hosts", &[]).map_err(from_pg)?.get(0);
+        if head.get::<_, i64>(0) != 0 || hosts != 0 {
+            return Ok(false);
+        }
+        let spec = cluster.to_spec();
+        let json = serde_json::to_string(&spec).map_err(|e| corrupt(e.to_string()))?;
+        tx.execute("INSERT INTO placewise_checkpoints (seq, cluster) VALUES (0, $1)", &[&json]).map_err(from_pg)?;
+        for chunk in spec.hosts.chunks(5_000) {
+            let names: Vec<&str> = chunk.iter().map(|h| h.name.as_str()).collect();
+            let inventories = chunk.iter().map(|h| serde_json::to_string(h)).collect::<Result<Vec<String>, _>>();
+            let inventories = inventories.map_err(|e| corrupt(e.to_string()))?;
+            tx.execute(
+                "INSERT INTO placewise_hosts (name, generation, inventory)
+                 SELECT n, 0, i::jsonb FROM unnest($1::text[], $2::text[]) AS c(n, i)",
+                &[&names, &inventories],
+            )
+            .map_err(from_pg)?;
+        }
+        tx.commit().map_err(from_pg)?;
+        inner.local = Local {
+            cluster: Arc::new(Cluster::from_spec(&spec).map_err(|e| corrupt(e.to_string()))?),
+            seq: 0,
+            lineage: new_lineage(),
+        };
+        Ok(true)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every call leaves the local state whole before it can panic, so a poisoned lock
+        // still guards a consistent state.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The open connection, made (with `LISTEN` and the prepared statements) if there is
+    /// none or the last one broke.
+    fn conn<'a>(&self, slot: &'a mut Option<Conn>) -> Result<&'a mut Conn, SharedError> {
+        if slot.as_ref().is_some_and(|c| c.client.is_closed()) {
+            *slot = None;
+        }
+        if slot.is_none() {
+            let mut client = Client::connect(&self.url, NoTls).map_err(from_pg)?;
+            client.batch_execute(&format!("LISTEN {CHANNEL}")).map_err(from_pg)?;
+            let st = Statements::prepare(&mut client).map_err(from_pg)?;
+            *slot = Some(Conn { client, st });
+        }
+        // Just filled.
+        slot.as_mut().ok_or_else(|| SharedError::Store(StoreError::new(StoreErrorKind::Unavailable, "no connection")))
+    }
+
+    /// The counters since this store was made (`retries` counts re-plans of
+    /// [`SharedState::place`]).
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut s = Stats::default();
+        s.commits = get(&c.commits);
+        s.committed = get(&c.committed);
+        s.conflicts = get(&c.conflicts);
+        s.stale_reads = get(&c.stale_reads);
+        s.retries = get(&c.retries);
+        s.released = get(&c.released);
+        s.entries = get(&c.entries);
+        s
+    }
+
+    /// How often this store reloaded from a checkpoint because the log rows it needed were
+    /// compacted away.
+    pub fn reloads(&self) -> u64 {
+        self.counters.reloads.load(Ordering::Relaxed)
+    }
+
+    /// The sequence number of the last log entry this process has applied.
+    pub fn seq(&self) -> u64 {
+        self.lock().local.seq
+    }
+
+    /// Reads the log's tail now, without waiting for a notification or the poll interval,
+    /// and returns the sequence number reached: after it, this process sees every entry
+    /// committed before the call.
+    ///
+    /// # Errors
+    ///
+    /// As [`snapshot`](SharedState::snapshot).
+    pub fn refresh(&self) -> Result<u64, SharedError> {
+        let mut inner = self.lock();
+        self.catch_up(&mut inner)?;
+        Ok(inner.local.seq)
+    }
+
+    /// Waits up to `timeout` for a notification of a new log entry, then brings the local
+    /// state up to date; returns the sequence number reached. A follower that only watches
+    /// calls this in a loop.
+    ///
+    /// # Errors
+    ///
+    /// As [`snapshot`](SharedState::snapshot).
+    pub fn wait_for_change(&self, timeout: Duration) -> Result<u64, SharedError> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let seq = inner.local.seq;
+        let newer = {
+            let conn = self.conn(&mut inner.conn)?;
+            let mut notifications = conn.client.notifications();
+            let mut waiting = notifications.timeout_iter(timeout);
+            waiting.any(|n| Ok(n.payload().parse::<u64>().map_or(true, |s| s > seq))).map_err(from_pg)?
+        };
+        if newer || inner.last_poll.elapsed() >= self.poll {
+            self.catch_up(inner)?;
+        }
+        Ok(inner.local.seq)
+    }
+
+    /// Applies the log rows after the local sequence number, reloading from the newest
+    /// checkpoint when rows it needs were compacted away. Never applies a gap or a duplicate.
+    fn catch_up(&self, inner: &mut Inner) -> Result<(), SharedError> {
+        let conn = self.conn(&mut inner.conn)?;
+        inner.last_poll = Instant::now();
+        let rows = conn.client.query(&conn.st.tail, &[&as_i64(inner.local.seq)]).map_err(from_pg)?;
+        let head = if rows.is_empty() {
+            seq_of(conn.client.query_one(&conn.st.head, &[]).map_err(from_pg)?.get(0))
+        } else {
+            0
+        };
+        match apply_rows(&mut inner.local, &rows) {
+            Ok(()) if head <= inner.local.seq => Ok(()),
+            Ok(()) | Err(SharedError::Log(LogError::Gap { .. })) => {
+                // The rows after our sequence number are gone: compacted into a checkpoint.
+                inner.local = load(&mut conn.client)?;
+                self.counters.reloads.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Drains pending notifications; catches up when one names a newer entry or the poll
+    /// interval passed.
+    fn follow(&self, inner: &mut Inner) -> Result<(), SharedError> {
+        let seq = inner.local.seq;
+        let mut newer = false;
+        {
+            let conn = self.conn(&mut inner.conn)?;
+            let mut pending = conn.client.notifications();
+            let mut it = pending.iter();
+            while let Some(n) = it.next().map_err(from_pg)? {
+                newer |= n.payload().parse::<u64>().map_or(true, |s| s > seq);
+            }
+        }
+        if newer || inner.last_poll.elapsed() >= self.poll {
+            self.catch_up(inner)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one write transaction: locks the head, catches up to it, lets `body` judge and
+    /// write its rows, then appends the log entry `body` returns (if any), moves the head,
+    /// notifies and commits. The local state becomes `body`'s next state only after the
+    /// commit succeeded.
+    fn write<R>(
+        &self,
+        body: impl FnOnce(&mut Transaction<'_>, &Statements, &Local, Head) -> Result<Written<R>, SharedError>,
+    ) -> Result<R, SharedError> {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        let result = self.write_locked(inner, body);
+        if let Err(SharedError::Store(_)) = &result {
+            // Whatever broke, the next call starts on a fresh connection.
+            if inner.conn.as_ref().is_some_and(|c| c.client.is_closed()) {
+                inner.conn = None;
+            }
+        }
+        result
+    }
+
+    fn write_locked<R>(
+        &self,
+        inner: &mut Inner,
+        body: impl FnOnce(&mut Transaction<'_>, &Statements, &Local, Head) -> Result<Written<R>, SharedError>,
+    ) -> Result<R, SharedError> {
+        self.conn(&mut inner.conn)?;
+        let Some(conn) = inner.conn.as_mut() else { return Err(corrupt("no connection")) };
+        let mut tx = conn.client.transaction().map_err(from_pg)?;
+        let row = tx.query_one(&conn.st.lock_head, &[]).map_err(from_pg)?;
+        let head = Head { seq: seq_of(row.get(0)), next_claim: seq_of(row.get(1)) };
+        if head.seq != inner.local.seq {
+            // Under the head lock every committed entry is visible and none can appear.
+            let rows = tx.query(&conn.st.tail, &[&as_i64(inner.local.seq)]).map_err(from_pg)?;
+            let caught = apply_rows(&mut inner.local, &rows);
+            if caught.is_err() || inner.local.seq != head.seq {
+                drop(tx);
+                inner.local = load(&mut conn.client)?;
+                self.counters.reloads.fetch_add(1, Ordering::Relaxed);
+                return Err(SharedError::ForeignPlan);
+            }
+        }
+        inner.last_poll = Instant::now();
+        let written = body(&mut tx, &conn.st, &inner.local, head)?;
+        let Some(entry) = written.entry else {
+            tx.commit().map_err(from_pg)?;
+            return Ok(written.result);
+        };
+        let json = serde_json::to_string(&entry.entry).map_err(|e| corrupt(e.to_string()))?;
+        tx.execute(&conn.st.insert_log, &[&as_i64(entry.entry.seq), &json]).map_err(from_pg)?;
+        tx.execute(&conn.st.set_head, &[&as_i64(entry.entry.seq), &as_i64(entry.next_claim)]).map_err(from_pg)?;
+        tx.execute(&conn.st.notify, &[&CHANNEL, &entry.entry.seq.to_string()]).map_err(from_pg)?;
+        let mut pid = 0;
+        if let Some(hook) = &self.hook {
+            pid = tx.query_one("SELECT pg_backend_pid()", &[]).map_err(from_pg)?.get::<_, i32>(0);
+            hook(Stage::BeforeCommit, pid);
+        }
+        tx.commit().map_err(from_pg_at_commit)?;
+        if let Some(hook) = &self.hook {
+            hook(Stage::AfterCommit, pid);
+        }
+        self.counters.entries.fetch_add(1, Ordering::Relaxed);
+        inner.local.cluster = Arc::new(entry.next);
+        inner.local.seq = entry.entry.seq;
+        Ok(written.result)
+    }
+
+    /// Removes the instances of `claims` (rows of instance, host, claim id) that are still
+    /// there, as one entry, and deletes the claim rows.
+    fn remove_claims(
+        &self,
+        tx: &mut Transaction<'_>,
+        st: &Statements,
+        local: &Local,
+        head: Head,
+        claims: &[(String, String, i64)],
+    ) -> Result<Option<NewEntry>, SharedError> {
+        let ids: Vec<i64> = claims.iter().map(|c| c.2).collect();
+        tx.execute(&st.delete_claims, &[&ids]).map_err(from_pg)?;
+        self.counters.released.fetch_add(claims.len() as u64, Ordering::Relaxed);
+        let mut working = (*local.cluster).clone();
+        let mut events = Vec::new();
+        for (instance, host, _) in claims {
+            let event = ClusterEvent::InstanceRemoved { host: host.clone(), instance: instance.clone() };
+            // A claim whose host or instance an event removed already has nothing to release.
+            if let Ok(next) = working.apply(&event) {
+                working = next;
+                events.push(event);
+            }
+        }
+        if events.is_empty() {
+            return Ok(None);
+        }
+        let seq = head.seq + 1;
+        bump_generations(tx, st, seq, events.iter().map(|e| (e.host_name(), head.seq)))?;
+        Ok(Some(NewEntry { entry: LogEntry::new(seq, events), next: working, next_claim: head.next_claim }))
+    }
+
+    /// Writes a checkpoint of the current state and deletes the log rows more than `keep`
+    /// entries before it, and the older checkpoints. Followers that still needed the deleted
+    /// rows reload from the checkpoint on their next call. Returns the checkpoint's sequence
+    /// number. Computes in O(hosts + instances).
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Store`].
+    pub fn compact(&self, keep: u64) -> Result<u64, SharedError> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        self.catch_up(inner)?;
+        let seq = inner.local.seq;
+        let json = serde_json::to_string(&inner.local.cluster.to_spec()).map_err(|e| corrupt(e.to_string()))?;
+        let conn = self.conn(&mut inner.conn)?;
+        let mut tx = conn.client.transaction().map_err(from_pg)?;
+        tx.execute(
+            "INSERT INTO placewise_checkpoints (seq, cluster) VALUES ($1, $2) ON CONFLICT (seq) DO NOTHING",
+            &[&as_i64(seq), &json],
+        )
+        .map_err(from_pg)?;
+        tx.execute("DELETE FROM placewise_log WHERE seq <= $1", &[&as_i64(seq.saturating_sub(keep))])
+            .map_err(from_pg)?;
+        tx.execute("DELETE FROM placewise_checkpoints WHERE seq < $1", &[&as_i64(seq)]).map_err(from_pg)?;
+        tx.commit().map_err(from_pg)?;
+        Ok(seq)
+    }
+
+    /// The claims in the store, open and confirmed, by claim id.
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Store`].
+    pub fn claims(&self) -> Result<Vec<ClaimRecord>, SharedError> {
+        let mut inner = self.lock();
+        let conn = self.conn(&mut inner.conn)?;
+        let rows = conn
+            .client
+            .query(
+                "SELECT claim_id, instance, host, seq, expires_at_ms, confirmed FROM placewise_claims ORDER BY claim_id",
+                &[],
+            )
+            .map_err(from_pg)?;
+        Ok(rows
+            .iter()
+            .map(|r| ClaimRecord {
+                id: ClaimId(seq_of(r.get(0))),
+                instance: r.get(1),
+                host: r.get(2),
+                seq: seq_of(r.get(3)),
+                expires_at_ms: r.get::<_, Option<i64>>(4).map(seq_of),
+                confirmed: r.get(5),
+            })
+            .collect())
+    }
+}
+
+/// A claim as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClaimRecord {
+    /// Its id.
+    pub id: ClaimId,
+    /// The instance.
+    pub instance: String,
+    /// The host's name.
+    pub host: String,
+    /// The log entry that landed it.
+    pub seq: u64,
+    /// When it expires, in milliseconds since the Unix epoch on the database's clock.
+    pub expires_at_ms: Option<u64>,
+    /// Whether it was confirmed.
+    pub confirmed: bool,
+}
+
+/// The head row as a writer locked it.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    seq: u64,
+    next_claim: u64,
+}
+
+/// A log entry a write transaction appends, with the state after it.
+struct NewEntry {
+    entry: LogEntry,
+    next: Cluster,
+    next_claim: u64,
+}
+
+/// What a write transaction's body did.
+struct Written<R> {
+    result: R,
+    entry: Option<NewEntry>,
+}
+
+fn empty_cluster() -> Result<Cluster, SharedError> {
+    Cluster::from_spec(&ClusterSpec::default()).map_err(|e| corrupt(e.to_string()))
+}
+
+fn check_version(client: &mut Client) -> Result<(), SharedError> {
+    let version = schema_version(client)?;
+    if version != SCHEMA_VERSION {
+        return Err(corrupt(format!(
+            "the schema is at version {version}, this library needs {SCHEMA_VERSION}: run PgStore::migrate"
+        )));
+    }
+    Ok(())
+}
+
+fn schema_version(client: &mut Client) -> Result<i32, SharedError> {
+    let exists: bool =
+        client.query_one("SELECT to_regclass('placewise_schema') IS NOT NULL", &[]).map_err(from_pg)?.get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = client.query_one("SELECT COALESCE(max(version), 0) FROM placewise_schema", &[]).map_err(from_pg)?;
+    Ok(row.get(0))
+}
+
+/// Applies log rows (`seq`, entry JSON) after `local.seq`, in order, each whole.
+fn apply_rows(local: &mut Local, rows: &[postgres::Row]) -> Result<(), SharedError> {
+    for row in rows {
+        let seq = seq_of(row.get(0));
+        let text: &str = row.get(1);
+        let entry: LogEntry =
+            serde_json::from_str(text).map_err(|e| corrupt(format!("log entry {seq} does not parse: {e}")))?;
+        if entry.seq != seq {
+            return Err(corrupt(format!("log row {seq} holds entry {}", entry.seq)));
+        }
+        if seq != local.seq + 1 {
+            let e = if seq <= local.seq {
+                LogError::Duplicate { seq, applied: local.seq }
+            } else {
+                LogError::Gap { expected: local.seq + 1, got: seq }
+            };
+            return Err(SharedError::Log(e));
+        }
+        let mut next = (*local.cluster).clone();
+        for event in &entry.events {
+            next = next.apply(event).map_err(|source| SharedError::Log(LogError::Event { seq, source }))?;
+        }
+        local.cluster = Arc::new(next);
+        local.seq = seq;
+    }
+    Ok(())
+}
+
+/// Loads the newest checkpoint and the log after it, in one consistent read.
+fn load(client: &mut Client) -> Result<Local, SharedError> {
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(from_pg)?;
+    let checkpoint = tx
+        .query_opt("SELECT seq, cluster FROM placewise_checkpoints ORDER BY seq DESC LIMIT 1", &[])
+        .map_err(from_pg)?;
+    let (seq, spec) = match checkpoint {
+        Some(row) => {
+            let seq = seq_of(row.get(0));
+            let text: &str = row.get(1);
+            let spec: ClusterSpec =
+                serde_json::from_str(text).map_err(|e| corrupt(format!("checkpoint {seq} does not parse: {e}")))?;
+            (seq, spec)
+        }
+        None => (0, ClusterSpec::default()),
+    };
+    let cluster = Cluster::from_spec(&spec).map_err(|source| SharedError::Log(LogError::Snapshot { seq, source }))?;
+    let mut local = Local { cluster: Arc::new(cluster), seq, lineage: new_lineage() };
+    let rows = tx.query("SELECT seq, entry::text FROM placewise_log WHERE seq > $1 ORDER BY seq", &[&as_i64(seq)]);
+    apply_rows(&mut local, &rows.map_err(from_pg)?)?;
+    let head: i64 = tx.query_one("SELECT seq FROM placewise_head WHERE id = 1", &[]).map_err(from_pg)?.get(0);
+    if seq_of(head) != local.seq {
+        return Err(corrupt(format!("the log ends at {} but the head is at {head}", local.seq)));
+    }
+    tx.commit().map_err(from_pg)?;
+    Ok(local)
+}
+
+/// Compare-and-swap on host generations: every named host whose generation is at most its
+/// read sequence number moves to `seq`. Fails, so that the transaction rolls back, when one
+/// had moved: a write that bypassed the log.
+fn bump_generations<'a>(
+    tx: &mut Transaction<'_>,
+    st: &Statements,
+    seq: u64,
+    hosts: impl Iterator<Item = (&'a str, u64)>,
+) -> Result<(), SharedError> {
+    let mut reads: BTreeMap<&str, u64> = BTreeMap::new();
+    for (name, read) in hosts {
+        let r = reads.entry(name).or_insert(read);
+        *r = (*r).min(read);
+    }
+    let names: Vec<&str> = reads.keys().copied().collect();
+    let read: Vec<i64> = reads.values().map(|&r| as_i64(r)).collect();
+    let n = tx.execute(&st.bump_hosts, &[&as_i64(seq), &names, &read]).map_err(from_pg)?;
+    if n != names.len() as u64 {
+        return Err(corrupt(format!(
+            "{} of {} host rows failed the generation check: a write bypassed the log",
+            names.len() as u64 - n,
+            names.len()
+        )));
+    }
+    Ok(())
+}
+
+impl SharedState for PgStore {
+    fn snapshot(&self) -> Result<Snapshot, SharedError> {
+        let mut inner = self.lock();
+        self.follow(&mut inner)?;
+        let l = &inner.local;
+        Ok(Snapshot::new(l.cluster.clone(), l.seq, l.lineage))
+    }
+
+    fn commit(&self, scheduler: &Scheduler, plan: &Plan) -> Result<CommitOutcome, SharedError> {
+        let mut out = self.commit_all(scheduler, std::slice::from_ref(plan))?;
+        out.pop().ok_or_else(|| corrupt("no outcome"))
+    }
+
+    fn commit_all(&self, scheduler: &Scheduler, plans: &[Plan]) -> Result<Vec<CommitOutcome>, SharedError> {
+        let token = &self.token;
+        let counters = &self.counters;
+        self.write(|tx, st, local, head| {
+            if plans.iter().any(|p| p.lineage() != local.lineage) {
+                return Err(SharedError::ForeignPlan);
+            }
+            let instances: Vec<&str> = plans.iter().flat_map(Plan::instance_ids).collect();
+            let rows = tx.query(&st.claims_of, &[&instances]).map_err(from_pg)?;
+            let known: HashMap<String, ClaimRow> = rows
+                .iter()
+                .map(|r| {
+                    let row = ClaimRow { host: r.get(1), token: r.get(2), claim_id: r.get(3), seq: r.get(4) };
+                    (r.get::<_, String>(0), row)
+                })
+                .collect();
+            let seq = head.seq + 1;
+            let mut next_claim = head.next_claim;
+            let mut current = (*local.cluster).clone();
+            let mut events = Vec::new();
+            let mut outcomes = Vec::with_capacity(plans.len());
+            let mut taken: HashSet<String> = HashSet::new();
+            let mut bumps: Vec<(String, u64)> = Vec::new();
+            let (mut c_inst, mut c_id, mut c_host, mut c_at, mut c_ttl) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::<Option<i64>>::new(), Vec::<Option<i64>>::new());
+            for plan in plans {
+                let prior = |_: usize, claim: &placewise::shared::Claim| {
+                    let id = &claim.instance.id;
+                    if let Some(row) = known.get(id) {
+                        return Some(if row.token == *token && row.host == claim.host_name {
+                            Prior::Landed
+                        } else {
+                            Prior::Conflict(ConflictReason::AlreadyPlaced { host: row.host.clone() })
+                        });
+                    }
+                    taken.contains(id).then(|| {
+                        Prior::Conflict(ConflictReason::AlreadyPlaced { host: "another plan of this commit".into() })
+                    })
+                };
+                let v = judge_plan(&current, scheduler, plan, &prior)?;
+                counters.commits.fetch_add(1, Ordering::Relaxed);
+                counters.stale_reads.fetch_add(v.stale_reads.into(), Ordering::Relaxed);
+                counters.conflicts.fetch_add(v.conflicts.len() as u64, Ordering::Relaxed);
+                let mut committed = Vec::with_capacity(v.landed.len() + v.already.len());
+                let mut entry_seq = None;
+                for &i in &v.already {
+                    let claim = &plan.claims()[i];
+                    let Some(row) = known.get(&claim.instance.id) else { continue };
+                    entry_seq = Some(seq_of(row.seq));
+                    committed.push(Committed::new(
+                        ClaimId(seq_of(row.claim_id)),
+                        i,
+                        claim.host,
+                        claim.host_name.clone(),
+                        claim.instance.id.clone(),
+                    ));
+                }
+                let read = match plan.validation_rule() {
+                    Validation::Generation => plan.seq(),
+                    _ => head.seq,
+                };
+                for (i, event) in v.landed {
+                    let claim = &plan.claims()[i];
+                    let id = ClaimId(next_claim);
+                    next_claim += 1;
+                    entry_seq = Some(seq);
+                    taken.insert(claim.instance.id.clone());
+                    bumps.push((claim.host_name.clone(), read));
+                    c_inst.push(claim.instance.id.clone());
+                    c_id.push(as_i64(id.0));
+                    c_host.push(claim.host_name.clone());
+                    c_at.push(plan.expiry().map(as_i64));
+                    c_ttl.push(plan.ttl().map(as_i64));
+                    committed.push(Committed::new(
+                        id,
+                        i,
+                        claim.host,
+                        claim.host_name.clone(),
+                        claim.instance.id.clone(),
+                    ));
+                    events.push(event);
+                }
+                committed.sort_by_key(|c| c.claim);
+                counters.committed.fetch_add(committed.len() as u64, Ordering::Relaxed);
+                current = v.next;
+                outcomes.push(outcome(entry_seq, committed, v.conflicts, v.stale_reads));
+            }
+            if events.is_empty() {
+                return Ok(Written { result: outcomes, entry: None });
+            }
+            bump_generations(tx, st, seq, bumps.iter().map(|(h, r)| (h.as_str(), *r)))?;
+            let params: [&(dyn postgres::types::ToSql + Sync); 7] =
+                [&c_inst, &c_id, &c_host, token, &as_i64(seq), &c_at, &c_ttl];
+            tx.execute(&st.insert_claims, &params).map_err(from_pg)?;
+            let entry = NewEntry { entry: LogEntry::new(seq, events), next: current, next_claim };
+            Ok(Written { result: outcomes, entry: Some(entry) })
+        })
+    }
+
+    fn confirm(&self, id: ClaimId) -> Result<(), SharedError> {
+        let mut inner = self.lock();
+        let conn = self.conn(&mut inner.conn)?;
+        let n = conn.client.execute(&conn.st.confirm, &[&as_i64(id.0)]).map_err(from_pg)?;
+        if n == 0 {
+            return Err(SharedError::UnknownClaim(id));
+        }
+        Ok(())
+    }
+
+    fn release(&self, id: ClaimId) -> Result<Option<u64>, SharedError> {
+        self.write(|tx, st, local, head| {
+            let row = tx.query_opt(&st.claim_by_id, &[&as_i64(id.0)]).map_err(from_pg)?;
+            let row = row.ok_or(SharedError::UnknownClaim(id))?;
+            let claims = [(row.get::<_, String>(0), row.get::<_, String>(1), row.get::<_, i64>(2))];
+            let entry = self.remove_claims(tx, st, local, head, &claims)?;
+            Ok(Written { result: entry.as_ref().map(|e| e.entry.seq), entry })
+        })
+    }
+
+    fn expire_due(&self) -> Result<Vec<ClaimId>, SharedError> {
+        self.write(|tx, st, local, head| {
+            let rows = tx.query(&st.due, &[]).map_err(from_pg)?;
+            let claims: Vec<(String, String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+            let ids = claims.iter().map(|c| ClaimId(seq_of(c.2))).collect();
+            if claims.is_empty() {
+                return Ok(Written { result: ids, entry: None });
+            }
+            let entry = self.remove_claims(tx, st, local, head, &claims)?;
+            Ok(Written { result: ids, entry })
+        })
+    }
+
+    fn publish_all(&self, events: Vec<ClusterEvent>) -> Result<u64, SharedError> {
+        self.write(|tx, _, local, head| {
+            let mut next = (*local.cluster).clone();
+            for e in &events {
+                next = next.apply(e).map_err(SharedError::Event)?;
+            }
+            let seq = head.seq + 1;
+            let touched: BTreeSet<&str> = events.iter().map(ClusterEvent::host_name).collect();
+            let bumped: BTreeSet<&str> =
+                events.iter().filter(|e| e.bumps_generation()).map(ClusterEvent::host_name).collect();
+            let gone: Vec<&str> = touched.iter().copied().filter(|h| next.host_id(h).is_none()).collect();
+            let ended: Vec<&str> = events
+                .iter()
+                .filter_map(|e| match e {
+                    ClusterEvent::InstanceRemoved { instance, .. } => Some(instance.as_str()),
+                    _ => None,
+                })
+                .collect();
+            tx.execute("DELETE FROM placewise_claims WHERE host = ANY($1) OR instance = ANY($2)", &[&gone, &ended])
+                .map_err(from_pg)?;
+            tx.execute("DELETE FROM placewise_hosts WHERE name = ANY($1)", &[&gone]).map_err(from_pg)?;
+            let present: Vec<&str> = touched.iter().copied().filter(|h| next.host_id(h).is_some()).collect();
+            let claimed =
+                tx.query("SELECT instance FROM placewise_claims WHERE host = ANY($1)", &[&present]).map_err(from_pg)?;
+            let claimed: HashSet<String> = claimed.iter().map(|r| r.get(0)).collect();
+            let mut names = Vec::new();
+            let mut generations: Vec<Option<i64>> = Vec::new();
+            let mut inventories = Vec::new();
+            for h in &present {
+                let Some(spec) = next.host_id(h).and_then(|id| next.host_to_spec(id)) else { continue };
+                let inventory =
+                    serde_json::to_string(&inventory_of(spec, &claimed)).map_err(|e| corrupt(e.to_string()))?;
+                names.push(*h);
+                generations.push(bumped.contains(h).then_some(as_i64(seq)));
+                inventories.push(inventory);
+            }
+            tx.execute(
+                "INSERT INTO placewise_hosts (name, generation, inventory)
+                 SELECT n, COALESCE(g, 0), i::jsonb FROM unnest($1::text[], $2::bigint[], $3::text[]) AS c(n, g, i)
+                 ON CONFLICT (name) DO UPDATE SET inventory = EXCLUDED.inventory,
+                     generation = CASE WHEN EXCLUDED.generation > 0 THEN EXCLUDED.generation
+                                       ELSE placewise_hosts.generation END",
+                &[&names, &generations, &inventories],
+            )
+            .map_err(from_pg)?;
+            let entry = NewEntry { entry: LogEntry::new(seq, events.clone()), next, next_claim: head.next_claim };
+            Ok(Written { result: seq, entry: Some(entry) })
+        })
+    }
+
+    fn log_since(&self, seq: u64) -> Result<Vec<LogEntry>, SharedError> {
+        let mut inner = self.lock();
+        let conn = self.conn(&mut inner.conn)?;
+        let mut tx = conn
+            .client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(from_pg)?;
+        let head = seq_of(tx.query_one("SELECT seq FROM placewise_head WHERE id = 1", &[]).map_err(from_pg)?.get(0));
+        if seq > head {
+            return Err(SharedError::Log(LogError::Ahead { seq, head }));
+        }
+        let rows = tx
+            .query("SELECT seq, entry::text FROM placewise_log WHERE seq > $1 ORDER BY seq", &[&as_i64(seq)])
+            .map_err(from_pg)?;
+        tx.commit().map_err(from_pg)?;
+        let first = rows.first().map_or(head + 1, |r| seq_of(r.get(0)));
+        if first != seq + 1 && seq < head {
+            return Err(SharedError::Log(LogError::Compacted { seq, base: first.saturating_sub(1) }));
+        }
+        rows.iter()
+            .map(|r| {
+                let text: &str = r.get(1);
+                serde_json::from_str(text).map_err(|e| corrupt(format!("log entry does not parse: {e}")))
+            })
+            .collect()
+    }
+
+    fn checkpoint(&self) -> Result<Checkpoint, SharedError> {
+        let mut inner = self.lock();
+        let conn = self.conn(&mut inner.conn)?;
+        let row = conn
+            .client
+            .query_opt("SELECT seq, cluster FROM placewise_checkpoints ORDER BY seq DESC LIMIT 1", &[])
+            .map_err(from_pg)?;
+        let Some(row) = row else {
+            return Ok(Checkpoint::new(0, ClusterSpec::default()));
+        };
+        let seq = seq_of(row.get(0));
+        let text: &str = row.get(1);
+        let cluster: ClusterSpec =
+            serde_json::from_str(text).map_err(|e| corrupt(format!("checkpoint {seq} does not parse: {e}")))?;
+        Ok(Checkpoint::new(seq, cluster))
+    }
+
+    fn note_retries(&self, n: u64) {
+        self.counters.retries.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// A host's spec without the instances that claims hold: what its agent owns.
+pub(crate) fn inventory_of(mut spec: HostSpec, claimed: &HashSet<String>) -> HostSpec {
+    spec.instances.retain(|i| !claimed.contains(&i.id));
+    spec
+}
+
+fn outcome(seq: Option<u64>, committed: Vec<Committed>, conflicts: Vec<Conflict>, stale_reads: u32) -> CommitOutcome {
+    CommitOutcome::new(seq, committed, conflicts, stale_reads)
+}
