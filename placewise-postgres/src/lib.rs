@@ -2,6 +2,7 @@
 
 mod audit;
 mod error;
+pub mod fleet;
 pub mod schema;
 pub mod server;
 mod store;

@@ -428,11 +428,27 @@ impl PgStore {
     ) -> Result<R, SharedError> {
         let mut guard = self.lock();
         let inner = &mut *guard;
-        let result = self.write_locked(inner, body);
-        if let Err(SharedError::Store(_)) = &result {
-            // Whatever broke, the next call starts on a fresh connection.
-            if inner.conn.as_ref().is_some_and(|c| c.client.is_closed()) {
-                inner.conn = None;
+        let mut body = Some(body);
+        let mut result = Err(corrupt("no attempt"));
+        // A connection that died while idle (a restarted server, a terminated backend) costs
+        // one more attempt on a fresh one: `Unavailable` means nothing was committed.
+        for _ in 0..2 {
+            let Some(b) = body.take() else { break };
+            let mut once = Some(b);
+            result = self.write_locked(inner, |tx, st, local, head| match once.take() {
+                Some(b) => b(tx, st, local, head),
+                None => Err(corrupt("body ran twice")),
+            });
+            match &result {
+                Err(SharedError::Store(e)) if e.kind == StoreErrorKind::Unavailable && once.is_some() => {
+                    inner.conn = None;
+                    body = once;
+                }
+                Err(SharedError::Store(_)) => {
+                    inner.conn = None;
+                    break;
+                }
+                _ => break,
             }
         }
         result
@@ -725,7 +741,14 @@ fn bump_generations<'a>(
 impl SharedState for PgStore {
     fn snapshot(&self) -> Result<Snapshot, SharedError> {
         let mut inner = self.lock();
-        self.follow(&mut inner)?;
+        if let Err(SharedError::Store(e)) = self.follow(&mut inner) {
+            if e.kind != StoreErrorKind::Unavailable {
+                return Err(SharedError::Store(e));
+            }
+            // Reads are idempotent: once more on a fresh connection.
+            inner.conn = None;
+            self.follow(&mut inner)?;
+        }
         let l = &inner.local;
         Ok(Snapshot::new(l.cluster.clone(), l.seq, l.lineage))
     }

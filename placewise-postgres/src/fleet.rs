@@ -1,0 +1,244 @@
+//! A burst of single-instance requests from one scheduler process: the load generator behind
+//! the `fleet` example, the `placewise-burst` worker binary and the fault tests.
+//!
+//! [`run_burst`] plans `batch` requests at a time on one snapshot (each its own plan, with a
+//! random pick among the best `top_k` hosts), commits them with
+//! [`SharedState::commit_all`](placewise::shared::SharedState::commit_all) in one transaction,
+//! re-plans what conflicted, and rides out a database that goes away: a commit that failed
+//! with a retryable error is made again unchanged (commits are idempotent), after a pause,
+//! until `patience` runs out. Every placement is reported to `on_ack` as soon as its commit
+//! returned: those are the acknowledged placements an audit must find.
+
+use crate::store::PgStore;
+use placewise::shared::{Plan, SharedError, SharedState, StoreError, StoreErrorKind};
+use placewise::{ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler};
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// What one burst does.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BurstConfig {
+    /// The database.
+    pub url: String,
+    /// Instance ids are `<prefix>-<n>`.
+    pub prefix: String,
+    /// Single-instance requests to place.
+    pub requests: usize,
+    /// Plans committed per transaction.
+    pub batch: usize,
+    /// The random pick among the best `top_k` hosts.
+    pub top_k: usize,
+    /// Memory per instance, in MiB.
+    pub memory_mb: f64,
+    /// Claims expire this many milliseconds after their commit unless confirmed (`None`: never).
+    pub ttl_ms: Option<u64>,
+    /// How long to keep retrying while the database is away.
+    pub patience: Duration,
+    /// The seed of the random picks.
+    pub seed: u64,
+}
+
+impl BurstConfig {
+    /// `requests` requests of 1 GiB, committed 8 at a time, picking among the best 64, with
+    /// 60 s of patience.
+    pub fn new(url: impl Into<String>, prefix: impl Into<String>, requests: usize) -> BurstConfig {
+        BurstConfig {
+            url: url.into(),
+            prefix: prefix.into(),
+            requests,
+            batch: 8,
+            top_k: 64,
+            memory_mb: 1024.0,
+            ttl_ms: None,
+            patience: Duration::from_secs(60),
+            seed: 1,
+        }
+    }
+}
+
+/// What a burst achieved.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BurstReport {
+    /// Instances placed (acknowledged).
+    pub placed: usize,
+    /// Instances no host could take.
+    pub unplaced: usize,
+    /// Claims that conflicted and were re-planned.
+    pub conflicts: usize,
+    /// Commits made again after a retryable store error.
+    pub retries: usize,
+    /// Transactions committed.
+    pub transactions: usize,
+    /// Commit latencies in microseconds, one per transaction.
+    pub latencies_us: Vec<u64>,
+    /// Reloads from a checkpoint.
+    pub reloads: u64,
+}
+
+/// The scheduler every burst uses: compute and resource filters, spread on free memory.
+///
+/// # Errors
+///
+/// Never in practice (the configuration is fixed and valid); the builder's error otherwise.
+pub fn burst_scheduler(top_k: usize) -> Result<Scheduler, placewise::BuildError> {
+    Scheduler::builder()
+        .filter(ComputeFilter)
+        .filter(ResourceFilter::new())
+        .weigher(FreeResourceWeigher::ram(), 1.0)
+        .host_subset_size(top_k.max(1))
+        .build()
+}
+
+/// Runs a burst; see the [module docs](self). `on_ack(instance, host)` is called for every
+/// placement right after its transaction committed.
+///
+/// # Errors
+///
+/// A store error that is not retryable, or one that outlasted `patience`.
+pub fn run_burst(config: &BurstConfig, mut on_ack: impl FnMut(&str, &str)) -> Result<BurstReport, SharedError> {
+    let scheduler = burst_scheduler(config.top_k)
+        .map_err(|e| SharedError::Store(StoreError::new(StoreErrorKind::Other, e.to_string())))?;
+    let store = patiently(config.patience, || PgStore::connect(&config.url))?;
+    let mut report = BurstReport::default();
+    let mut pending: Vec<usize> = (0..config.requests).rev().collect();
+    let mut draw = config.seed;
+    while !pending.is_empty() {
+        let snapshot = match store.snapshot() {
+            Ok(s) => s,
+            Err(SharedError::Store(e)) if e.is_retryable() => {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let mut plans = Vec::new();
+        let mut batch = Vec::new();
+        while plans.len() < config.batch.max(1) {
+            let Some(n) = pending.pop() else { break };
+            draw = draw.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let request = Request::new(1).memory_mb(config.memory_mb).seed(draw);
+            let placement = scheduler.schedule(&snapshot, &request).map_err(SharedError::Schedule)?;
+            if !placement.is_complete() {
+                report.unplaced += 1;
+                continue;
+            }
+            let id = format!("{}-{n}", config.prefix);
+            let mut plan = Plan::from_placement(&snapshot, &request, &placement, &[id])?;
+            if let Some(ttl) = config.ttl_ms {
+                plan = plan.expires_after(ttl);
+            }
+            plans.push(plan);
+            batch.push(n);
+        }
+        if plans.is_empty() {
+            continue;
+        }
+        let started = Instant::now();
+        let deadline = started + config.patience;
+        let outcomes = loop {
+            match store.commit_all(&scheduler, &plans) {
+                Ok(o) => break o,
+                Err(SharedError::Store(e)) if e.is_retryable() && Instant::now() < deadline => {
+                    report.retries += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(SharedError::ForeignPlan) => break Vec::new(),
+                Err(e) => return Err(e),
+            }
+        };
+        if outcomes.is_empty() {
+            // The store reloaded: plan the batch again on the new state.
+            pending.extend(batch.iter().rev());
+            continue;
+        }
+        report.latencies_us.push(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
+        report.transactions += 1;
+        for (outcome, &n) in outcomes.iter().zip(&batch) {
+            for c in &outcome.committed {
+                on_ack(&c.instance, &c.host_name);
+                report.placed += 1;
+            }
+            if !outcome.conflicts.is_empty() {
+                report.conflicts += outcome.conflicts.len();
+                pending.push(n);
+            }
+        }
+    }
+    report.reloads = store.reloads();
+    Ok(report)
+}
+
+/// Calls `f` until it succeeds, fails with an error that is not retryable, or `patience` runs
+/// out.
+fn patiently<T>(patience: Duration, mut f: impl FnMut() -> Result<T, SharedError>) -> Result<T, SharedError> {
+    let deadline = Instant::now() + patience;
+    loop {
+        match f() {
+            Err(SharedError::Store(e)) if e.is_retryable() && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The command line of a worker process: `--url U --prefix P --requests N --batch B --top-k K`
+/// (and `--ttl-ms T`, `--seed S`). Prints `ACK <instance> <host>` (JSON strings) per placement
+/// and `DONE <report as JSON>` at the end.
+///
+/// # Errors
+///
+/// A message for a malformed argument or a failed burst.
+pub fn worker_main(args: &[String]) -> Result<(), String> {
+    let mut config = BurstConfig::new("", "vm", 0);
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let number = || value.parse::<u64>().map_err(|e| format!("{flag} {value}: {e}"));
+        match flag.as_str() {
+            "--url" => config.url = value.clone(),
+            "--prefix" => config.prefix = value.clone(),
+            "--requests" => config.requests = number()? as usize,
+            "--batch" => config.batch = number()? as usize,
+            "--top-k" => config.top_k = number()? as usize,
+            "--ttl-ms" => config.ttl_ms = Some(number()?),
+            "--seed" => config.seed = number()?,
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let report = run_burst(&config, |instance, host| {
+        let mut out = stdout.lock();
+        let line = format!("ACK {} {}", json(instance), json(host));
+        // A closed pipe means the parent is gone; nobody is left to tell.
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    })
+    .map_err(|e| e.to_string())?;
+    println!("DONE {}", serde_json::to_string(&report).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Parses a worker's output: its acknowledged placements and, if it finished, its report.
+pub fn parse_worker_output(text: &str) -> (Vec<(String, String)>, Option<BurstReport>) {
+    let mut acks = Vec::new();
+    let mut report = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("ACK ") {
+            let mut de = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+            if let (Some(Ok(i)), Some(Ok(h))) = (de.next(), de.next()) {
+                acks.push((i, h));
+            }
+        } else if let Some(rest) = line.strip_prefix("DONE ") {
+            report = serde_json::from_str(rest).ok();
+        }
+    }
+    (acks, report)
+}
