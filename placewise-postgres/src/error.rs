@@ -26,7 +26,15 @@ fn kind(e: &postgres::Error) -> StoreErrorKind {
 
 /// A failure before `COMMIT`: the transaction rolled back (or never began).
 pub(crate) fn from_pg(e: postgres::Error) -> SharedError {
-    SharedError::Store(StoreError::new(kind(&e), e.to_string()))
+    SharedError::Store(StoreError::new(kind(&e), message(&e)))
+}
+
+/// The server's own words when it sent any, else the client's.
+fn message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
 }
 
 /// A failure of `COMMIT` itself. When the server answered with an error the transaction
@@ -38,5 +46,5 @@ pub(crate) fn from_pg_at_commit(e: postgres::Error) -> SharedError {
         }
         other => other,
     };
-    SharedError::Store(StoreError::new(kind, e.to_string()))
+    SharedError::Store(StoreError::new(kind, message(&e)))
 }

@@ -10,7 +10,7 @@
 //! returned: those are the acknowledged placements an audit must find.
 
 use crate::store::PgStore;
-use placewise::shared::{Plan, SharedError, SharedState, StoreError, StoreErrorKind};
+use placewise::shared::{Plan, SharedError, SharedState, StoreError, StoreErrorKind, Validation};
 use placewise::{ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -37,6 +37,8 @@ pub struct BurstConfig {
     pub patience: Duration,
     /// The seed of the random picks.
     pub seed: u64,
+    /// Judge claims on changed hosts by fit ([`Validation::Fit`]) instead of refusing them.
+    pub fit: bool,
 }
 
 impl BurstConfig {
@@ -53,6 +55,7 @@ impl BurstConfig {
             ttl_ms: None,
             patience: Duration::from_secs(60),
             seed: 1,
+            fit: false,
         }
     }
 }
@@ -75,6 +78,18 @@ pub struct BurstReport {
     pub latencies_us: Vec<u64>,
     /// Reloads from a checkpoint.
     pub reloads: u64,
+    /// When the burst started, after the store loaded, in milliseconds since the Unix epoch.
+    pub started_ms: u64,
+    /// When its last commit returned, in milliseconds since the Unix epoch.
+    pub finished_ms: u64,
+    /// How long loading the state took, in milliseconds.
+    pub load_ms: u64,
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The scheduler every burst uses: compute and resource filters, spread on free memory.
@@ -100,8 +115,13 @@ pub fn burst_scheduler(top_k: usize) -> Result<Scheduler, placewise::BuildError>
 pub fn run_burst(config: &BurstConfig, mut on_ack: impl FnMut(&str, &str)) -> Result<BurstReport, SharedError> {
     let scheduler = burst_scheduler(config.top_k)
         .map_err(|e| SharedError::Store(StoreError::new(StoreErrorKind::Other, e.to_string())))?;
+    let loading = Instant::now();
     let store = patiently(config.patience, || PgStore::connect(&config.url))?;
-    let mut report = BurstReport::default();
+    let mut report = BurstReport {
+        load_ms: u64::try_from(loading.elapsed().as_millis()).unwrap_or(u64::MAX),
+        started_ms: unix_ms(),
+        ..BurstReport::default()
+    };
     let mut pending: Vec<usize> = (0..config.requests).rev().collect();
     let mut draw = config.seed;
     while !pending.is_empty() {
@@ -128,6 +148,9 @@ pub fn run_burst(config: &BurstConfig, mut on_ack: impl FnMut(&str, &str)) -> Re
             let mut plan = Plan::from_placement(&snapshot, &request, &placement, &[id])?;
             if let Some(ttl) = config.ttl_ms {
                 plan = plan.expires_after(ttl);
+            }
+            if config.fit {
+                plan = plan.validation(Validation::Fit);
             }
             plans.push(plan);
             batch.push(n);
@@ -167,6 +190,7 @@ pub fn run_burst(config: &BurstConfig, mut on_ack: impl FnMut(&str, &str)) -> Re
         }
     }
     report.reloads = store.reloads();
+    report.finished_ms = unix_ms();
     Ok(report)
 }
 
@@ -185,7 +209,7 @@ fn patiently<T>(patience: Duration, mut f: impl FnMut() -> Result<T, SharedError
 }
 
 /// The command line of a worker process: `--url U --prefix P --requests N --batch B --top-k K`
-/// (and `--ttl-ms T`, `--seed S`). Prints `ACK <instance> <host>` (JSON strings) per placement
+/// (and `--ttl-ms T`, `--seed S`, `--fit true`). Prints `ACK <instance> <host>` (JSON strings) per placement
 /// and `DONE <report as JSON>` at the end.
 ///
 /// # Errors
@@ -205,6 +229,7 @@ pub fn worker_main(args: &[String]) -> Result<(), String> {
             "--top-k" => config.top_k = number()? as usize,
             "--ttl-ms" => config.ttl_ms = Some(number()?),
             "--seed" => config.seed = number()?,
+            "--fit" => config.fit = value == "true",
             other => return Err(format!("unknown flag {other}")),
         }
     }

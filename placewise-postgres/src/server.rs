@@ -254,7 +254,19 @@ impl TempServer {
     /// As [`start`](TempServer::start).
     pub fn restart(&mut self) -> Result<(), ServerError> {
         self.kill();
-        self.launch()
+        // Killed backends may take a moment to leave the shared memory the new postmaster
+        // checks for; it refuses to start until they have.
+        let mut tries = 0;
+        loop {
+            match self.launch() {
+                Err(ServerError::Timeout(..)) if tries < 20 => {
+                    tries += 1;
+                    self.kill();
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Stops the server with a fast shutdown, waiting for it (killing it after 30 s).

@@ -26,12 +26,9 @@ struct Statements {
     lock_head: Statement,
     tail: Statement,
     head: Statement,
-    claims_of: Statement,
-    insert_log: Statement,
-    bump_hosts: Statement,
-    insert_claims: Statement,
-    set_head: Statement,
-    notify: Statement,
+    read_locked: Statement,
+    write_entry: Statement,
+    write_plain: Statement,
     confirm: Statement,
     claim_by_id: Statement,
     due: Statement,
@@ -44,23 +41,39 @@ impl Statements {
             lock_head: c.prepare("SELECT seq, next_claim FROM placewise_head WHERE id = 1 FOR UPDATE")?,
             tail: c.prepare("SELECT seq, entry::text FROM placewise_log WHERE seq > $1 ORDER BY seq")?,
             head: c.prepare("SELECT seq FROM placewise_head WHERE id = 1")?,
-            claims_of: c.prepare(
-                "SELECT instance, host, token, claim_id, seq FROM placewise_claims WHERE instance = ANY($1)",
+            // Under the head lock, in one round trip: the log rows this process has not applied
+            // (kind 0) and the claim rows of the instances a commit names (kind 1).
+            read_locked: c.prepare(
+                "SELECT 0, seq, entry::text, NULL::text, NULL::text, NULL::bigint
+                   FROM placewise_log WHERE seq > $1
+                 UNION ALL
+                 SELECT 1, seq, instance, host, token, claim_id FROM placewise_claims WHERE instance = ANY($2)
+                 ORDER BY 1, 2",
             )?,
-            insert_log: c.prepare("INSERT INTO placewise_log (seq, entry) VALUES ($1, $2::text::jsonb)")?,
-            bump_hosts: c.prepare(
-                "UPDATE placewise_hosts AS h SET generation = $1
-                 FROM unnest($2::text[], $3::bigint[]) AS c(name, read)
-                 WHERE h.name = c.name AND h.generation <= c.read",
-            )?,
-            insert_claims: c.prepare(&format!(
-                "INSERT INTO placewise_claims (instance, claim_id, host, token, seq, expires_at_ms)
-                 SELECT c.instance, c.claim_id, c.host, $4, $5, COALESCE(c.at, {NOW_MS} + c.ttl)
-                 FROM unnest($1::text[], $2::bigint[], $3::text[], $6::bigint[], $7::bigint[])
-                      AS c(instance, claim_id, host, at, ttl)"
+            // Everything a write appends, in one round trip: the log row, the head, the new
+            // claims, the compare-and-swap on the claimed hosts' generations (counted, so that
+            // a host that moved outside the log fails the transaction) and the notification.
+            write_entry: c.prepare(&format!(
+                "WITH lg AS (INSERT INTO placewise_log (seq, entry) VALUES ($1, $2::text::jsonb)),
+                      hd AS (UPDATE placewise_head SET seq = $1, next_claim = $3 WHERE id = 1),
+                      cl AS (INSERT INTO placewise_claims (instance, claim_id, host, token, seq, expires_at_ms)
+                             SELECT c.instance, c.claim_id, c.host, $4, $1, COALESCE(c.at, {NOW_MS} + c.ttl)
+                             FROM unnest($5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[])
+                                  AS c(instance, claim_id, host, at, ttl)),
+                      hs AS (UPDATE placewise_hosts AS h SET generation = $1
+                             FROM unnest($10::text[], $11::bigint[]) AS b(name, read)
+                             WHERE h.name = b.name AND h.generation <= b.read RETURNING 1)
+                 SELECT (SELECT count(*) FROM hs), pg_notify('{CHANNEL}', $1::text)"
             ))?,
-            set_head: c.prepare("UPDATE placewise_head SET seq = $1, next_claim = $2 WHERE id = 1")?,
-            notify: c.prepare("SELECT pg_notify($1, $2)")?,
+            write_plain: c.prepare(&format!(
+                // The same without claims, for writers that may not add any (agents).
+                "WITH lg AS (INSERT INTO placewise_log (seq, entry) VALUES ($1, $2::text::jsonb)),
+                      hd AS (UPDATE placewise_head SET seq = $1, next_claim = $3 WHERE id = 1),
+                      hs AS (UPDATE placewise_hosts AS h SET generation = $1
+                             FROM unnest($4::text[], $5::bigint[]) AS b(name, read)
+                             WHERE h.name = b.name AND h.generation <= b.read RETURNING 1)
+                 SELECT (SELECT count(*) FROM hs), pg_notify('{CHANNEL}', $1::text)"
+            ))?,
             confirm: c.prepare("UPDATE placewise_claims SET confirmed = true WHERE claim_id = $1 AND NOT confirmed")?,
             claim_by_id: c.prepare(
                 "SELECT instance, host, claim_id FROM placewise_claims WHERE claim_id = $1 AND NOT confirmed",
@@ -387,7 +400,7 @@ impl PgStore {
         } else {
             0
         };
-        match apply_rows(&mut inner.local, &rows) {
+        match apply_rows(&mut inner.local, &rows, 0) {
             Ok(()) if head <= inner.local.seq => Ok(()),
             Ok(()) | Err(SharedError::Log(LogError::Gap { .. })) => {
                 // The rows after our sequence number are gone: compacted into a checkpoint.
@@ -418,25 +431,28 @@ impl PgStore {
         Ok(())
     }
 
-    /// Runs one write transaction: locks the head, catches up to it, lets `body` judge and
-    /// write its rows, then appends the log entry `body` returns (if any), moves the head,
-    /// notifies and commits. The local state becomes `body`'s next state only after the
+    /// Runs one write transaction: locks the head, catches up to it and reads the claim rows
+    /// of `lookup` (one round trip), lets `body` judge and write its own rows, then appends
+    /// the log entry `body` returns (if any) with its claims and generation bumps in one
+    /// statement, and commits. The local state becomes `body`'s next state only after the
     /// commit succeeded.
     fn write<R>(
         &self,
-        body: impl FnOnce(&mut Transaction<'_>, &Statements, &Local, Head) -> Result<Written<R>, SharedError>,
+        lookup: &[&str],
+        body: impl FnOnce(&mut Transaction<'_>, &Ctx<'_>) -> Result<Written<R>, SharedError>,
     ) -> Result<R, SharedError> {
         let mut guard = self.lock();
         let inner = &mut *guard;
         let mut body = Some(body);
         let mut result = Err(corrupt("no attempt"));
         // A connection that died while idle (a restarted server, a terminated backend) costs
-        // one more attempt on a fresh one: `Unavailable` means nothing was committed.
+        // one more attempt on a fresh one: `Unavailable` before the body ran means nothing was
+        // written.
         for _ in 0..2 {
             let Some(b) = body.take() else { break };
             let mut once = Some(b);
-            result = self.write_locked(inner, |tx, st, local, head| match once.take() {
-                Some(b) => b(tx, st, local, head),
+            result = self.write_locked(inner, lookup, |tx, ctx| match once.take() {
+                Some(b) => b(tx, ctx),
                 None => Err(corrupt("body ran twice")),
             });
             match &result {
@@ -457,17 +473,20 @@ impl PgStore {
     fn write_locked<R>(
         &self,
         inner: &mut Inner,
-        body: impl FnOnce(&mut Transaction<'_>, &Statements, &Local, Head) -> Result<Written<R>, SharedError>,
+        lookup: &[&str],
+        body: impl FnOnce(&mut Transaction<'_>, &Ctx<'_>) -> Result<Written<R>, SharedError>,
     ) -> Result<R, SharedError> {
         self.conn(&mut inner.conn)?;
         let Some(conn) = inner.conn.as_mut() else { return Err(corrupt("no connection")) };
         let mut tx = conn.client.transaction().map_err(from_pg)?;
         let row = tx.query_one(&conn.st.lock_head, &[]).map_err(from_pg)?;
         let head = Head { seq: seq_of(row.get(0)), next_claim: seq_of(row.get(1)) };
+        // Under the head lock every committed entry is visible and none can appear.
+        let rows = tx.query(&conn.st.read_locked, &[&as_i64(inner.local.seq), &lookup]).map_err(from_pg)?;
+        let split = rows.iter().position(|r| r.get::<_, i32>(0) == 1).unwrap_or(rows.len());
+        let (tail, claims) = rows.split_at(split);
         if head.seq != inner.local.seq {
-            // Under the head lock every committed entry is visible and none can appear.
-            let rows = tx.query(&conn.st.tail, &[&as_i64(inner.local.seq)]).map_err(from_pg)?;
-            let caught = apply_rows(&mut inner.local, &rows);
+            let caught = apply_rows(&mut inner.local, tail, 1);
             if caught.is_err() || inner.local.seq != head.seq {
                 drop(tx);
                 inner.local = load(&mut conn.client)?;
@@ -476,15 +495,52 @@ impl PgStore {
             }
         }
         inner.last_poll = Instant::now();
-        let written = body(&mut tx, &conn.st, &inner.local, head)?;
+        let known: HashMap<String, ClaimRow> = claims
+            .iter()
+            .map(|r| {
+                let row = ClaimRow { seq: r.get(1), host: r.get(3), token: r.get(4), claim_id: r.get(5) };
+                (r.get::<_, String>(2), row)
+            })
+            .collect();
+        let ctx = Ctx { st: &conn.st, local: &inner.local, head, known: &known };
+        let written = body(&mut tx, &ctx)?;
         let Some(entry) = written.entry else {
             tx.commit().map_err(from_pg)?;
             return Ok(written.result);
         };
         let json = serde_json::to_string(&entry.entry).map_err(|e| corrupt(e.to_string()))?;
-        tx.execute(&conn.st.insert_log, &[&as_i64(entry.entry.seq), &json]).map_err(from_pg)?;
-        tx.execute(&conn.st.set_head, &[&as_i64(entry.entry.seq), &as_i64(entry.next_claim)]).map_err(from_pg)?;
-        tx.execute(&conn.st.notify, &[&CHANNEL, &entry.entry.seq.to_string()]).map_err(from_pg)?;
+        let seq = as_i64(entry.entry.seq);
+        let c = &entry.claims;
+        let (bump_names, bump_reads) = distinct_bumps(&entry.bumps);
+        let params: [&(dyn postgres::types::ToSql + Sync); 11] = [
+            &seq,
+            &json,
+            &as_i64(entry.next_claim),
+            &self.token,
+            &c.instance,
+            &c.id,
+            &c.host,
+            &c.at,
+            &c.ttl,
+            &bump_names,
+            &bump_reads,
+        ];
+        let row = if c.instance.is_empty() {
+            let plain: [&(dyn postgres::types::ToSql + Sync); 5] =
+                [&seq, &json, &as_i64(entry.next_claim), &bump_names, &bump_reads];
+            tx.query_one(&conn.st.write_plain, &plain)
+        } else {
+            tx.query_one(&conn.st.write_entry, &params)
+        };
+        let row = row.map_err(from_pg)?;
+        let bumped: i64 = row.get(0);
+        if bumped != bump_names.len() as i64 {
+            return Err(corrupt(format!(
+                "{} of {} host rows failed the generation check: a write bypassed the log",
+                bump_names.len() as i64 - bumped,
+                bump_names.len()
+            )));
+        }
         let mut pid = 0;
         if let Some(hook) = &self.hook {
             pid = tx.query_one("SELECT pg_backend_pid()", &[]).map_err(from_pg)?.get::<_, i32>(0);
@@ -506,14 +562,13 @@ impl PgStore {
         &self,
         tx: &mut Transaction<'_>,
         st: &Statements,
-        local: &Local,
-        head: Head,
+        ctx: &Ctx<'_>,
         claims: &[(String, String, i64)],
     ) -> Result<Option<NewEntry>, SharedError> {
         let ids: Vec<i64> = claims.iter().map(|c| c.2).collect();
         tx.execute(&st.delete_claims, &[&ids]).map_err(from_pg)?;
         self.counters.released.fetch_add(claims.len() as u64, Ordering::Relaxed);
-        let mut working = (*local.cluster).clone();
+        let mut working = (*ctx.local.cluster).clone();
         let mut events = Vec::new();
         for (instance, host, _) in claims {
             let event = ClusterEvent::InstanceRemoved { host: host.clone(), instance: instance.clone() };
@@ -526,9 +581,15 @@ impl PgStore {
         if events.is_empty() {
             return Ok(None);
         }
-        let seq = head.seq + 1;
-        bump_generations(tx, st, seq, events.iter().map(|e| (e.host_name(), head.seq)))?;
-        Ok(Some(NewEntry { entry: LogEntry::new(seq, events), next: working, next_claim: head.next_claim }))
+        let bumps = events.iter().map(|e| (e.host_name().to_owned(), ctx.head.seq)).collect();
+        let entry = LogEntry::new(ctx.head.seq + 1, events);
+        Ok(Some(NewEntry {
+            entry,
+            next: working,
+            next_claim: ctx.head.next_claim,
+            bumps,
+            claims: NewClaims::default(),
+        }))
     }
 
     /// Writes a checkpoint of the current state and deletes the log rows more than `keep`
@@ -613,11 +674,43 @@ struct Head {
     next_claim: u64,
 }
 
-/// A log entry a write transaction appends, with the state after it.
+/// What a write transaction's body sees: the caught-up local state, the locked head and the
+/// claim rows of the instances it asked for.
+struct Ctx<'a> {
+    st: &'a Statements,
+    local: &'a Local,
+    head: Head,
+    known: &'a HashMap<String, ClaimRow>,
+}
+
+/// Claim rows to insert, column by column.
+#[derive(Default)]
+struct NewClaims {
+    instance: Vec<String>,
+    id: Vec<i64>,
+    host: Vec<String>,
+    at: Vec<Option<i64>>,
+    ttl: Vec<Option<i64>>,
+}
+
+/// A log entry a write transaction appends, with the state after it, the claims it adds and
+/// the hosts whose generation it moves (each with the sequence number its writer read it at).
 struct NewEntry {
     entry: LogEntry,
     next: Cluster,
     next_claim: u64,
+    bumps: Vec<(String, u64)>,
+    claims: NewClaims,
+}
+
+/// The distinct hosts of `bumps`, each with the lowest sequence number it was read at.
+fn distinct_bumps(bumps: &[(String, u64)]) -> (Vec<&str>, Vec<i64>) {
+    let mut reads: BTreeMap<&str, u64> = BTreeMap::new();
+    for (name, read) in bumps {
+        let r = reads.entry(name).or_insert(*read);
+        *r = (*r).min(*read);
+    }
+    (reads.keys().copied().collect(), reads.values().map(|&r| as_i64(r)).collect())
 }
 
 /// What a write transaction's body did.
@@ -650,11 +743,12 @@ fn schema_version(client: &mut Client) -> Result<i32, SharedError> {
     Ok(row.get(0))
 }
 
-/// Applies log rows (`seq`, entry JSON) after `local.seq`, in order, each whole.
-fn apply_rows(local: &mut Local, rows: &[postgres::Row]) -> Result<(), SharedError> {
+/// Applies log rows (`seq`, entry JSON, from column `col` on) after `local.seq`, in order,
+/// each whole.
+fn apply_rows(local: &mut Local, rows: &[postgres::Row], col: usize) -> Result<(), SharedError> {
     for row in rows {
-        let seq = seq_of(row.get(0));
-        let text: &str = row.get(1);
+        let seq = seq_of(row.get(col));
+        let text: &str = row.get(col + 1);
         let entry: LogEntry =
             serde_json::from_str(text).map_err(|e| corrupt(format!("log entry {seq} does not parse: {e}")))?;
         if entry.seq != seq {
@@ -702,40 +796,13 @@ fn load(client: &mut Client) -> Result<Local, SharedError> {
     let cluster = Cluster::from_spec(&spec).map_err(|source| SharedError::Log(LogError::Snapshot { seq, source }))?;
     let mut local = Local { cluster: Arc::new(cluster), seq, lineage: new_lineage() };
     let rows = tx.query("SELECT seq, entry::text FROM placewise_log WHERE seq > $1 ORDER BY seq", &[&as_i64(seq)]);
-    apply_rows(&mut local, &rows.map_err(from_pg)?)?;
+    apply_rows(&mut local, &rows.map_err(from_pg)?, 0)?;
     let head: i64 = tx.query_one("SELECT seq FROM placewise_head WHERE id = 1", &[]).map_err(from_pg)?.get(0);
     if seq_of(head) != local.seq {
         return Err(corrupt(format!("the log ends at {} but the head is at {head}", local.seq)));
     }
     tx.commit().map_err(from_pg)?;
     Ok(local)
-}
-
-/// Compare-and-swap on host generations: every named host whose generation is at most its
-/// read sequence number moves to `seq`. Fails, so that the transaction rolls back, when one
-/// had moved: a write that bypassed the log.
-fn bump_generations<'a>(
-    tx: &mut Transaction<'_>,
-    st: &Statements,
-    seq: u64,
-    hosts: impl Iterator<Item = (&'a str, u64)>,
-) -> Result<(), SharedError> {
-    let mut reads: BTreeMap<&str, u64> = BTreeMap::new();
-    for (name, read) in hosts {
-        let r = reads.entry(name).or_insert(read);
-        *r = (*r).min(read);
-    }
-    let names: Vec<&str> = reads.keys().copied().collect();
-    let read: Vec<i64> = reads.values().map(|&r| as_i64(r)).collect();
-    let n = tx.execute(&st.bump_hosts, &[&as_i64(seq), &names, &read]).map_err(from_pg)?;
-    if n != names.len() as u64 {
-        return Err(corrupt(format!(
-            "{} of {} host rows failed the generation check: a write bypassed the log",
-            names.len() as u64 - n,
-            names.len()
-        )));
-    }
-    Ok(())
 }
 
 impl SharedState for PgStore {
@@ -761,19 +828,12 @@ impl SharedState for PgStore {
     fn commit_all(&self, scheduler: &Scheduler, plans: &[Plan]) -> Result<Vec<CommitOutcome>, SharedError> {
         let token = &self.token;
         let counters = &self.counters;
-        self.write(|tx, st, local, head| {
+        let instances: Vec<&str> = plans.iter().flat_map(Plan::instance_ids).collect();
+        self.write(&instances, |_, ctx| {
+            let (local, head, known) = (ctx.local, ctx.head, ctx.known);
             if plans.iter().any(|p| p.lineage() != local.lineage) {
                 return Err(SharedError::ForeignPlan);
             }
-            let instances: Vec<&str> = plans.iter().flat_map(Plan::instance_ids).collect();
-            let rows = tx.query(&st.claims_of, &[&instances]).map_err(from_pg)?;
-            let known: HashMap<String, ClaimRow> = rows
-                .iter()
-                .map(|r| {
-                    let row = ClaimRow { host: r.get(1), token: r.get(2), claim_id: r.get(3), seq: r.get(4) };
-                    (r.get::<_, String>(0), row)
-                })
-                .collect();
             let seq = head.seq + 1;
             let mut next_claim = head.next_claim;
             let mut current = (*local.cluster).clone();
@@ -781,8 +841,7 @@ impl SharedState for PgStore {
             let mut outcomes = Vec::with_capacity(plans.len());
             let mut taken: HashSet<String> = HashSet::new();
             let mut bumps: Vec<(String, u64)> = Vec::new();
-            let (mut c_inst, mut c_id, mut c_host, mut c_at, mut c_ttl) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::<Option<i64>>::new(), Vec::<Option<i64>>::new());
+            let mut claims = NewClaims::default();
             for plan in plans {
                 let prior = |_: usize, claim: &placewise::shared::Claim| {
                     let id = &claim.instance.id;
@@ -826,11 +885,11 @@ impl SharedState for PgStore {
                     entry_seq = Some(seq);
                     taken.insert(claim.instance.id.clone());
                     bumps.push((claim.host_name.clone(), read));
-                    c_inst.push(claim.instance.id.clone());
-                    c_id.push(as_i64(id.0));
-                    c_host.push(claim.host_name.clone());
-                    c_at.push(plan.expiry().map(as_i64));
-                    c_ttl.push(plan.ttl().map(as_i64));
+                    claims.instance.push(claim.instance.id.clone());
+                    claims.id.push(as_i64(id.0));
+                    claims.host.push(claim.host_name.clone());
+                    claims.at.push(plan.expiry().map(as_i64));
+                    claims.ttl.push(plan.ttl().map(as_i64));
                     committed.push(Committed::new(
                         id,
                         i,
@@ -848,11 +907,7 @@ impl SharedState for PgStore {
             if events.is_empty() {
                 return Ok(Written { result: outcomes, entry: None });
             }
-            bump_generations(tx, st, seq, bumps.iter().map(|(h, r)| (h.as_str(), *r)))?;
-            let params: [&(dyn postgres::types::ToSql + Sync); 7] =
-                [&c_inst, &c_id, &c_host, token, &as_i64(seq), &c_at, &c_ttl];
-            tx.execute(&st.insert_claims, &params).map_err(from_pg)?;
-            let entry = NewEntry { entry: LogEntry::new(seq, events), next: current, next_claim };
+            let entry = NewEntry { entry: LogEntry::new(seq, events), next: current, next_claim, bumps, claims };
             Ok(Written { result: outcomes, entry: Some(entry) })
         })
     }
@@ -868,30 +923,33 @@ impl SharedState for PgStore {
     }
 
     fn release(&self, id: ClaimId) -> Result<Option<u64>, SharedError> {
-        self.write(|tx, st, local, head| {
+        self.write(&[], |tx, ctx| {
+            let st = ctx.st;
             let row = tx.query_opt(&st.claim_by_id, &[&as_i64(id.0)]).map_err(from_pg)?;
             let row = row.ok_or(SharedError::UnknownClaim(id))?;
             let claims = [(row.get::<_, String>(0), row.get::<_, String>(1), row.get::<_, i64>(2))];
-            let entry = self.remove_claims(tx, st, local, head, &claims)?;
+            let entry = self.remove_claims(tx, st, ctx, &claims)?;
             Ok(Written { result: entry.as_ref().map(|e| e.entry.seq), entry })
         })
     }
 
     fn expire_due(&self) -> Result<Vec<ClaimId>, SharedError> {
-        self.write(|tx, st, local, head| {
+        self.write(&[], |tx, ctx| {
+            let st = ctx.st;
             let rows = tx.query(&st.due, &[]).map_err(from_pg)?;
             let claims: Vec<(String, String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
             let ids = claims.iter().map(|c| ClaimId(seq_of(c.2))).collect();
             if claims.is_empty() {
                 return Ok(Written { result: ids, entry: None });
             }
-            let entry = self.remove_claims(tx, st, local, head, &claims)?;
+            let entry = self.remove_claims(tx, st, ctx, &claims)?;
             Ok(Written { result: ids, entry })
         })
     }
 
     fn publish_all(&self, events: Vec<ClusterEvent>) -> Result<u64, SharedError> {
-        self.write(|tx, _, local, head| {
+        self.write(&[], |tx, ctx| {
+            let (local, head) = (ctx.local, ctx.head);
             let mut next = (*local.cluster).clone();
             for e in &events {
                 next = next.apply(e).map_err(SharedError::Event)?;
@@ -935,7 +993,13 @@ impl SharedState for PgStore {
                 &[&names, &generations, &inventories],
             )
             .map_err(from_pg)?;
-            let entry = NewEntry { entry: LogEntry::new(seq, events.clone()), next, next_claim: head.next_claim };
+            let entry = NewEntry {
+                entry: LogEntry::new(seq, events.clone()),
+                next,
+                next_claim: head.next_claim,
+                bumps: Vec::new(),
+                claims: NewClaims::default(),
+            };
             Ok(Written { result: seq, entry: Some(entry) })
         })
     }

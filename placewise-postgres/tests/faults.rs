@@ -108,7 +108,7 @@ fn killing_the_database_mid_burst_loses_no_acknowledged_placement() {
     wait_for_acks(&workers[0], 40);
     server.kill(); // SIGKILL to the postmaster and every backend
     std::thread::sleep(Duration::from_millis(300));
-    server.restart().unwrap();
+    server.restart().unwrap_or_else(|e| panic!("restart: {e}"));
     let mut acknowledged = Vec::new();
     let mut retries = 0;
     for w in workers {

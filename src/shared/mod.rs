@@ -251,7 +251,7 @@ mod view;
 pub use claim::{Claim, ClaimId, CommitMode, CommitOutcome, Committed, Conflict, ConflictReason, Plan, Validation};
 pub use error::{LogError, RetryError, RouteError, SharedError, StoreError, StoreErrorKind};
 pub use log::{Checkpoint, EventLog, Follower, LogEntry};
-pub use partition::{HostKey, HostKeyFn, Partition, RequestKey, RequestKeyFn, Router, RouterBuilder};
+pub use partition::{HostKey, HostKeyFn, Partition, PartitionFilter, RequestKey, RequestKeyFn, Router, RouterBuilder};
 pub use retry::{Placed, RetryPolicy};
 pub use rules::{judge_plan, Prior, Verdicts};
 pub use state::{OpenClaim, SharedCluster, Stats};

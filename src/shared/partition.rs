@@ -334,3 +334,71 @@ impl Router {
         Ok((p, seq))
     }
 }
+
+/// A [`Filter`](crate::filter::Filter) that passes only the hosts a [`HostKey`] puts in one of
+/// the named partitions: how a scheduler process serves a partition of a store shared by many
+/// processes (a `placewise_postgres::PgStore`), with the same keys a [`Router`] uses in one
+/// process. Partitions may overlap (two processes serving one partition, or a host key that
+/// puts a host in two): commits stay safe, because every claim is still judged by the commit
+/// rules; overlap only brings back conflicts that disjoint partitions avoid.
+///
+/// A [`HostKey::Aggregate`] host belongs to every named partition among its aggregates; a
+/// [`HostKey::Fn`] key is computed from the host's spec, so it costs a spec per host and
+/// request (prefer a label or an aggregate on large clusters).
+///
+/// ```
+/// use placewise::shared::{HostKey, PartitionFilter};
+/// use placewise::{Cluster, HostSpec, Request, Scheduler};
+///
+/// let cluster = Cluster::builder()
+///     .host(HostSpec::new("a1").memory_mb(4096.0).label("pool", "a"))
+///     .host(HostSpec::new("b1").memory_mb(8192.0).label("pool", "b"))
+///     .build()?;
+/// let serves_a = Scheduler::builder().filter(PartitionFilter::new(HostKey::Label("pool".into()), ["a"])).build()?;
+/// let placement = serves_a.schedule(&cluster, &Request::new(1))?;
+/// assert_eq!(placement.selections[0].host_name, "a1");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct PartitionFilter {
+    key: HostKey,
+    partitions: Vec<String>,
+}
+
+impl PartitionFilter {
+    /// Passes the hosts `key` puts in one of `partitions`.
+    pub fn new<S: Into<String>>(key: HostKey, partitions: impl IntoIterator<Item = S>) -> PartitionFilter {
+        PartitionFilter { key, partitions: partitions.into_iter().map(Into::into).collect() }
+    }
+
+    fn serves(&self, name: &str) -> bool {
+        self.partitions.iter().any(|p| p == name)
+    }
+
+    /// Whether host `id` of `cluster` is in one of the partitions.
+    pub fn contains(&self, cluster: &Cluster, id: crate::id::HostId) -> bool {
+        let Some(host) = cluster.host(id) else { return false };
+        match &self.key {
+            HostKey::Aggregate => host
+                .aggregates
+                .iter()
+                .any(|&a| cluster.aggregates().get(a.index()).is_some_and(|agg| self.serves(&agg.name))),
+            HostKey::Label(label) => cluster
+                .symbols()
+                .get(label)
+                .and_then(|k| host.labels.get(k))
+                .is_some_and(|v| self.serves(cluster.resolve(v))),
+            HostKey::Fn(f) => cluster.host_to_spec(id).and_then(|spec| f(&spec)).is_some_and(|p| self.serves(&p)),
+        }
+    }
+}
+
+impl crate::filter::Filter for PartitionFilter {
+    fn name(&self) -> &str {
+        "PartitionFilter"
+    }
+
+    fn check(&self, cx: &crate::request::Cx<'_>, host: crate::id::HostId) -> crate::filter::Verdict {
+        self.contains(cx.cluster(), host).into()
+    }
+}
