@@ -16,13 +16,14 @@ use placewise_postgres::fleet::{parse_worker_output, worker_main, BurstReport};
 use placewise_postgres::server::TempServer;
 use placewise_postgres::PgStore;
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 struct Run {
     procs: usize,
     batch: usize,
     top_k: usize,
     fit: bool,
+    /// Each process serves its own pool of hosts (a partition by the `pool` label).
+    pools: bool,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -47,20 +48,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("placewise on PostgreSQL: {hosts} hosts, {requests} single-instance requests (1 GiB each)");
     println!("synchronous_commit on; each run starts from a freshly seeded database\n");
     let runs = [
-        Run { procs: 1, batch: 8, top_k: 64, fit: false },
-        Run { procs: 2, batch: 8, top_k: 64, fit: false },
-        Run { procs: 4, batch: 8, top_k: 64, fit: false },
-        Run { procs: 4, batch: 1, top_k: 64, fit: false },
-        Run { procs: 4, batch: 32, top_k: 64, fit: false },
-        Run { procs: 4, batch: 8, top_k: 1024, fit: false },
-        Run { procs: 4, batch: 8, top_k: 64, fit: true },
+        Run { procs: 1, batch: 8, top_k: 64, fit: false, pools: false },
+        Run { procs: 2, batch: 8, top_k: 64, fit: false, pools: false },
+        Run { procs: 4, batch: 8, top_k: 64, fit: false, pools: false },
+        Run { procs: 4, batch: 1, top_k: 64, fit: false, pools: false },
+        Run { procs: 4, batch: 32, top_k: 64, fit: false, pools: false },
+        Run { procs: 4, batch: 8, top_k: 1024, fit: false, pools: false },
+        Run { procs: 4, batch: 8, top_k: 64, fit: true, pools: false },
+        Run { procs: 4, batch: 8, top_k: 64, fit: false, pools: true },
     ];
     println!(
-        "{:>5} {:>5} {:>5} {:>10} | {:>12} {:>9} {:>7} {:>9} {:>9} {:>8} {:>6}",
+        "{:>5} {:>5} {:>5} {:>10} {:>10} | {:>12} {:>9} {:>7} {:>9} {:>9} {:>8} {:>6}",
         "procs",
         "batch",
         "top-k",
         "validation",
+        "partitions",
         "placements/s",
         "conflicts",
         "retries",
@@ -72,17 +75,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for run in &runs {
         reset(&url, hosts)?;
         let exe = std::env::current_exe()?;
-        let started = Instant::now();
         let children: Vec<_> = (0..run.procs)
             .map(|i| {
-                Command::new(&exe)
-                    .arg("--worker")
+                let mut c = Command::new(&exe);
+                c.arg("--worker")
                     .args(["--url", &url, "--prefix", &format!("p{i}"), "--requests"])
                     .arg((requests / run.procs + usize::from(i < requests % run.procs)).to_string())
                     .args(["--batch", &run.batch.to_string(), "--top-k", &run.top_k.to_string()])
-                    .args(["--seed", &(i + 1).to_string(), "--fit", &run.fit.to_string()])
-                    .stdout(Stdio::piped())
-                    .spawn()
+                    .args(["--seed", &(i + 1).to_string(), "--fit", &run.fit.to_string()]);
+                if run.pools {
+                    c.args(["--pool", &format!("p{i}")]);
+                }
+                c.stdout(Stdio::piped()).spawn()
             })
             .collect::<Result<_, _>>()?;
         let mut acknowledged = Vec::new();
@@ -93,7 +97,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             acknowledged.extend(acks);
             reports.push(report.ok_or("a worker did not finish")?);
         }
-        let wall = started.elapsed();
         let placed: usize = reports.iter().map(|r| r.placed).sum();
         let conflicts: usize = reports.iter().map(|r| r.conflicts).sum();
         let retries: usize = reports.iter().map(|r| r.retries).sum();
@@ -106,11 +109,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let audit = PgStore::audit(&url, &acknowledged)?;
         let rate = placed as f64 / ((end - start).max(1) as f64 / 1000.0);
         println!(
-            "{:>5} {:>5} {:>5} {:>10} | {:>12.0} {:>8.2}% {:>7} {:>9.2} {:>9.2} {:>8} {:>6}",
+            "{:>5} {:>5} {:>5} {:>10} {:>10} | {:>12.0} {:>8.2}% {:>7} {:>9.2} {:>9.2} {:>8} {:>6}",
             run.procs,
             run.batch,
             run.top_k,
             if run.fit { "fit" } else { "generation" },
+            if run.pools { "by pool" } else { "none" },
             rate,
             100.0 * conflicts as f64 / (placed + conflicts).max(1) as f64,
             retries,
@@ -122,14 +126,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if !audit.is_clean() {
             eprintln!("audit problems: {:#?}", audit.problems);
         }
-        let _ = wall;
     }
     println!("\nplacements/s counts durable placements from the first worker's start to the last commit;");
     println!("p50/p99 are per transaction (batch plans); load ms is the slowest worker's checkpoint + log load.");
     Ok(())
 }
 
-/// Drops the placewise tables, migrates and seeds `hosts` hosts of 64 vCPUs and 256 GiB.
+/// Drops the placewise tables, migrates and seeds `hosts` hosts of 64 vCPUs and 256 GiB in
+/// three zones and four pools.
 fn reset(url: &str, hosts: usize) -> Result<(), Box<dyn std::error::Error>> {
     let mut c = postgres::Client::connect(url, postgres::NoTls)?;
     c.batch_execute(
@@ -139,7 +143,10 @@ fn reset(url: &str, hosts: usize) -> Result<(), Box<dyn std::error::Error>> {
     let mut b = Cluster::builder();
     for i in 0..hosts {
         let zone = format!("az{}", i % 3);
-        b = b.host(HostSpec::new(format!("node-{i:05}")).vcpus(64.0).memory_mb(262_144.0).zone(zone));
+        let pool = format!("p{}", i % 4);
+        b = b.host(
+            HostSpec::new(format!("node-{i:05}")).vcpus(64.0).memory_mb(262_144.0).zone(zone).label("pool", pool),
+        );
     }
     PgStore::connect(url)?.bootstrap(&b.build()?)?;
     Ok(())

@@ -10,7 +10,9 @@
 //! returned: those are the acknowledged placements an audit must find.
 
 use crate::store::PgStore;
-use placewise::shared::{Plan, SharedError, SharedState, StoreError, StoreErrorKind, Validation};
+use placewise::shared::{
+    HostKey, PartitionFilter, Plan, SharedError, SharedState, StoreError, StoreErrorKind, Validation,
+};
 use placewise::{ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -39,6 +41,8 @@ pub struct BurstConfig {
     pub seed: u64,
     /// Judge claims on changed hosts by fit ([`Validation::Fit`]) instead of refusing them.
     pub fit: bool,
+    /// Serve only the hosts whose `pool` label has this value ([`PartitionFilter`]).
+    pub pool: Option<String>,
 }
 
 impl BurstConfig {
@@ -56,6 +60,7 @@ impl BurstConfig {
             patience: Duration::from_secs(60),
             seed: 1,
             fit: false,
+            pool: None,
         }
     }
 }
@@ -92,18 +97,18 @@ fn unix_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// The scheduler every burst uses: compute and resource filters, spread on free memory.
+/// The scheduler every burst uses: compute and resource filters, spread on free memory, a
+/// random pick among the best `top_k`; with `pool`, only the hosts labelled `pool=<pool>`.
 ///
 /// # Errors
 ///
 /// Never in practice (the configuration is fixed and valid); the builder's error otherwise.
-pub fn burst_scheduler(top_k: usize) -> Result<Scheduler, placewise::BuildError> {
-    Scheduler::builder()
-        .filter(ComputeFilter)
-        .filter(ResourceFilter::new())
-        .weigher(FreeResourceWeigher::ram(), 1.0)
-        .host_subset_size(top_k.max(1))
-        .build()
+pub fn burst_scheduler(top_k: usize, pool: Option<&str>) -> Result<Scheduler, placewise::BuildError> {
+    let mut b = Scheduler::builder().filter(ComputeFilter).filter(ResourceFilter::new());
+    if let Some(pool) = pool {
+        b = b.filter(PartitionFilter::new(HostKey::Label("pool".into()), [pool]));
+    }
+    b.weigher(FreeResourceWeigher::ram(), 1.0).host_subset_size(top_k.max(1)).build()
 }
 
 /// Runs a burst; see the [module docs](self). `on_ack(instance, host)` is called for every
@@ -113,7 +118,7 @@ pub fn burst_scheduler(top_k: usize) -> Result<Scheduler, placewise::BuildError>
 ///
 /// A store error that is not retryable, or one that outlasted `patience`.
 pub fn run_burst(config: &BurstConfig, mut on_ack: impl FnMut(&str, &str)) -> Result<BurstReport, SharedError> {
-    let scheduler = burst_scheduler(config.top_k)
+    let scheduler = burst_scheduler(config.top_k, config.pool.as_deref())
         .map_err(|e| SharedError::Store(StoreError::new(StoreErrorKind::Other, e.to_string())))?;
     let loading = Instant::now();
     let store = patiently(config.patience, || PgStore::connect(&config.url))?;
@@ -209,7 +214,7 @@ fn patiently<T>(patience: Duration, mut f: impl FnMut() -> Result<T, SharedError
 }
 
 /// The command line of a worker process: `--url U --prefix P --requests N --batch B --top-k K`
-/// (and `--ttl-ms T`, `--seed S`, `--fit true`). Prints `ACK <instance> <host>` (JSON strings) per placement
+/// (and `--ttl-ms T`, `--seed S`, `--fit true`, `--pool P`). Prints `ACK <instance> <host>` (JSON strings) per placement
 /// and `DONE <report as JSON>` at the end.
 ///
 /// # Errors
@@ -230,6 +235,7 @@ pub fn worker_main(args: &[String]) -> Result<(), String> {
             "--ttl-ms" => config.ttl_ms = Some(number()?),
             "--seed" => config.seed = number()?,
             "--fit" => config.fit = value == "true",
+            "--pool" => config.pool = Some(value.clone()),
             other => return Err(format!("unknown flag {other}")),
         }
     }

@@ -286,7 +286,7 @@ impl PgStore {
         tx.execute("INSERT INTO placewise_checkpoints (seq, cluster) VALUES (0, $1)", &[&json]).map_err(from_pg)?;
         for chunk in spec.hosts.chunks(5_000) {
             let names: Vec<&str> = chunk.iter().map(|h| h.name.as_str()).collect();
-            let inventories = chunk.iter().map(|h| serde_json::to_string(h)).collect::<Result<Vec<String>, _>>();
+            let inventories = chunk.iter().map(serde_json::to_string).collect::<Result<Vec<String>, _>>();
             let inventories = inventories.map_err(|e| corrupt(e.to_string()))?;
             tx.execute(
                 "INSERT INTO placewise_hosts (name, generation, inventory)

@@ -150,7 +150,7 @@ fn a_connection_terminated_mid_commit_is_retried_and_lands_once() {
             tx.send((stage, n)).unwrap();
         }
     });
-    let s = burst_scheduler(1).unwrap();
+    let s = burst_scheduler(1, None).unwrap();
     let mut acknowledged = Vec::new();
     for i in 0..6 {
         let id = format!("vm-{i}");

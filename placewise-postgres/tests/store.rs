@@ -2,8 +2,8 @@
 //! retries, expiry, following, compaction, roles, hostile names.
 
 use placewise::shared::{
-    CommitMode, ConflictReason, LogError, Plan, RetryPolicy, SharedCluster, SharedError, SharedState, StoreErrorKind,
-    Validation,
+    CommitMode, ConflictReason, HostKey, LogError, PartitionFilter, Plan, RetryPolicy, SharedCluster, SharedError,
+    SharedState, StoreErrorKind, Validation,
 };
 use placewise::snapshot::{Cluster, ClusterEvent, HostSpec, StateChange};
 use placewise::{ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler};
@@ -203,7 +203,7 @@ fn a_follower_applies_every_entry_once_and_reloads_after_compaction() {
 
 #[test]
 fn the_scheduler_role_cannot_change_inventory() {
-    let Some((server, store)) = setup("the_scheduler_role_cannot_change_inventory", &["h0"]) else { return };
+    let Some((server, _seeded)) = setup("the_scheduler_role_cannot_change_inventory", &["h0"]) else { return };
     let mut admin = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
     admin
         .batch_execute(
@@ -264,5 +264,49 @@ fn host_names_with_quotes_and_semicolons_are_only_data() {
         .filter(|c| c.instance != ids[1])
         .map(|c| (c.instance.clone(), c.host_name.clone()))
         .collect();
+    clean(&server.url(), &acknowledged);
+}
+
+/// Two processes serve partitions by a Router host key; a third overlaps the first. Each
+/// lands only on its partition's hosts, and the overlap stays safe.
+#[test]
+fn processes_serve_partitions_and_overlap_safely() {
+    let Some(server) = require_server("processes_serve_partitions_and_overlap_safely") else { return };
+    PgStore::migrate(&server.url()).unwrap();
+    let mut b = Cluster::builder();
+    for i in 0..8 {
+        let pool = if i < 4 { "a" } else { "b" };
+        b = b.host(HostSpec::new(format!("{pool}{i}")).vcpus(8.0).memory_mb(4096.0).label("pool", pool));
+    }
+    let seed = PgStore::connect(&server.url()).unwrap();
+    assert!(seed.bootstrap(&b.build().unwrap()).unwrap());
+    let serving = |pool: &str| {
+        Scheduler::builder()
+            .filter(ComputeFilter)
+            .filter(ResourceFilter::new())
+            .filter(PartitionFilter::new(HostKey::Label("pool".into()), [pool]))
+            .weigher(FreeResourceWeigher::ram(), -1.0)
+            .build()
+            .unwrap()
+    };
+    let (sa, sb, sa2) = (serving("a"), serving("b"), serving("a"));
+    let stores: Vec<PgStore> = (0..3).map(|_| PgStore::connect(&server.url()).unwrap()).collect();
+    let mut acknowledged = Vec::new();
+    // Interleaved: the two processes serving pool a plan on the same hosts and conflict.
+    for round in 0..6 {
+        for (k, (store, s)) in stores.iter().zip([&sa, &sb, &sa2]).enumerate() {
+            let id = format!("vm-{round}-{k}");
+            let req = Request::new(1).memory_mb(1000.0);
+            let placed = store.place(s, &req, &[id], &RetryPolicy::default().max_attempts(5)).unwrap();
+            for c in &placed.committed {
+                let pool = if k == 1 { 'b' } else { 'a' };
+                assert!(c.host_name.starts_with(pool), "{} landed outside its partition", c.host_name);
+                acknowledged.push((c.instance.clone(), c.host_name.clone()));
+            }
+        }
+    }
+    // Pool a holds 16 instances of 1 GiB; the two processes serving it placed 12 without
+    // over-committing any host.
+    assert_eq!(acknowledged.len(), 18);
     clean(&server.url(), &acknowledged);
 }

@@ -54,12 +54,15 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `state.rs` | [`SharedCluster`] (current state behind an `RwLock<Arc<Cluster>>`, one writer mutex, open claims, counters), [`Snapshot`], [`OpenClaim`], [`Stats`] |
+//! | `store.rs` | [`SharedState`], the contract of every store (this module's [`SharedCluster`], the `placewise-postgres` crate's `PgStore`), with [`SharedState::place`] |
+//! | `view.rs` | [`Snapshot`], [`new_lineage`] |
+//! | `rules.rs` | [`judge_plan`]: the commit rules, written once for every store; [`Prior`], [`Verdicts`] |
+//! | `state.rs` | [`SharedCluster`] (current state behind an `RwLock<Arc<Cluster>>`, one writer mutex, open claims, a clock, counters), [`OpenClaim`], [`Stats`] |
 //! | `claim.rs` | [`Plan`], [`Claim`], [`CommitMode`], [`Validation`], [`CommitOutcome`], [`Committed`], [`Conflict`], [`ConflictReason`], [`ClaimId`] |
-//! | `retry.rs` | [`SharedCluster::place`]: plan, commit, re-plan the failed part; [`RetryPolicy`], [`Placed`] |
+//! | `retry.rs` | the loop behind [`SharedState::place`]: plan, commit, re-plan the failed part; [`RetryPolicy`], [`Placed`] |
 //! | `log.rs` | [`LogEntry`], [`Checkpoint`], [`EventLog`] (retained log, compaction), [`Follower`] (gap and duplicate detection) |
-//! | `partition.rs` | [`Router`], [`Partition`], [`HostKey`], [`RequestKey`] |
-//! | `error.rs` | [`LogError`], [`SharedError`], [`RetryError`], [`RouteError`] |
+//! | `partition.rs` | [`Router`], [`Partition`], [`HostKey`], [`RequestKey`], [`PartitionFilter`] |
+//! | `error.rs` | [`LogError`], [`SharedError`], [`StoreError`], [`RetryError`], [`RouteError`] |
 //!
 //! A snapshot is an `Arc` of the foundation's immutable [`Cluster`](crate::Cluster): taking one copies no host,
 //! and a commit that changes three hosts copies three hosts and the outer chunk list (hosts /
@@ -90,7 +93,15 @@
 //! A landed claim is an [`OpenClaim`] until [confirmed](SharedCluster::confirm) (the instance
 //! became real), [released](SharedCluster::release) or [expired](SharedCluster::expire): the
 //! last two remove its instance, as a log entry. Expiry uses the caller's clock: a claim made
-//! with [`Plan::expires_at`]`(t)` is released by the first `expire(now)` with `now ≥ t`.
+//! with [`Plan::expires_at`]`(t)` is released by the first `expire(now)` with `now ≥ t`; a
+//! claim made with [`Plan::expires_after`]`(ttl)` expires `ttl` after its commit on the store's
+//! clock ([`SharedCluster::with_clock`]; milliseconds since the Unix epoch by default), and
+//! [`SharedState::expire_due`] releases what that clock says is due.
+//!
+//! These rules are written once, in [`judge_plan`]; every store (this module's
+//! [`SharedCluster`], a database store) runs it on its current state and only records the
+//! verdicts. A store that knows more than the state shows (an earlier attempt of the same
+//! commit landed, an instance id already claimed elsewhere) says so through [`Prior`].
 //!
 //! # Retries and counters
 //!

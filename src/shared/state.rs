@@ -249,10 +249,10 @@ impl SharedCluster {
     /// the rules. The landed claims become one log entry of `InstancePlaced` events.
     ///
     /// A claim lands only if (1) its host still exists under its name, (2) with
-    /// [`Validation::Generation`], the host's generation equals the one planned on, (3)
+    /// [`Validation::Generation`](super::Validation::Generation), the host's generation equals the one planned on, (3)
     /// `scheduler`'s filters pass the host ([`Scheduler::check_host`]; pass the scheduler that
     /// planned), and (4) no resource the instance uses drops below zero free. With
-    /// [`CommitMode::Gang`] one conflict rejects them all.
+    /// [`CommitMode::Gang`](super::CommitMode::Gang) one conflict rejects them all.
     ///
     /// Computes in O(claims × (filters + hosts / 64)), under the writer lock.
     ///
