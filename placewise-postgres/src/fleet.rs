@@ -3,7 +3,7 @@
 //!
 //! [`run_burst`] plans `batch` requests at a time on one snapshot (each its own plan, with a
 //! random pick among the best `top_k` hosts), commits them with
-//! [`SharedState::commit_all`](placewise::shared::SharedState::commit_all) in one transaction,
+//! [`SharedState::commit_all`] in one transaction,
 //! re-plans what conflicted, and rides out a database that goes away: a commit that failed
 //! with a retryable error is made again unchanged (commits are idempotent), after a pause,
 //! until `patience` runs out. Every placement is reported to `on_ack` as soon as its commit
