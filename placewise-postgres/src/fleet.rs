@@ -15,6 +15,7 @@ use placewise::shared::{
 };
 use placewise::{ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// What one burst does.
@@ -140,11 +141,23 @@ pub fn run_burst(config: &BurstConfig, mut on_ack: impl FnMut(&str, &str)) -> Re
         };
         let mut plans = Vec::new();
         let mut batch = Vec::new();
+        let mut picked = HashSet::new();
         while plans.len() < config.batch.max(1) {
             let Some(n) = pending.pop() else { break };
-            draw = draw.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            let request = Request::new(1).memory_mb(config.memory_mb).seed(draw);
-            let placement = scheduler.schedule(&snapshot, &request).map_err(SharedError::Schedule)?;
+            // Plans of one batch are made on one snapshot: a second pick of a host the batch
+            // already claims would be stale at commit, so draw again (a few times at most).
+            let mut tries = 0;
+            let (request, placement) = loop {
+                draw = draw.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                let request = Request::new(1).memory_mb(config.memory_mb).seed(draw);
+                let placement = scheduler.schedule(&snapshot, &request).map_err(SharedError::Schedule)?;
+                tries += 1;
+                let fresh = placement.selections.first().is_none_or(|s| !picked.contains(&s.host));
+                if fresh || tries == 4 {
+                    break (request, placement);
+                }
+            };
+            picked.extend(placement.selections.iter().map(|s| s.host));
             if !placement.is_complete() {
                 report.unplaced += 1;
                 continue;
