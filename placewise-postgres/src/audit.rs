@@ -1,10 +1,10 @@
 //! The audit: read the whole database and check what the store promises.
 
 use crate::error::from_pg;
-use crate::store::{inventory_of, PgStore};
+use crate::store::{consistent_read, inventory_of, newest_checkpoint, PgStore};
 use placewise::shared::{LogEntry, SharedError, StoreError, StoreErrorKind};
-use placewise::snapshot::{Cluster, ClusterSpec, HostSpec};
-use postgres::{Client, IsolationLevel, NoTls};
+use placewise::snapshot::{Cluster, HostSpec};
+use postgres::{Client, NoTls};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What [`PgStore::audit`] found. A clean audit has no problems.
@@ -53,24 +53,9 @@ impl PgStore {
 }
 
 fn audit_with(client: &mut Client, acknowledged: &[(String, String)]) -> Result<Audit, SharedError> {
-    let mut tx = client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(from_pg)?;
+    let mut tx = consistent_read(client)?;
     let mut problems = Vec::new();
-    let checkpoint = tx
-        .query_opt("SELECT seq, cluster FROM placewise_checkpoints ORDER BY seq DESC LIMIT 1", &[])
-        .map_err(from_pg)?;
-    let (base, spec) = match checkpoint {
-        Some(r) => {
-            let text: &str = r.get(1);
-            let spec: ClusterSpec = serde_json::from_str(text).map_err(|e| corrupt(format!("checkpoint: {e}")))?;
-            (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), spec)
-        }
-        None => (0, ClusterSpec::default()),
-    };
+    let (base, spec) = newest_checkpoint(&mut tx)?;
     let mut cluster = Cluster::from_spec(&spec).map_err(|e| corrupt(format!("checkpoint: {e}")))?;
     // The generation each host must have: the last entry that stamped it, or at most the base.
     let mut stamped: HashMap<String, u64> = HashMap::new();

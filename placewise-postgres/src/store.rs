@@ -3,8 +3,8 @@
 use crate::error::{from_pg, from_pg_at_commit};
 use crate::schema::{GRANTS, ROLES, SCHEMA_VERSION, V1, VERSION_TABLE};
 use placewise::shared::{
-    judge_plan, new_lineage, Checkpoint, ClaimId, CommitOutcome, Committed, Conflict, ConflictReason, LogEntry,
-    LogError, Plan, Prior, SharedError, SharedState, Snapshot, Stats, StoreError, StoreErrorKind, Validation,
+    judge_plan, new_lineage, Checkpoint, ClaimId, CommitOutcome, Committed, Conflict, ConflictReason, Counters,
+    LogEntry, LogError, Plan, Prior, SharedError, SharedState, Snapshot, Stats, StoreError, StoreErrorKind, Validation,
 };
 use placewise::snapshot::{Cluster, ClusterEvent, ClusterSpec, HostSpec};
 use placewise::Scheduler;
@@ -118,19 +118,6 @@ pub enum Stage {
 
 type Hook = Box<dyn Fn(Stage, i32) + Send + Sync>;
 
-/// Counters of one store since it was made.
-#[derive(Debug, Default)]
-struct Counters {
-    commits: AtomicU64,
-    committed: AtomicU64,
-    conflicts: AtomicU64,
-    stale_reads: AtomicU64,
-    retries: AtomicU64,
-    released: AtomicU64,
-    entries: AtomicU64,
-    reloads: AtomicU64,
-}
-
 /// The shared scheduling state in PostgreSQL; see the [crate docs](crate).
 ///
 /// One `PgStore` is one process's connection to the shared state: it holds one database
@@ -144,6 +131,7 @@ pub struct PgStore {
     poll: Duration,
     inner: Mutex<Inner>,
     counters: Counters,
+    reloads: AtomicU64,
     hook: Option<Hook>,
 }
 
@@ -204,6 +192,7 @@ impl PgStore {
                 last_poll: Instant::now(),
             }),
             counters: Counters::default(),
+            reloads: AtomicU64::new(0),
             hook: None,
         };
         {
@@ -329,23 +318,13 @@ impl PgStore {
     /// The counters since this store was made (`retries` counts re-plans of
     /// [`SharedState::place`]).
     pub fn stats(&self) -> Stats {
-        let c = &self.counters;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let mut s = Stats::default();
-        s.commits = get(&c.commits);
-        s.committed = get(&c.committed);
-        s.conflicts = get(&c.conflicts);
-        s.stale_reads = get(&c.stale_reads);
-        s.retries = get(&c.retries);
-        s.released = get(&c.released);
-        s.entries = get(&c.entries);
-        s
+        self.counters.stats()
     }
 
     /// How often this store reloaded from a checkpoint because the log rows it needed were
     /// compacted away.
     pub fn reloads(&self) -> u64 {
-        self.counters.reloads.load(Ordering::Relaxed)
+        self.reloads.load(Ordering::Relaxed)
     }
 
     /// The sequence number of the last log entry this process has applied.
@@ -405,7 +384,7 @@ impl PgStore {
             Ok(()) | Err(SharedError::Log(LogError::Gap { .. })) => {
                 // The rows after our sequence number are gone: compacted into a checkpoint.
                 inner.local = load(&mut conn.client)?;
-                self.counters.reloads.fetch_add(1, Ordering::Relaxed);
+                self.reloads.fetch_add(1, Ordering::Relaxed);
                 Ok(())
             }
             Err(e) => Err(e),
@@ -490,7 +469,7 @@ impl PgStore {
             if caught.is_err() || inner.local.seq != head.seq {
                 drop(tx);
                 inner.local = load(&mut conn.client)?;
-                self.counters.reloads.fetch_add(1, Ordering::Relaxed);
+                self.reloads.fetch_add(1, Ordering::Relaxed);
                 return Err(SharedError::ForeignPlan);
             }
         }
@@ -550,7 +529,7 @@ impl PgStore {
         if let Some(hook) = &self.hook {
             hook(Stage::AfterCommit, pid);
         }
-        self.counters.entries.fetch_add(1, Ordering::Relaxed);
+        self.counters.count_entry();
         inner.local.cluster = Arc::new(entry.next);
         inner.local.seq = entry.entry.seq;
         Ok(written.result)
@@ -567,7 +546,7 @@ impl PgStore {
     ) -> Result<Option<NewEntry>, SharedError> {
         let ids: Vec<i64> = claims.iter().map(|c| c.2).collect();
         tx.execute(&st.delete_claims, &[&ids]).map_err(from_pg)?;
-        self.counters.released.fetch_add(claims.len() as u64, Ordering::Relaxed);
+        self.counters.count_released(claims.len() as u64);
         let mut working = (*ctx.local.cluster).clone();
         let mut events = Vec::new();
         for (instance, host, _) in claims {
@@ -772,27 +751,28 @@ fn apply_rows(local: &mut Local, rows: &[postgres::Row], col: usize) -> Result<(
     Ok(())
 }
 
-/// Loads the newest checkpoint and the log after it, in one consistent read.
-fn load(client: &mut Client) -> Result<Local, SharedError> {
-    let mut tx = client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(from_pg)?;
-    let checkpoint = tx
+/// A read-only transaction that sees one consistent state of every table.
+pub(crate) fn consistent_read(client: &mut Client) -> Result<Transaction<'_>, SharedError> {
+    client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start().map_err(from_pg)
+}
+
+/// The newest checkpoint's sequence number and spec (sequence 0 and an empty cluster when
+/// there is none).
+pub(crate) fn newest_checkpoint(tx: &mut Transaction<'_>) -> Result<(u64, ClusterSpec), SharedError> {
+    let row = tx
         .query_opt("SELECT seq, cluster FROM placewise_checkpoints ORDER BY seq DESC LIMIT 1", &[])
         .map_err(from_pg)?;
-    let (seq, spec) = match checkpoint {
-        Some(row) => {
-            let seq = seq_of(row.get(0));
-            let text: &str = row.get(1);
-            let spec: ClusterSpec =
-                serde_json::from_str(text).map_err(|e| corrupt(format!("checkpoint {seq} does not parse: {e}")))?;
-            (seq, spec)
-        }
-        None => (0, ClusterSpec::default()),
-    };
+    let Some(row) = row else { return Ok((0, ClusterSpec::default())) };
+    let seq = seq_of(row.get(0));
+    let text: &str = row.get(1);
+    let spec = serde_json::from_str(text).map_err(|e| corrupt(format!("checkpoint {seq} does not parse: {e}")))?;
+    Ok((seq, spec))
+}
+
+/// Loads the newest checkpoint and the log after it, in one consistent read.
+fn load(client: &mut Client) -> Result<Local, SharedError> {
+    let mut tx = consistent_read(client)?;
+    let (seq, spec) = newest_checkpoint(&mut tx)?;
     let cluster = Cluster::from_spec(&spec).map_err(|source| SharedError::Log(LogError::Snapshot { seq, source }))?;
     let mut local = Local { cluster: Arc::new(cluster), seq, lineage: new_lineage() };
     let rows = tx.query("SELECT seq, entry::text FROM placewise_log WHERE seq > $1 ORDER BY seq", &[&as_i64(seq)]);
@@ -857,9 +837,6 @@ impl SharedState for PgStore {
                     })
                 };
                 let v = judge_plan(&current, scheduler, plan, &prior)?;
-                counters.commits.fetch_add(1, Ordering::Relaxed);
-                counters.stale_reads.fetch_add(v.stale_reads.into(), Ordering::Relaxed);
-                counters.conflicts.fetch_add(v.conflicts.len() as u64, Ordering::Relaxed);
                 let mut committed = Vec::with_capacity(v.landed.len() + v.already.len());
                 let mut entry_seq = None;
                 for &i in &v.already {
@@ -900,7 +877,7 @@ impl SharedState for PgStore {
                     events.push(event);
                 }
                 committed.sort_by_key(|c| c.claim);
-                counters.committed.fetch_add(committed.len() as u64, Ordering::Relaxed);
+                counters.count_commit(committed.len() as u64, v.conflicts.len() as u64, v.stale_reads.into());
                 current = v.next;
                 outcomes.push(outcome(entry_seq, committed, v.conflicts, v.stale_reads));
             }
@@ -1007,13 +984,7 @@ impl SharedState for PgStore {
     fn log_since(&self, seq: u64) -> Result<Vec<LogEntry>, SharedError> {
         let mut inner = self.lock();
         let conn = self.conn(&mut inner.conn)?;
-        let mut tx = conn
-            .client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(from_pg)?;
+        let mut tx = consistent_read(&mut conn.client)?;
         let head = seq_of(tx.query_one("SELECT seq FROM placewise_head WHERE id = 1", &[]).map_err(from_pg)?.get(0));
         if seq > head {
             return Err(SharedError::Log(LogError::Ahead { seq, head }));
@@ -1037,22 +1008,13 @@ impl SharedState for PgStore {
     fn checkpoint(&self) -> Result<Checkpoint, SharedError> {
         let mut inner = self.lock();
         let conn = self.conn(&mut inner.conn)?;
-        let row = conn
-            .client
-            .query_opt("SELECT seq, cluster FROM placewise_checkpoints ORDER BY seq DESC LIMIT 1", &[])
-            .map_err(from_pg)?;
-        let Some(row) = row else {
-            return Ok(Checkpoint::new(0, ClusterSpec::default()));
-        };
-        let seq = seq_of(row.get(0));
-        let text: &str = row.get(1);
-        let cluster: ClusterSpec =
-            serde_json::from_str(text).map_err(|e| corrupt(format!("checkpoint {seq} does not parse: {e}")))?;
-        Ok(Checkpoint::new(seq, cluster))
+        let mut tx = consistent_read(&mut conn.client)?;
+        let (seq, spec) = newest_checkpoint(&mut tx)?;
+        Ok(Checkpoint::new(seq, spec))
     }
 
     fn note_retries(&self, n: u64) {
-        self.counters.retries.fetch_add(n, Ordering::Relaxed);
+        self.counters.count_retries(n);
     }
 }
 

@@ -265,6 +265,6 @@ pub use log::{Checkpoint, EventLog, Follower, LogEntry};
 pub use partition::{HostKey, HostKeyFn, Partition, PartitionFilter, RequestKey, RequestKeyFn, Router, RouterBuilder};
 pub use retry::{Placed, RetryPolicy};
 pub use rules::{judge_plan, Prior, Verdicts};
-pub use state::{OpenClaim, SharedCluster, Stats};
+pub use state::{Counters, OpenClaim, SharedCluster, Stats};
 pub use store::SharedState;
 pub use view::{new_lineage, Snapshot};

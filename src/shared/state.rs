@@ -48,8 +48,9 @@ pub struct Stats {
     pub entries: u64,
 }
 
+/// The counters behind [`Stats`], shared by threads; every store keeps one.
 #[derive(Debug, Default)]
-struct Counters {
+pub struct Counters {
     commits: AtomicU64,
     committed: AtomicU64,
     conflicts: AtomicU64,
@@ -61,6 +62,46 @@ struct Counters {
 
 fn bump(c: &AtomicU64, n: u64) {
     c.fetch_add(n, Ordering::Relaxed);
+}
+
+impl Counters {
+    /// Counts one judged plan: claims that landed, conflicted and were planned on a stale
+    /// generation.
+    pub fn count_commit(&self, committed: u64, conflicts: u64, stale_reads: u64) {
+        bump(&self.commits, 1);
+        bump(&self.committed, committed);
+        bump(&self.conflicts, conflicts);
+        bump(&self.stale_reads, stale_reads);
+    }
+
+    /// Counts `n` re-plans.
+    pub fn count_retries(&self, n: u64) {
+        bump(&self.retries, n);
+    }
+
+    /// Counts `n` released claims.
+    pub fn count_released(&self, n: u64) {
+        bump(&self.released, n);
+    }
+
+    /// Counts one log entry written.
+    pub fn count_entry(&self) {
+        bump(&self.entries, 1);
+    }
+
+    /// The counts now.
+    pub fn stats(&self) -> Stats {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Stats {
+            commits: get(&self.commits),
+            committed: get(&self.committed),
+            conflicts: get(&self.conflicts),
+            stale_reads: get(&self.stale_reads),
+            retries: get(&self.retries),
+            released: get(&self.released),
+            entries: get(&self.entries),
+        }
+    }
 }
 
 /// What only the writer touches: the log and the open claims.
@@ -195,21 +236,11 @@ impl SharedCluster {
 
     /// The counters.
     pub fn stats(&self) -> Stats {
-        let c = &self.counters;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        Stats {
-            commits: get(&c.commits),
-            committed: get(&c.committed),
-            conflicts: get(&c.conflicts),
-            stale_reads: get(&c.stale_reads),
-            retries: get(&c.retries),
-            released: get(&c.released),
-            entries: get(&c.entries),
-        }
+        self.counters.stats()
     }
 
     pub(super) fn count_retries(&self, n: u64) {
-        bump(&self.counters.retries, n);
+        self.counters.count_retries(n);
     }
 
     /// Writes one entry of `events` (already known to apply, giving `next`).
@@ -218,7 +249,7 @@ impl SharedCluster {
         // The sequence is the head's successor by construction.
         let appended = w.log.append(LogEntry { seq, events });
         debug_assert!(appended.is_ok());
-        bump(&self.counters.entries, 1);
+        self.counters.count_entry();
         self.swap(Arc::new(next), seq);
         seq
     }
@@ -269,9 +300,7 @@ impl SharedCluster {
         let base = self.snapshot().cluster;
         let verdicts = judge_plan(&base, scheduler, plan, &|_, _| None)?;
         let Verdicts { next, landed, conflicts, stale_reads, .. } = verdicts;
-        bump(&self.counters.commits, 1);
-        bump(&self.counters.stale_reads, stale_reads.into());
-        bump(&self.counters.conflicts, conflicts.len() as u64);
+        self.counters.count_commit(landed.len() as u64, conflicts.len() as u64, stale_reads.into());
         if landed.is_empty() {
             return Ok(CommitOutcome { seq: None, committed: Vec::new(), conflicts, stale_reads });
         }
@@ -293,7 +322,6 @@ impl SharedCluster {
                 OpenClaim { id, host: claim.host_name.clone(), instance: claim.instance.id.clone(), expires_at, seq };
             w.claims.insert(id, open);
         }
-        bump(&self.counters.committed, committed.len() as u64);
         let events = landed.into_iter().map(|(_, e)| e).collect();
         self.write(&mut w, events, next);
         Ok(CommitOutcome { seq: Some(seq), committed, conflicts, stale_reads })
@@ -338,7 +366,7 @@ impl SharedCluster {
 
     /// Removes the instances of `claims` that are still there, as one entry.
     fn remove_instances(&self, w: &mut Writer, claims: &[OpenClaim]) -> Option<u64> {
-        bump(&self.counters.released, claims.len() as u64);
+        self.counters.count_released(claims.len() as u64);
         let base = self.snapshot().cluster;
         let mut working = (*base).clone();
         let mut events = Vec::new();
