@@ -1,6 +1,6 @@
 //! The typed errors of shared state: the log, commits, retries and routing.
 
-use super::claim::{ClaimId, Committed};
+use super::outcome::{ClaimId, Committed};
 use crate::error::{BuildError, EventError, ScheduleError};
 use thiserror::Error;
 

@@ -58,7 +58,8 @@
 //! | `view.rs` | [`Snapshot`], [`new_lineage`] |
 //! | `rules.rs` | [`judge_plan`]: the commit rules, written once for every store; [`Prior`], [`Verdicts`] |
 //! | `state.rs` | [`SharedCluster`] (current state behind an `RwLock<Arc<Cluster>>`, one writer mutex, open claims, a clock, counters), [`OpenClaim`], [`Stats`] |
-//! | `claim.rs` | [`Plan`], [`Claim`], [`CommitMode`], [`Validation`], [`CommitOutcome`], [`Committed`], [`Conflict`], [`ConflictReason`], [`ClaimId`] |
+//! | `claim.rs` | [`Plan`], [`Claim`], [`CommitMode`], [`Validation`] |
+//! | `outcome.rs` | [`CommitOutcome`], [`Committed`], [`Conflict`], [`ConflictReason`], [`ClaimId`] |
 //! | `retry.rs` | the loop behind [`SharedState::place`]: plan, commit, re-plan the failed part; [`RetryPolicy`], [`Placed`] |
 //! | `log.rs` | [`LogEntry`], [`Checkpoint`], [`EventLog`] (retained log, compaction), [`Follower`] (gap and duplicate detection) |
 //! | `partition.rs` | [`Router`], [`Partition`], [`HostKey`], [`RequestKey`], [`PartitionFilter`] |
@@ -250,6 +251,7 @@
 mod claim;
 mod error;
 mod log;
+mod outcome;
 mod partition;
 mod retry;
 mod rules;
@@ -259,9 +261,10 @@ mod store;
 mod tests;
 mod view;
 
-pub use claim::{Claim, ClaimId, CommitMode, CommitOutcome, Committed, Conflict, ConflictReason, Plan, Validation};
+pub use claim::{Claim, CommitMode, Plan, Validation};
 pub use error::{LogError, RetryError, RouteError, SharedError, StoreError, StoreErrorKind};
 pub use log::{Checkpoint, EventLog, Follower, LogEntry};
+pub use outcome::{ClaimId, CommitOutcome, Committed, Conflict, ConflictReason};
 pub use partition::{HostKey, HostKeyFn, Partition, PartitionFilter, RequestKey, RequestKeyFn, Router, RouterBuilder};
 pub use retry::{Placed, RetryPolicy};
 pub use rules::{judge_plan, Prior, Verdicts};

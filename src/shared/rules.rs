@@ -2,8 +2,9 @@
 //! database adapter) judges a plan's claims with [`judge_plan`] against its current state and
 //! then only records the verdicts.
 
-use super::claim::{Claim, CommitMode, Conflict, ConflictReason, Plan, Validation};
+use super::claim::{Claim, CommitMode, Plan, Validation};
 use super::error::SharedError;
+use super::outcome::{Conflict, ConflictReason};
 use crate::schedule::Scheduler;
 use crate::snapshot::{Cluster, ClusterEvent};
 

@@ -1,8 +1,9 @@
 //! `SharedCluster`: the current state, its writer, the open claims and the counters.
 
-use super::claim::{ClaimId, CommitOutcome, Committed, Plan};
+use super::claim::Plan;
 use super::error::{LogError, SharedError};
 use super::log::{apply_events, Checkpoint, EventLog, Follower, LogEntry};
+use super::outcome::{ClaimId, CommitOutcome, Committed};
 use super::rules::{judge_plan, Verdicts};
 use super::view::{new_lineage, Snapshot};
 use crate::schedule::Scheduler;

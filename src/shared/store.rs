@@ -1,10 +1,12 @@
 //! `SharedState`: the contract every store of shared scheduling state keeps, in process
 //! ([`SharedCluster`]) or in a database (the `placewise-postgres` crate).
 
-use super::claim::{ClaimId, CommitOutcome, Plan};
+use super::claim::CommitMode;
+use super::claim::Plan;
 use super::error::{RetryError, SharedError};
 use super::log::{Checkpoint, LogEntry};
-use super::retry::{place_on, Placed, RetryPolicy};
+use super::outcome::{ClaimId, CommitOutcome};
+use super::retry::{retry_seed, Placed, RetryPolicy};
 use super::state::SharedCluster;
 use super::view::Snapshot;
 use crate::request::Request;
@@ -248,4 +250,106 @@ impl SharedCluster {
     ) -> Result<Placed, RetryError> {
         place_on(self, scratch, scheduler, request, ids, policy)
     }
+}
+
+/// The loop behind [`SharedState::place_with`]: plan on a fresh snapshot, commit, re-plan the
+/// instances whose claims conflicted. A plan whose commit met a retryable store error
+/// ([`StoreError::is_retryable`](super::StoreError::is_retryable)) is committed again as it
+/// is (the store recognises what landed), and a plan refused as foreign (the store reloaded)
+/// is made again; each of those counts as an attempt.
+pub(super) fn place_on<S: SharedState + ?Sized>(
+    state: &S,
+    scratch: &mut Scratch,
+    scheduler: &Scheduler,
+    request: &Request,
+    ids: &[String],
+    policy: &RetryPolicy,
+) -> Result<Placed, RetryError> {
+    if ids.len() != request.count as usize {
+        return Err(RetryError::Shared(SharedError::InstanceIds { ids: ids.len(), count: request.count }));
+    }
+    let mut pending: Vec<usize> = (0..ids.len()).collect();
+    let mut out =
+        Placed { committed: Vec::new(), unplaced: 0, explanation: None, attempts: 0, conflicts: 0, stale_reads: 0 };
+    let mut part = request.clone();
+    // A plan whose commit must be made again unchanged, with its placement's completeness.
+    let mut again: Option<(Plan, bool, usize)> = None;
+    while out.attempts < policy.max_attempts.max(1) {
+        out.attempts += 1;
+        let (plan, complete, placed) = match again.take() {
+            Some(p) => p,
+            None => {
+                part.count = pending.len() as u32;
+                if out.attempts > 1 {
+                    part.seed = Some(retry_seed(request.seed, &ids[pending[0]], out.attempts));
+                }
+                let snapshot = state.snapshot().map_err(RetryError::Shared)?;
+                let placement = scheduler
+                    .schedule_with(scratch, &snapshot, &part)
+                    .map_err(|e| RetryError::Shared(SharedError::Schedule(e)))?;
+                let complete = placement.is_complete();
+                if !complete {
+                    out.explanation = Some(placement.explanation.clone());
+                    if policy.mode == CommitMode::Gang {
+                        out.unplaced = request.count;
+                        return Ok(out);
+                    }
+                }
+                let mut plan = Plan::new(&snapshot, &part).mode(policy.mode).validation(policy.validation);
+                if let Some(t) = policy.expires_at {
+                    plan = plan.expires_at(t);
+                }
+                if let Some(ttl) = policy.expires_after {
+                    plan = plan.expires_after(ttl);
+                }
+                for (s, &i) in placement.selections.iter().zip(&pending) {
+                    plan.push(s.host, ids[i].clone());
+                }
+                (plan, complete, placement.selections.len())
+            }
+        };
+        let outcome = match state.commit(scheduler, &plan) {
+            Ok(outcome) => outcome,
+            Err(SharedError::Store(e)) if e.is_retryable() && out.attempts < policy.max_attempts => {
+                again = Some((plan, complete, placed));
+                state.note_retries(1);
+                continue;
+            }
+            Err(SharedError::ForeignPlan) if out.attempts < policy.max_attempts => {
+                state.note_retries(1);
+                continue;
+            }
+            Err(e) => return Err(RetryError::Shared(e)),
+        };
+        out.conflicts += outcome.conflicts.len() as u32;
+        out.stale_reads += outcome.stale_reads;
+        let mut retry: Vec<usize> = outcome.conflicts.iter().map(|c| pending[c.claim]).collect();
+        for mut c in outcome.committed {
+            c.claim = pending[c.claim];
+            out.committed.push(c);
+        }
+        if !complete {
+            // The instances with no host are not retried: the snapshot had no room for them.
+            out.unplaced = (pending.len() - placed) as u32;
+        }
+        if retry.is_empty() {
+            out.committed.sort_by_key(|c| c.claim);
+            return Ok(out);
+        }
+        if !complete {
+            retry.extend_from_slice(&pending[placed..]);
+            out.unplaced = 0;
+        }
+        pending = retry;
+        if out.attempts < policy.max_attempts {
+            state.note_retries(1);
+        }
+    }
+    out.committed.sort_by_key(|c| c.claim);
+    Err(RetryError::Exhausted {
+        attempts: out.attempts,
+        requested: request.count,
+        remaining: pending.len() as u32,
+        committed: out.committed,
+    })
 }
