@@ -35,9 +35,14 @@ struct Worker {
 }
 
 fn spawn(url: &str, prefix: &str, requests: usize) -> Worker {
+    spawn_with(url, prefix, requests, &[])
+}
+
+fn spawn_with(url: &str, prefix: &str, requests: usize, extra: &[&str]) -> Worker {
     let mut child = Command::new(env!("CARGO_BIN_EXE_placewise-burst"))
         .args(["--url", url, "--prefix", prefix, "--requests", &requests.to_string()])
         .args(["--batch", "4", "--top-k", "8", "--seed", &prefix.len().to_string()])
+        .args(extra)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -84,19 +89,32 @@ fn killing_a_scheduler_process_mid_burst_loses_no_acknowledged_placement() {
     let Some(server) = seeded("killing_a_scheduler_process_mid_burst_loses_no_acknowledged_placement", 50) else {
         return;
     };
-    let workers: Vec<Worker> = ["a", "bb", "ccc"].iter().map(|p| spawn(&server.url(), p, 300)).collect();
-    wait_for_acks(&workers[0], 20);
-    let mut workers = workers.into_iter();
-    let mut victim = workers.next().unwrap();
-    victim.child.kill().unwrap(); // SIGKILL
-    let mut acknowledged = finish(victim).0;
-    for w in workers {
+    // The victim's claims expire 1.5 s after their commit unless confirmed; the others' never.
+    let victim = spawn_with(&server.url(), "a", 300, &["--ttl-ms", "1500"]);
+    let others: Vec<Worker> = ["bb", "ccc"].iter().map(|p| spawn(&server.url(), p, 300)).collect();
+    wait_for_acks(&victim, 20);
+    let mut victim = victim;
+    victim.child.kill().unwrap(); // SIGKILL, between commit and confirm
+    let victims = finish(victim).0;
+    assert!(!victims.is_empty());
+    let mut acknowledged = victims.clone();
+    for w in others {
         let (acks, report, ok) = finish(w);
         assert!(ok);
         assert_eq!(report.unwrap().placed, 300);
         acknowledged.extend(acks);
     }
     assert_clean(&server.url(), &acknowledged);
+    // Nothing of the killed scheduler outlives its expiry: any process releases it.
+    std::thread::sleep(Duration::from_millis(1600));
+    let store = PgStore::connect(&server.url()).unwrap();
+    let released = store.expire_due().unwrap();
+    assert!(released.len() >= victims.len(), "{} released, {} acknowledged", released.len(), victims.len());
+    let left: Vec<String> = store.claims().unwrap().into_iter().map(|c| c.instance).collect();
+    assert_eq!(left.len(), 600);
+    assert!(left.iter().all(|i| !i.starts_with("a-")));
+    let survivors: Vec<(String, String)> = acknowledged.into_iter().filter(|(i, _)| !i.starts_with("a-")).collect();
+    assert_clean(&server.url(), &survivors);
 }
 
 #[test]
