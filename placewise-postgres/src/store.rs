@@ -272,7 +272,12 @@ impl PgStore {
         }
         let spec = cluster.to_spec();
         let json = serde_json::to_string(&spec).map_err(|e| corrupt(e.to_string()))?;
-        tx.execute("INSERT INTO placewise_checkpoints (seq, cluster) VALUES (0, $1)", &[&json]).map_err(from_pg)?;
+        tx.execute(
+            "INSERT INTO placewise_checkpoints (seq, cluster) VALUES (0, $1)
+             ON CONFLICT (seq) DO UPDATE SET cluster = EXCLUDED.cluster",
+            &[&json],
+        )
+        .map_err(from_pg)?;
         for chunk in spec.hosts.chunks(5_000) {
             let names: Vec<&str> = chunk.iter().map(|h| h.name.as_str()).collect();
             let inventories = chunk.iter().map(serde_json::to_string).collect::<Result<Vec<String>, _>>();
