@@ -4,7 +4,8 @@
 //! `<name>.expected.json` is what Nova 34's own scheduler code answered for it (produced by
 //! `tests/data/nova/regenerate.sh`, which runs `../shared/nova-reference/oracle.py`). placewise
 //! must make the same decisions: the same host (and node) for every instance, the same
-//! no-valid-host outcome, the same hosts removed by each filter for the first instance, and the
+//! no-valid-host outcome, the same hosts removed by each filter for the first instance (and the
+//! same `in`/`out` counts and statuses: `ran`, `not_reached`, `bypassed`), and the
 //! same weighed list with bit-identical weights. A scenario on which Nova raised must make
 //! placewise return an error.
 
@@ -51,6 +52,9 @@ fn run(scenario_path: &Path) -> Result<(), String> {
         }
         if nova["status"] == "ran" && mine["removed"] != nova["removed"] {
             return Err(format!("{} removed {} but Nova removed {}", nova["filter"], mine["removed"], nova["removed"]));
+        }
+        if nova["status"] == "ran" && (mine["in"] != nova["in"] || mine["out"] != nova["out"]) {
+            return Err(format!("{} counts: placewise {mine} but Nova {nova}", nova["filter"]));
         }
     }
     let nova_weighed = theirs["weighed"].as_array().cloned().unwrap_or_default();

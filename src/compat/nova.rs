@@ -19,6 +19,17 @@
 //! | `metrics` | metrics, truncated to integers (`cpu.*percent` × 100 first) |
 //! | everything else (`hypervisor_type`, `hypervisor_version`, `cpu_info`, `supported_instances`, `host_ip`, `stats`, counters, `nodename`) | host attributes; `cpu_info` as a JSON string; `stats` with the counters added as strings (`num_instances`, `io_workload`, `failed_builds`) |
 //!
+//! The request's `scheduler_hints` become [`VmSpec::hints`] as the tool hands them to the
+//! filters (a one-item list reads as the bare string). A rebuild is said the tool's way, with the
+//! hint `_nova_check_type` (`"rebuild"` or `["rebuild"]`, see [`VmSpec::is_rebuild`]); any
+//! check type sends forced hosts through the filters ([`VmSpec::bypasses_filters`]). There is no
+//! separate `rebuild` field.
+//!
+//! The first instance's trace counts as the tool does: the first filter's `in` is the number of
+//! hosts the request's host lists keep ([`VmSpec::keeps`]); the rows after a filter that leaves
+//! no host are `not_reached`; every row is `bypassed` when forced hosts skip the filters or when
+//! `ignore_hosts` leaves nothing.
+//!
 //! Scenario features placewise does not model (NUMA topology, PCI requests, a requested
 //! destination) are reported as errors, never ignored.
 
@@ -139,8 +150,6 @@ struct RawRequest {
     force_nodes: Option<Vec<String>>,
     #[serde(default)]
     retry_hosts: Vec<String>,
-    #[serde(default)]
-    rebuild: bool,
     requested_destination: Option<Value>,
     numa_topology: Option<Value>,
     pci_requests: Option<Value>,
@@ -473,7 +482,7 @@ impl Scenario {
             force_nodes: r.force_nodes.unwrap_or_default(),
             ignore_hosts: r.ignore_hosts.unwrap_or_default(),
             retry_hosts: r.retry_hosts,
-            rebuild: r.rebuild,
+            rebuild: false,
         };
         let mut request = Request::new(count)
             .memory_mb(flavor.memory_mb)
@@ -531,15 +540,24 @@ impl Scenario {
                 .host_id(name)
                 .map_or(name.to_owned(), |id| self.labels.get(id.index()).cloned().unwrap_or_default())
         };
-        let mut remaining = self.cluster.len();
+        // The filters see the hosts the request's lists keep. When `ignore_hosts` leaves
+        // nothing, no filter is called; when forced hosts skip the filters, none is either.
+        let vm = &self.request.vm;
+        let (mut not_ignored, mut kept) = (0, 0);
+        for (_, host) in self.cluster.hosts() {
+            let node = host.attribute("nodename").and_then(Value::as_str).unwrap_or(&host.name);
+            not_ignored += usize::from(!vm.ignores(&host.name));
+            kept += usize::from(vm.keeps(&host.name, node));
+        }
+        let bypassed = (!vm.ignore_hosts.is_empty() && not_ignored == 0) || vm.bypasses_filters();
+        let mut remaining = kept;
         let mut stopped = false;
-        let forced = self.request.vm.forces();
         let filters: Vec<Value> = self
             .config
             .enabled_filters
             .iter()
             .map(|name| {
-                if forced {
+                if bypassed {
                     return json!({"filter": name, "status": "bypassed"});
                 }
                 if stopped {
@@ -552,7 +570,7 @@ impl Scenario {
                     .map(|v| label_of(&v.host))
                     .collect();
                 let input = remaining;
-                remaining -= removed.len();
+                remaining = remaining.saturating_sub(removed.len());
                 stopped = remaining == 0;
                 json!({"filter": name, "status": "ran", "in": input, "out": remaining, "removed": removed})
             })
@@ -660,7 +678,44 @@ mod tests {
         assert!(Scenario::from_json(&numa).unwrap_err().to_string().contains("numa_topology"));
         let typo = SMALL.replace("\"vcpus_used\": 2", "\"vcpus_usd\": 2");
         assert!(matches!(Scenario::from_json(&typo), Err(BuildError::Json { .. })));
+        // Rebuilds are said with the `_nova_check_type` hint, as in the reference tool's format.
+        let rebuild = SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 2, \"rebuild\": true,");
+        assert!(matches!(Scenario::from_json(&rebuild), Err(BuildError::Json { .. })));
         let metric = SMALL.replace("cpu.frequency", "cpu.freq");
         assert!(Scenario::from_json(&metric).unwrap_err().to_string().contains("unknown metric `cpu.freq`"));
+    }
+
+    #[test]
+    fn trace_counts_start_from_the_hosts_the_lists_keep() {
+        let hosts = ["a", "b", "c"];
+        for ignored in 0u32..8 {
+            let ignore: Vec<String> =
+                (0..3).filter(|i| ignored >> i & 1 == 1).map(|i| hosts[i].to_uppercase()).collect();
+            let host = |n: &str| {
+                format!(
+                    r#"{{"name": "{n}", "total_usable_ram_mb": 4096, "free_ram_mb": 4096, "vcpus_total": 4, "vcpus_used": 0, "free_disk_mb": 10240}}"#
+                )
+            };
+            let json = format!(
+                r#"{{"config": {{"enabled_filters": ["ComputeFilter", "RamFilter"], "weighers": ["RAMWeigher"]}},
+                    "hosts": [{}], "request": {{"flavor": {{"memory_mb": 1024, "vcpus": 1}}, "ignore_hosts": {}}}}}"#,
+                hosts.map(host).join(","),
+                json!(ignore)
+            );
+            let s = Scenario::from_json(&json).unwrap();
+            let scheduler = s.config.build().unwrap();
+            let request = s.request.clone().explain(crate::ExplainOptions::detailed(3));
+            let out = s.output(&scheduler.schedule(&s.cluster, &request).unwrap());
+            let rows = &out["first_instance"]["filters"];
+            let kept = 3 - ignore.len();
+            if kept == 0 {
+                assert!((0..2).all(|i| rows[i]["status"] == "bypassed"), "{rows}");
+            } else {
+                assert_eq!(
+                    (&rows[0]["in"], &rows[1]["in"], &rows[1]["out"]),
+                    (&json!(kept), &json!(kept), &json!(kept))
+                );
+            }
+        }
     }
 }
