@@ -2,7 +2,7 @@
 //! hints and the server group, in the shapes the filter scheduler's filters read.
 
 use crate::id::HostId;
-use crate::snapshot::Overlay;
+use crate::snapshot::{Cluster, Overlay};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -229,27 +229,30 @@ impl MemberPicks {
     }
 
     /// The earlier picks recorded in `overlay` (instance `j` = the `j`-th pick) that landed on
-    /// `host` and are members. Computes in O(1) when all or none of the instances are members,
-    /// else O(picks so far).
-    pub fn on_host(&self, overlay: &Overlay, host: HostId) -> u32 {
+    /// `host`'s service host (on any of its nodes, [`Cluster::service_nodes`]) and are members.
+    /// Computes in O(nodes of the service host) when all or none of the instances are members,
+    /// else O(picks so far × nodes).
+    pub fn on_host(&self, cluster: &Cluster, overlay: &Overlay, host: HostId) -> u32 {
         if self.none {
             return 0;
         }
         if self.all {
-            return overlay.placed(host);
+            return cluster.service_nodes(host).map(|n| overlay.placed(n)).sum();
         }
         let picks = overlay.picks().iter().enumerate();
-        picks.filter(|&(j, &h)| h == host && self.member.get(j).copied().unwrap_or(false)).count() as u32
+        let member = |j: usize| self.member.get(j).copied().unwrap_or(false);
+        picks.filter(|&(j, &h)| member(j) && cluster.service_nodes(host).any(|n| n == h)).count() as u32
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::Overlay;
+    use crate::snapshot::{HostSpec, Overlay};
 
     #[test]
     fn member_picks_count_the_member_instances_on_the_host() {
+        let cluster = Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).build().unwrap();
         let hosts = [HostId(0), HostId(1), HostId(0), HostId(0), HostId(1)];
         let uuid = |j: u32| format!("00000000-0000-0000-0000-{j:012}");
         for pattern in 0u32..32 {
@@ -261,7 +264,11 @@ mod tests {
                 // Before instance i: the members among instances 0..i on each host.
                 for host in [HostId(0), HostId(1)] {
                     let expected = (0..i as u32).filter(|&j| member(j) && hosts[j as usize] == host).count();
-                    assert_eq!(picks.on_host(&overlay, host) as usize, expected, "pattern {pattern:05b}, instance {i}");
+                    assert_eq!(
+                        picks.on_host(&cluster, &overlay, host) as usize,
+                        expected,
+                        "pattern {pattern:05b}, instance {i}"
+                    );
                 }
                 overlay.consume(h, &[]);
             }

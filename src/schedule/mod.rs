@@ -468,10 +468,14 @@ impl Scheduler {
     /// host by that host alone, so that a pick can only change the picked host's verdict and
     /// raw values.
     fn host_local(&self, cx: &Cx<'_>, states: &[Prepared]) -> bool {
-        self.filters
-            .iter()
-            .zip(states)
-            .all(|(f, s)| f.once_per_request() || f.host_local_for(&cx.with_state(s.as_deref())))
+        // A pick on one node of a shared service host changes what the group rules see on its
+        // siblings, so such clusters take the full path.
+        !cx.cluster().has_shared_service_hosts()
+            && self
+                .filters
+                .iter()
+                .zip(states)
+                .all(|(f, s)| f.once_per_request() || f.host_local_for(&cx.with_state(s.as_deref())))
             && self.tiers.iter().flatten().all(|w| w.weigher.host_local())
     }
 
@@ -651,7 +655,7 @@ fn restrict_hosts(cluster: &Cluster, vm: &crate::request::VmSpec, masks: &mut [u
             rest &= rest - 1;
             let Some(host) = cluster.host(HostId::from_index(c * CHUNK + lane)) else { continue };
             let node = host.attribute("nodename").and_then(|v| v.as_str()).unwrap_or(&host.name);
-            if !vm.keeps(&host.name, node) {
+            if !vm.keeps(cluster.service_host_name(HostId::from_index(c * CHUNK + lane)), node) {
                 *mask &= !(1u64 << lane);
             }
         }

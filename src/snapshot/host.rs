@@ -1,7 +1,7 @@
 //! One host of a snapshot and the values it carries.
 
 use super::attributes::AttributeTable;
-use crate::id::{AggregateId, DomainId, ResourceId, Symbol};
+use crate::id::{AggregateId, DomainId, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
@@ -297,6 +297,9 @@ pub struct Host {
     pub(crate) attributes: Option<Box<AttributeTable>>,
     /// Bumped (to the cluster's generation at the time) on every change of this host.
     pub generation: u64,
+    /// The service host this host is a node of; `None` when it is its own
+    /// ([`Cluster::service_host_name`](crate::Cluster::service_host_name)).
+    pub service: Option<ServiceHostId>,
 }
 
 /// A host's typed attributes: JSON values by name.

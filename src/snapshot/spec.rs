@@ -363,6 +363,13 @@ pub struct HostSpec {
     /// info, counters and the like.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub attributes: BTreeMap<String, serde_json::Value>,
+    /// The service host this host is a node of, when several hosts share one (bare-metal
+    /// nodes behind one compute service). Nodes of one service host share its name for host
+    /// lists and server groups, its instance list and its aggregate memberships (which they
+    /// must list alike); see [`Cluster::service_host_name`](crate::Cluster::service_host_name).
+    /// `None`: the host is its own service host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_host: Option<String>,
 }
 
 impl HostSpec {
@@ -379,7 +386,14 @@ impl HostSpec {
             aggregates: Vec::new(),
             disks: Vec::new(),
             attributes: BTreeMap::new(),
+            service_host: None,
         }
+    }
+
+    /// Makes the host a node of the service host `name` (see [`HostSpec::service_host`]).
+    pub fn service_host(mut self, name: impl Into<String>) -> Self {
+        self.service_host = Some(name.into());
+        self
     }
 
     /// Sets an attribute.

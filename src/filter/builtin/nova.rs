@@ -283,10 +283,12 @@ impl GroupSets {
 /// Whether `host` is among the group's hosts during the request: listed in `hosts`, or picked for
 /// an earlier instance of the request (Nova appends each pick to the group's hosts).
 pub(super) fn in_group_hosts(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&GroupSets>, host: HostId) -> bool {
-    if cx.overlay().placed(host) > 0 {
+    let cluster = cx.cluster();
+    // A pick on any node of the service host adds the service host's name.
+    if cluster.service_nodes(host).any(|n| cx.overlay().placed(n) > 0) {
         return true;
     }
-    let name = &*cx.host(host).name;
+    let name = cluster.service_host_name(host);
     match sets {
         Some(s) => s.hosts.contains(name),
         None => group.hosts.iter().any(|h| h == name),
@@ -310,8 +312,9 @@ pub(super) fn members_on_host(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&Gr
             &fresh
         }
     };
-    let listed = cx.host(host).instances.iter().filter(|i| sets.members.contains(&*i.id)).count();
-    listed as u64 + u64::from(sets.picks.on_host(cx.overlay(), host))
+    let cluster = cx.cluster();
+    let listed = cluster.service_instances(host).filter(|i| sets.members.contains(&*i.id)).count();
+    listed as u64 + u64::from(sets.picks.on_host(cluster, cx.overlay(), host))
 }
 
 /// Lower-cased canonical names (reference §7.2, step 1).

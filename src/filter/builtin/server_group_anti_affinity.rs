@@ -41,7 +41,7 @@ impl Filter for ServerGroupAntiAffinityFilter {
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
         let Some(group) = group_with_policy(cx, POLICY) else { return Verdict::Pass };
         // A move may land on the instance's own host.
-        if cx.host(host).has_instance(&instance_uuid(cx)) {
+        if cx.cluster().service_has_instance(host, &instance_uuid(cx)) {
             return Verdict::Pass;
         }
         (members_on_host(cx, group, cx.state::<GroupSets>(), host) < max_per_host(cx)).into()
@@ -133,5 +133,24 @@ mod tests {
             }
             assert_eq!(picks(ServerGroupAntiAffinityFilter, &cluster, &r).unwrap(), expected, "members {members:?}");
         }
+    }
+
+    #[test]
+    fn members_on_any_node_of_a_service_host_count_for_all_its_nodes() {
+        let own = ["00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000001"];
+        let c = Cluster::builder()
+            .host(HostSpec::new("bm:n0").service_host("bm"))
+            .host(HostSpec::new("bm:n1").service_host("bm"))
+            .host(HostSpec::new("kvm"))
+            .host(HostSpec::new("bm2:n0").service_host("bm2").instance(InstanceSpec::new("m1")))
+            .host(HostSpec::new("bm2:n1").service_host("bm2"))
+            .build()
+            .unwrap();
+        let f = ServerGroupAntiAffinityFilter;
+        let members = [own[0], own[1], "m1"];
+        // `m1` on bm2's first node rules out both of bm2's nodes; the first pick (on bm:n0) rules
+        // out bm:n1 for the second instance.
+        assert_eq!(run(&f, &c, &group_request(1, POLICY, &[], &members)).unwrap(), names(&["bm:n0", "bm:n1", "kvm"]));
+        assert_eq!(picks(f, &c, &group_request(2, POLICY, &[], &members)).unwrap(), names(&["bm:n0", "kvm"]));
     }
 }

@@ -40,9 +40,9 @@ impl GroupMembers {
         let Some((members, picks)) = &self.members else {
             return 0.0;
         };
-        let record = cx.host(host);
-        let running = record.instances.iter().filter(|i| members.contains(&*i.id)).count();
-        running as f64 + f64::from(picks.on_host(cx.overlay(), host))
+        let cluster = cx.cluster();
+        let running = cluster.service_instances(host).filter(|i| members.contains(&*i.id)).count();
+        running as f64 + f64::from(picks.on_host(cluster, cx.overlay(), host))
     }
 }
 

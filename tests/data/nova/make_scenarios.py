@@ -250,6 +250,56 @@ def fidelity():
                      config={"multipliers": {"ram_weight_multiplier": 0.001}},
                      request={"num_instances": 4, "instance_group": soft})
 
+    # G1: several nodes behind one service host.
+    flavor_small = {"name": "m1.small", "memory_mb": 2048, "vcpus": 1, "root_gb": 10}
+    member = "aaaaaaaa-0000-0000-0000-000000000001"
+    bm = lambda node, ram, **kw: plain("bm-1", ram, nodename=node, **kw)
+    scenario("nodes_anti_affinity_sibling", ["ServerGroupAntiAffinityFilter"],
+             hosts=[bm("bm-1-n0", 12000), bm("bm-1-n1", 14000), plain("kvm-1", 8000)],
+             request={"num_instances": 2, "flavor": flavor_small,
+                      "instance_group": {"name": "web", "policy": "anti-affinity", "members": [], "hosts": []}})
+    scenario("nodes_affinity_follows_host", ["RamFilter", "ServerGroupAffinityFilter"],
+             hosts=[bm("bm-1-n0", 3000), bm("bm-1-n1", 2500), plain("kvm-1", 2200)],
+             request={"num_instances": 2, "flavor": flavor_small,
+                      "instance_group": {"name": "db", "policy": "affinity", "members": [], "hosts": []}})
+    scenario("nodes_instance_on_first_entry", ["ServerGroupAntiAffinityFilter"],
+             hosts=[bm("bm-1-n0", 9000, instances=[member]), bm("bm-1-n1", 15000), plain("kvm-1", 6000)],
+             request={"flavor": flavor_small, "instance_group": {
+                 "name": "web", "policy": "anti-affinity", "members": [member], "hosts": ["bm-1"]}})
+    nodes = [bm("bm-1-n0", 9000, aggregates=["gold"]), bm("bm-1-n1", 15000, enabled=False),
+             plain("bm-2", 7000, nodename="bm-2-n0", instances=[member]),
+             plain("bm-2", 5000, nodename="bm-2-n1", availability_zone="az9"), plain("kvm-1", 6000)]
+    gold = [{"name": "gold", "metadata": {"ram_weight_multiplier": "-1.0"}, "hosts": []}]
+    scenario("nodes_force_hosts", ["ComputeFilter", "RamFilter"], hosts=nodes, aggregates=gold,
+             request={"num_instances": 3, "force_hosts": ["BM-1"]})
+    scenario("nodes_force_nodes", ["ComputeFilter", "RamFilter"], hosts=nodes, aggregates=gold,
+             request={"num_instances": 2, "force_nodes": ["bm-1-n1", "bm-2-n0"],
+                      "scheduler_hints": {"_nova_check_type": "resize"}})
+    scenario("nodes_ignore_host", ["ComputeFilter", "RamFilter"], hosts=nodes, aggregates=gold,
+             request={"num_instances": 2, "ignore_hosts": ["bm-2"]})
+    scenario("nodes_service_state_from_first_entry", ["ComputeFilter"], hosts=nodes, aggregates=gold,
+             request={"num_instances": 3})
+    scenario("nodes_aggregates_shared", ["AvailabilityZoneFilter"], weighers=["RAMWeigher"], hosts=nodes,
+             aggregates=gold, request={"num_instances": 3, "availability_zone": "az9"})
+    scenario("nodes_same_different_host", ["SameHostFilter"], hosts=nodes,
+             request={"scheduler_hints": {"same_host": member}})
+    scenario("nodes_different_host", ["DifferentHostFilter"], hosts=nodes,
+             request={"scheduler_hints": {"different_host": [member]}, "num_instances": 2})
+    scenario("nodes_isolated_hosts", ["IsolatedHostsFilter"], hosts=nodes,
+             config={"filter_scheduler": {"isolated_hosts": ["bm-2"],
+                                          "isolated_images": ["33333333-3333-3333-3333-333333333333"]}},
+             request={"image": {"id": "33333333-3333-3333-3333-333333333333"}, "num_instances": 2})
+    scenario("nodes_soft_anti_affinity", ["RamFilter"], weighers=["ServerGroupSoftAntiAffinityWeigher", "RAMWeigher"],
+             hosts=nodes, config={"multipliers": {"ram_weight_multiplier": 0.001}},
+             request={"num_instances": 4, "instance_group": {"name": "s", "policy": "soft-anti-affinity",
+                                                             "members": [member]}})
+    scenario("nodes_soft_affinity", ["RamFilter"], weighers=["ServerGroupSoftAffinityWeigher", "RAMWeigher"],
+             hosts=nodes, config={"multipliers": {"ram_weight_multiplier": 0.001}},
+             request={"num_instances": 4, "instance_group": {"name": "s", "policy": "soft-affinity",
+                                                             "members": [member]}})
+    scenario("nodes_json_host", ["JsonFilter"], hosts=nodes,
+             request={"scheduler_hints": {"query": ["=", "$host", "bm-2"]}, "num_instances": 2})
+
     # G4: trace counts after ignored hosts.
     scenario("ignore_then_emptied", ["RamFilter", "ComputeFilter", "IoOpsFilter"],
              hosts=[plain("a", 1024), plain("b", 1500), plain("c", 9000)], request={"ignore_hosts": ["C"]})
