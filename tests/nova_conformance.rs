@@ -8,6 +8,11 @@
 //! same `in`/`out` counts and statuses: `ran`, `not_reached`, `bypassed`), and the
 //! same weighed list with bit-identical weights. A scenario on which Nova raised must make
 //! placewise return an error.
+//!
+//! The scenarios come from two generators in `tests/data/nova/`: `make_scenarios.py` (small
+//! scenarios, one rule each) and `random_scenarios.py` (`random_<seed>.scenario.json`: seeded
+//! scenarios drawn from everything the tool's format allows, so that rules interact).
+//! `oracle_batch.py` runs Nova on many of them in one process.
 
 #[path = "support/data.rs"]
 mod data;
