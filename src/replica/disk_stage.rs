@@ -51,13 +51,26 @@ fn eligibility(
     if !disk.allow_scheduling || disk.eviction_requested {
         return Err((DiskNote::Unavailable, 0, false));
     }
-    if !disk.ready {
-        return Err((DiskNote::NotReady, 0, false));
-    }
-    if let Err(f) = lim.check(0, 0, space) {
-        return Err((DiskNote::Pressure(f), 0, false));
-    }
+    schedulable_condition(disk.schedulable, disk.ready, || lim.check(0, 0, space)).map_err(|n| (n, 0, false))?;
     volume_fit(cx, disk, full)
+}
+
+/// The disk's `Schedulable` condition as the pre-filter reads it: the reported one when the
+/// caller gives it (it can be stale: a disk reported schedulable whose space no longer passes
+/// the size-0 check still passes here, and the per-replica space check rejects it), else derived
+/// as the node controller sets it, from `ready` and `size0` (the space check with size 0 and
+/// actual 0).
+pub(crate) fn schedulable_condition(
+    reported: Option<bool>,
+    ready: bool,
+    size0: impl FnOnce() -> Result<(), SpaceFailure>,
+) -> Result<(), DiskNote> {
+    match reported {
+        Some(true) => Ok(()),
+        Some(false) => Err(DiskNote::ReportedUnschedulable),
+        None if !ready => Err(DiskNote::NotReady),
+        None => size0().map_err(DiskNote::Pressure),
+    }
 }
 
 /// Step 10's eligibility items (2)–(5): disk type for the engine, filesystem size limit, volume

@@ -43,7 +43,7 @@
 //! | v2 data engine disabled on the node | host attribute `v2_disabled` (bool, default false) |
 //! | disk `storageMaximum` / `storageAvailable` / `storageReserved` / `storageScheduled` | [`Disk`](crate::Disk) `maximum` / `available` / `reserved` / `scheduled` |
 //! | disk `allowScheduling`, `evictionRequested`, `tags`, `type`, `fsType`, `Ready` | `Disk` `allow_scheduling`, `eviction_requested`, `tags`, `disk_type`, `fs_type`, `ready` |
-//! | disk `Schedulable` condition | derived: `ready` and the space check with size 0 and actual 0 (as the node controller sets it) |
+//! | disk `Schedulable` condition | [`Disk::schedulable`](crate::Disk::schedulable) when the caller gives it (the condition last reported, possibly stale: reported false, the disk is unavailable; reported true, it passes the pre-filter and the per-replica checks reject it with their own reasons); else derived: `ready` and the space check with size 0 and actual 0 (as the node controller sets it) |
 //! | disk UUID | the disk's name on its host: a replica's `disk_id` is that name |
 //! | disk `scheduledReplica` | [`Replica::counted`]: whether `Disk::scheduled` already includes the replica |
 //!

@@ -254,6 +254,10 @@ pub struct Disk {
     pub fs_type: Box<str>,
     /// The disk's agent reports it healthy (Longhorn's disk `Ready` condition).
     pub ready: bool,
+    /// The disk's `Schedulable` condition as last reported, possibly stale; `None` when the
+    /// caller left it to be derived from the current values (a domain engine's rule, such as
+    /// the replica scheduler's: `ready` and the space check with size 0).
+    pub schedulable: Option<bool>,
 }
 
 /// What a [`Disk`] is.

@@ -181,6 +181,8 @@ pub struct HotDisk {
     pub ready: bool,
     /// The disk has at least one tag.
     pub tagged: bool,
+    /// [`Disk::schedulable`].
+    pub schedulable: Option<bool>,
     /// [`Disk::disk_type`].
     pub disk_type: DiskType,
 }
@@ -197,6 +199,7 @@ impl HotDisk {
             eviction_requested: disk.eviction_requested,
             ready: disk.ready,
             tagged: !disk.tags.is_empty(),
+            schedulable: disk.schedulable,
             disk_type: disk.disk_type,
         }
     }
@@ -899,6 +902,7 @@ impl Cluster {
             disk_type: d.disk_type,
             fs_type: d.fs_type.as_str().into(),
             ready: d.ready,
+            schedulable: d.schedulable,
         })
     }
 
@@ -976,6 +980,7 @@ impl Cluster {
                     disk_type: d.disk_type,
                     fs_type: d.fs_type.to_string(),
                     ready: d.ready,
+                    schedulable: d.schedulable,
                 })
                 .collect(),
             attributes: h.attributes().map(|(k, v)| (k.to_owned(), v.clone())).collect(),
@@ -1152,5 +1157,20 @@ mod tests {
         let moved = ClusterEvent::HostUpdated { host: HostSpec::new("bm:n2").service_host("other") };
         let c = c.apply(&moved).unwrap();
         assert_eq!((c.service_nodes(HostId(0)).count(), c.service_host_name(HostId(3))), (2, "other"));
+    }
+
+    #[test]
+    fn a_reported_disk_condition_is_kept_as_given() {
+        let spec = |d: DiskSpec| HostSpec::new("n").disk(d);
+        let c = Cluster::builder()
+            .host(spec(DiskSpec::new("given", 10, 5).schedulable(false)))
+            .host(HostSpec::new("m").disk(DiskSpec::new("derived", 10, 5)))
+            .build()
+            .unwrap();
+        assert_eq!(c.disk(HostId(0), DiskId(0)).unwrap().schedulable, Some(false));
+        assert_eq!(c.hot_disks(HostId(0))[0].schedulable, Some(false));
+        assert_eq!(c.disk(HostId(1), DiskId(0)).unwrap().schedulable, None);
+        let again = Cluster::from_spec(&c.to_spec()).unwrap();
+        assert_eq!(again.disk(HostId(0), DiskId(0)).unwrap().schedulable, Some(false));
     }
 }

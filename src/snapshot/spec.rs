@@ -251,6 +251,10 @@ pub struct DiskSpec {
     /// Healthy (default true).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub ready: bool,
+    /// The disk's `Schedulable` condition as its agent last reported it, which can be stale;
+    /// `None` (the default): derived from the current values (see [`Disk::schedulable`](crate::Disk::schedulable)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedulable: Option<bool>,
 }
 
 fn is_true(v: &bool) -> bool {
@@ -276,6 +280,7 @@ impl DiskSpec {
             disk_type: DiskType::Filesystem,
             fs_type: String::new(),
             ready: true,
+            schedulable: None,
         }
     }
 
@@ -324,6 +329,12 @@ impl DiskSpec {
     /// Sets whether the disk is healthy.
     pub fn ready(mut self, ready: bool) -> Self {
         self.ready = ready;
+        self
+    }
+
+    /// Sets the reported `Schedulable` condition (see [`DiskSpec::schedulable`]).
+    pub fn schedulable(mut self, schedulable: bool) -> Self {
+        self.schedulable = Some(schedulable);
         self
     }
 }
