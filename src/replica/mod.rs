@@ -45,7 +45,7 @@
 //! | disk `allowScheduling`, `evictionRequested`, `tags`, `type`, `fsType`, `Ready` | `Disk` `allow_scheduling`, `eviction_requested`, `tags`, `disk_type`, `fs_type`, `ready` |
 //! | disk `Schedulable` condition | [`Disk::schedulable`](crate::Disk::schedulable) when the caller gives it (the condition last reported, possibly stale: reported false, the disk is unavailable; reported true, it passes the pre-filter and the per-replica checks reject it with their own reasons); else derived: `ready` and the space check with size 0 and actual 0 (as the node controller sets it) |
 //! | disk UUID | the disk's name on its host: a replica's `disk_id` is that name |
-//! | disk `scheduledReplica` | [`Replica::counted`]: whether `Disk::scheduled` already includes the replica |
+//! | disk `scheduledReplica` | [`Disk::scheduled_replicas`](crate::Disk::scheduled_replicas) (the disk's own list), or [`Replica::counted`] for a replica on that very disk: whether `Disk::scheduled` already includes the replica |
 //!
 //! # Step order
 //!
@@ -86,9 +86,18 @@
 //!
 //! # Versions
 //!
-//! [`LonghornVersion::Head`] (v1.11+, the default) and [`LonghornVersion::V1_10`] differ in the
-//! default disk choice ([`DiskChoice`]), the in-cycle accounting scope (per disk vs per node,
-//! bug #12653) and whether wrong-type disks record `disks are unavailable` or are skipped silently.
+//! [`LonghornVersion::Head`] (v1.11+, the default) and [`LonghornVersion::V1_10`] differ in:
+//!
+//! - the default disk choice ([`DiskChoice`]);
+//! - the in-cycle accounting scope: on HEAD a disk adds the volume size for each replica of the
+//!   volume on that disk that it does not list among its scheduled replicas; on v1.10 for each
+//!   replica of the volume on the **node** it does not list, existing replicas on the node's other
+//!   disks included (bug #12653);
+//! - the order of the last two per-disk checks: on v1.10 the space check runs before the tag check,
+//!   so a disk failing both reports `insufficient storage` (known gap: a disk failing the tags
+//!   whose space fails only through in-cycle accounting still reports `tags not fulfilled`);
+//! - the volume's topology requirement, which v1.10 does not have (ignored);
+//! - whether wrong-type disks record `disks are unavailable` or are skipped silently.
 //!
 //! # Determinism
 //!
@@ -169,7 +178,8 @@ pub enum LonghornVersion {
     /// v1.11+ and master: balance score, per-disk in-cycle accounting, wrong-type disks reported.
     #[default]
     Head,
-    /// v1.10.x: most usable storage, per-node in-cycle accounting, wrong-type disks skipped.
+    /// v1.10.x: most usable storage, per-node in-cycle accounting, space checked before tags, no
+    /// topology requirement, wrong-type disks skipped.
     V1_10,
 }
 
@@ -518,6 +528,7 @@ impl ReplicaScheduler {
                         cx,
                         id,
                         cluster.hot_disks(id),
+                        cluster.host(id),
                         disk_prep,
                         hp.disks,
                         replicas,

@@ -8,7 +8,7 @@ use super::disk_stage::{self, DiskPrep, HostDisks};
 use super::reasons::NodeNote;
 use super::space::{is_under_pressure, DiskSpace};
 use super::volume::{DataEngine, Replica};
-use super::{attr_bool, Ctx};
+use super::{attr_bool, Ctx, LonghornVersion};
 use crate::id::{DiskId, DomainId, HostId, Symbol};
 use crate::snapshot::{ChunkLabels, CHUNK};
 
@@ -127,7 +127,8 @@ impl Prep {
                         None
                     }
                 });
-                let topo_ok = volume.topology_requirement.is_empty() || {
+                // v1.10 has no topology requirement.
+                let topo_ok = volume.topology_requirement.is_empty() || cx.version == LonghornVersion::V1_10 || {
                     let zone = cx.zone_name(id);
                     let region = cx.region_name(id);
                     volume

@@ -258,6 +258,15 @@ pub struct Disk {
     /// caller left it to be derived from the current values (a domain engine's rule, such as
     /// the replica scheduler's: `ready` and the space check with size 0).
     pub schedulable: Option<bool>,
+    /// Names of the replicas whose size `scheduled` already includes, sorted and de-duplicated.
+    pub scheduled_replicas: Vec<Box<str>>,
+}
+
+impl Disk {
+    /// Whether `scheduled` already includes the replica `name`. Computes in O(log listed).
+    pub fn lists_scheduled(&self, name: &str) -> bool {
+        self.scheduled_replicas.binary_search_by(|r| (**r).cmp(name)).is_ok()
+    }
 }
 
 /// What a [`Disk`] is.

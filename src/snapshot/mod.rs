@@ -903,6 +903,12 @@ impl Cluster {
             fs_type: d.fs_type.as_str().into(),
             ready: d.ready,
             schedulable: d.schedulable,
+            scheduled_replicas: {
+                let mut names: Vec<Box<str>> = d.scheduled_replicas.iter().map(|n| n.as_str().into()).collect();
+                names.sort_unstable();
+                names.dedup();
+                names
+            },
         })
     }
 
@@ -981,6 +987,7 @@ impl Cluster {
                     fs_type: d.fs_type.to_string(),
                     ready: d.ready,
                     schedulable: d.schedulable,
+                    scheduled_replicas: d.scheduled_replicas.iter().map(|n| n.to_string()).collect(),
                 })
                 .collect(),
             attributes: h.attributes().map(|(k, v)| (k.to_owned(), v.clone())).collect(),

@@ -255,6 +255,10 @@ pub struct DiskSpec {
     /// `None` (the default): derived from the current values (see [`Disk::schedulable`](crate::Disk::schedulable)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedulable: Option<bool>,
+    /// Names of the replicas whose size `scheduled` already includes (Longhorn's
+    /// `scheduledReplica`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scheduled_replicas: Vec<String>,
 }
 
 fn is_true(v: &bool) -> bool {
@@ -281,6 +285,7 @@ impl DiskSpec {
             fs_type: String::new(),
             ready: true,
             schedulable: None,
+            scheduled_replicas: Vec::new(),
         }
     }
 
@@ -329,6 +334,12 @@ impl DiskSpec {
     /// Sets whether the disk is healthy.
     pub fn ready(mut self, ready: bool) -> Self {
         self.ready = ready;
+        self
+    }
+
+    /// Adds a replica to the ones `scheduled` includes (see [`DiskSpec::scheduled_replicas`]).
+    pub fn scheduled_replica(mut self, name: impl Into<String>) -> Self {
+        self.scheduled_replicas.push(name.into());
         self
     }
 
