@@ -30,6 +30,13 @@
 //!
 //! # Mapping Longhorn onto the snapshot
 //!
+//! [`LonghornNode`] builds a host from these facts as typed fields (node tags, zone, region,
+//! conditions, instance manager, engine image, v2), and [`DiskSpec`](crate::DiskSpec) carries
+//! the disk's; the attributes below are what it writes, and
+//! [`ReplicaScheduler::check_nodes`] refuses one of them holding anything but a boolean.
+//! [`ReplicaScheduler::schedule_replicas`] places named replicas in a given order, each seeing
+//! the ones before it.
+//!
 //! | Longhorn | placewise |
 //! |---|---|
 //! | node `Ready` condition | [`HostState::up`](crate::HostState) |
@@ -108,6 +115,7 @@
 
 mod choice;
 mod disk_stage;
+mod node;
 mod node_stage;
 mod plan;
 mod prep;
@@ -121,6 +129,9 @@ mod volume;
 mod tests;
 
 pub use choice::DiskChoice;
+pub use node::{
+    LonghornNode, ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED, NODE_ATTRIBUTES,
+};
 pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, Move, MoveKind};
 pub use reasons::{DiskNote, FailureReason, NodeNote, Reasons, ReplicaExplanation, Tier};
 pub use settings::{ReplicaSettings, SETTING_NAMES};
@@ -167,6 +178,23 @@ pub enum ReplicaError {
         index: usize,
         /// The number of replicas.
         len: usize,
+    },
+    /// A replica name that is not in the replica list.
+    #[error("no replica named `{name}`")]
+    UnknownReplica {
+        /// The name given.
+        name: String,
+    },
+    /// A node attribute the scheduler reads holds a value of the wrong kind (it would otherwise
+    /// read as its default).
+    #[error("host `{host}`: attribute `{name}` must be a boolean, not {value}")]
+    NodeAttribute {
+        /// The host.
+        host: String,
+        /// The attribute ([`NODE_ATTRIBUTES`]).
+        name: String,
+        /// The value found, as JSON.
+        value: String,
     },
 }
 
@@ -419,6 +447,77 @@ impl ReplicaScheduler {
         let cx = Ctx::new(self, cluster, volume);
         let mut prep = Prep::new(&cx, replicas);
         Ok(self.schedule_one(&cx, &mut prep, replicas, index, now))
+    }
+
+    /// Schedules the replicas named in `order`, one after another, writing each placement into
+    /// `replicas` (node, disk, data directory; [`Replica::counted`] false, as the disk's
+    /// `scheduled` does not include it yet) so that every later one sees the earlier ones. A
+    /// replica that fails stays unscheduled and the next one is tried. Returns one outcome per
+    /// name, in order.
+    ///
+    /// Computes in O(hosts + disks) once, plus for each replica O(hosts + replicas × disks of
+    /// the hosts holding replicas).
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::UnknownReplica`] for a name not in `replicas` (nothing is changed);
+    /// [`ReplicaError::NodeAttribute`] as [`check_nodes`](ReplicaScheduler::check_nodes).
+    pub fn schedule_replicas(
+        &self,
+        cluster: &Cluster,
+        volume: &Volume,
+        replicas: &mut [Replica],
+        order: &[&str],
+        now: i64,
+    ) -> Result<Vec<(String, ReplicaOutcome)>, ReplicaError> {
+        self.check_nodes(cluster)?;
+        let mut indices = Vec::with_capacity(order.len());
+        for name in order {
+            let i = replicas
+                .iter()
+                .position(|r| r.name == *name)
+                .ok_or_else(|| ReplicaError::UnknownReplica { name: (*name).to_owned() })?;
+            indices.push(i);
+        }
+        let cx = Ctx::new(self, cluster, volume);
+        let mut prep = Prep::new(&cx, replicas);
+        let mut results = Vec::with_capacity(indices.len());
+        for i in indices {
+            let outcome = self.schedule_one(&cx, &mut prep, replicas, i, now);
+            if let Some(p) = &outcome.placement {
+                prep.place(i, p.host, p.disk);
+                let r = &mut replicas[i];
+                r.node_id = p.node_id.clone();
+                r.disk_id = p.disk_id.clone();
+                r.data_directory_name = p.data_directory_name.clone();
+                r.counted = false;
+            }
+            results.push((replicas[i].name.clone(), outcome));
+        }
+        Ok(results)
+    }
+
+    /// Checks the node attributes the scheduler reads ([`NODE_ATTRIBUTES`]): each one present
+    /// must be a boolean. Prefer [`LonghornNode`], which cannot get them wrong.
+    ///
+    /// Computes in O(hosts).
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::NodeAttribute`] for the first one that is not.
+    pub fn check_nodes(&self, cluster: &Cluster) -> Result<(), ReplicaError> {
+        for (_, host) in cluster.hosts() {
+            for &(name, _) in NODE_ATTRIBUTES {
+                if let Some(v) = host.attribute(name).filter(|v| !v.is_boolean()) {
+                    return Err(ReplicaError::NodeAttribute {
+                        host: host.name.to_string(),
+                        name: name.to_owned(),
+                        value: v.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// One replica against prepared state. `index` is in range.

@@ -236,7 +236,7 @@ fn ready(h: &crate::Host) -> bool {
         && h.state.enabled
         && !h.state.evicting
         && !h.state.cordoned
-        && super::attr_bool(h, "engine_image_ready", true)
+        && super::attr_bool(h, super::node::ATTR_ENGINE_IMAGE_DEPLOYED, true)
 }
 
 fn adds(count: usize, affinity: Option<String>, why: &'static str) -> Vec<Move> {
