@@ -79,8 +79,10 @@
 //!
 //! # The two modes
 //!
-//! [`Mode::SwarmCompatible`] (the default) is SwarmKit's algorithm in the reference's canonical
-//! order, so that every result is one SwarmKit could produce:
+//! [`Mode::SwarmCompatible`] (the default) is SwarmKit's algorithm, exactly, so that every
+//! result is one SwarmKit produces; [`Mode::SwarmCompatibleStable`] is the same with the
+//! reference's canonical (stable) order on revisited leaves. The mode is the one place that
+//! says which:
 //!
 //! - the tree is built from **every** node, eligible or not; every branch's count of the
 //!   service's tasks is the sum over all nodes beneath and stays **frozen** for the batch;
@@ -96,10 +98,11 @@
 //!   of this service, then total tasks, then name; the first pass moves on only when the next
 //!   node is strictly better, later passes go round-robin, and a node failing a filter is
 //!   skipped for the rest of the visit. On a later visit the candidates are re-filtered and
-//!   re-sorted **stably**, ties keeping their previous positions: the reference's canonical
-//!   outcomes (vector V08) follow this order, where SwarmKit's binary-heap re-sort would swap
-//!   two tied nodes. [`RevisitOrder::GoHeap`] emulates that heap sort instead (its V08 result
-//!   is the other outcome SwarmKit produces);
+//!   re-sorted. [`Mode::SwarmCompatible`] does it as SwarmKit does: a failing candidate is
+//!   replaced by the last one, then the array is heap-sorted (Go's `container/heap` Init, then
+//!   Pop), so two tied nodes swap. [`Mode::SwarmCompatibleStable`] drops failing candidates in
+//!   place and sorts stably, ties keeping their previous positions: the reference's canonical
+//!   outcomes (vector V08), one of which SwarmKit's heap never produces in rare cases;
 //! - `spread` preferences over `node.id`, `node.hostname` or any other unsupported descriptor
 //!   add no level and are listed in [`SpreadExplanation::skipped`] (SwarmKit's silent skip).
 //!
@@ -228,5 +231,5 @@ pub use request::{
     Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,
     WhenUnsatisfiable,
 };
-pub use scheduler::{RevisitOrder, SpreadScheduler, SpreadSchedulerBuilder, SpreadScratch};
+pub use scheduler::{SpreadScheduler, SpreadSchedulerBuilder, SpreadScratch};
 pub use skew::SkewFilter;

@@ -208,11 +208,25 @@ impl Preference {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Mode {
-    /// SwarmKit's algorithm in the canonical order: every result is one SwarmKit could produce.
+    /// SwarmKit's algorithm, exactly: on a leaf's later visit the candidates that now fail a
+    /// filter are dropped by moving the last one into their slot, and the rest are heap-sorted
+    /// (Go's `container/heap` Init, then Pop), so tied nodes come out where SwarmKit's heap
+    /// leaves them. Every result is one SwarmKit produces.
     #[default]
     SwarmCompatible,
+    /// SwarmKit's algorithm with a stable re-sort on a leaf's later visit (failing candidates
+    /// dropped in place, ties keeping their previous positions): the reference's canonical
+    /// outcomes. Rarely (about 0.5% of random cases) an outcome SwarmKit never produces.
+    SwarmCompatibleStable,
     /// Least-loaded branch first at every level: the max–min skew is the least achievable.
     Balanced,
+}
+
+impl Mode {
+    /// Whether this is one of the two SwarmKit modes.
+    pub fn is_swarm_compatible(self) -> bool {
+        matches!(self, Mode::SwarmCompatible | Mode::SwarmCompatibleStable)
+    }
 }
 
 /// What a hard spread constraint does when a node would break it.

@@ -52,7 +52,7 @@ pub(crate) fn levels(
             }
             // SwarmKit reads labels only and skips any other descriptor without a word (Q9).
             Descriptor::NodeId | Descriptor::Hostname | Descriptor::Unsupported(_)
-                if is_spread && mode == Mode::SwarmCompatible =>
+                if is_spread && mode.is_swarm_compatible() =>
             {
                 skipped.push(d.to_string());
                 continue;
