@@ -174,28 +174,50 @@ fn weighted_spread_70_30_and_percentages() {
 }
 
 #[test]
-fn node_level_spread_in_balanced_mode_and_its_silent_skip_in_compatible_mode() {
+fn node_level_spread_is_an_opt_in_extension_of_the_balanced_mode() {
     let cluster = Cluster::builder()
         .host(HostSpec::new("a").instance(InstanceSpec::new("t").group("web")))
         .host(HostSpec::new("b"))
         .build()
         .unwrap();
     let req = SpreadRequest::new("web", 3).preference(Preference::spread("node.id"));
-    let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(Mode::Balanced)).unwrap();
+    // Without the opt-in both modes skip it, as SwarmKit does.
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
+        assert_eq!(out.explanation.skipped, vec!["node.id".to_owned()], "{mode:?}");
+        assert!(out.explanation.levels.is_empty(), "{mode:?}");
+    }
+    let opted = req.clone().node_level_spread(true);
+    let out = SpreadScheduler::new().schedule(&cluster, &opted.clone().mode(Mode::Balanced)).unwrap();
     assert_eq!(out.per_host(), BTreeMap::from([("a", 1), ("b", 2)]));
     assert_eq!(out.explanation.levels, vec!["node.id".to_owned()]);
-    let compat = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    // The compatible mode stays SwarmKit's.
+    let compat = SpreadScheduler::new().schedule(&cluster, &opted).unwrap();
     assert_eq!(compat.explanation.skipped, vec!["node.id".to_owned()]);
-    assert!(compat.explanation.levels.is_empty());
 }
 
 #[test]
-fn unsupported_descriptors_are_errors_outside_the_compatible_spread() {
-    let cluster = Cluster::builder().host(HostSpec::new("a")).build().unwrap();
-    let req = SpreadRequest::new("web", 1).preference(Preference::spread("node.platform.os"));
-    let err = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(Mode::Balanced)).unwrap_err();
-    assert!(matches!(err, SpreadError::UnsupportedDescriptor { .. }));
-    assert!(SpreadScheduler::new().schedule(&cluster, &req).is_ok());
+fn descriptors_swarmkit_ignores_are_skipped_in_both_modes_unless_strict() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("a").label("dc", "1"))
+        .host(HostSpec::new("b").label("dc", "2"))
+        .host(HostSpec::new("c").label("dc", "2"))
+        .build()
+        .unwrap();
+    for ignored in ["node.ip", "node.role", "node.platform.os", "node.labels.", "engine.labels.", "node.hostname"] {
+        let req = SpreadRequest::new("web", 4)
+            .preference(Preference::spread(ignored))
+            .preference(Preference::spread("node.labels.dc"));
+        for mode in [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced] {
+            let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
+            // The same tree as SwarmKit's: the ignored descriptor adds no level.
+            assert_eq!(out.explanation.skipped, vec![ignored.to_owned()], "{ignored} {mode:?}");
+            assert_eq!(out.explanation.levels, vec!["node.labels.dc".to_owned()], "{ignored} {mode:?}");
+            let strict = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode).strict_descriptors(true));
+            assert!(matches!(strict, Err(SpreadError::UnsupportedDescriptor { .. })), "{ignored} {mode:?}");
+        }
+    }
+    // Outside `spread` preferences (placewise's pack and weights) nothing is skipped silently.
     let pack = SpreadRequest::new("web", 1).preference(Preference::pack("node.ip"));
     assert!(matches!(SpreadScheduler::new().schedule(&cluster, &pack), Err(SpreadError::UnsupportedDescriptor { .. })));
 }

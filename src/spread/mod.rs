@@ -103,8 +103,12 @@
 //!   Pop), so two tied nodes swap. [`Mode::SwarmCompatibleStable`] drops failing candidates in
 //!   place and sorts stably, ties keeping their previous positions: the reference's canonical
 //!   outcomes (vector V08), one of which SwarmKit's heap never produces in rare cases;
-//! - `spread` preferences over `node.id`, `node.hostname` or any other unsupported descriptor
-//!   add no level and are listed in [`SpreadExplanation::skipped`] (SwarmKit's silent skip).
+//! - `spread` preferences over `node.id`, `node.hostname` or any other descriptor SwarmKit does
+//!   not read (`node.ip`, `node.role`, `node.platform.os`, a bare `node.labels.` …) add no level
+//!   and are listed in [`SpreadExplanation::skipped`] (SwarmKit's silent skip), in **both**
+//!   modes, so one request builds the same tree in both; a
+//!   [strict](SpreadRequest::strict_descriptors) request gets
+//!   [`SpreadError::UnsupportedDescriptor`] instead.
 //!
 //! [`Mode::Balanced`] is what users ask for:
 //!
@@ -117,8 +121,9 @@
 //! - [`SpreadRequest::ignore_ineligible_tasks`] leaves the tasks of nodes that fail the filters
 //!   out of the branch loads (like Kubernetes' `nodeAffinityPolicy: Honor`); by default they
 //!   count, as in SwarmKit;
-//! - `node.id` and `node.hostname` make per-node levels; an unsupported descriptor is
-//!   [`SpreadError::UnsupportedDescriptor`].
+//! - `spread` over `node.id` and `node.hostname` makes per-node levels only when the request
+//!   opts in ([`SpreadRequest::node_level_spread`]), an extension, not a silent change of what
+//!   the same request means in SwarmKit.
 //!
 //! # Extensions SwarmKit lacks
 //!

@@ -165,7 +165,7 @@ impl SpreadScheduler {
         cluster: &Cluster,
         request: &SpreadRequest,
     ) -> Result<SpreadOutcome, SpreadError> {
-        let (levels, skipped) = levels(cluster, &request.preferences, request.mode)?;
+        let (levels, skipped) = levels(cluster, request)?;
         for h in &request.hard_spread {
             h.validate()?;
         }
