@@ -42,6 +42,10 @@
 //!
 //! # Mapping SwarmKit onto the snapshot
 //!
+//! [`SwarmNode`] builds a host from these facts as typed fields (role, hostname, node and engine
+//! labels, availability, platform, address, resources, existing tasks per service); the
+//! attributes below are what it writes.
+//!
 //! | SwarmKit | placewise |
 //! |---|---|
 //! | node id | the host name ([`Host::name`](crate::Host)) |
@@ -54,7 +58,7 @@
 //! | `node.ip` | host attribute `ip` (optional) |
 //! | status READY | [`HostState::up`](crate::HostState) |
 //! | availability ACTIVE (not PAUSE / DRAIN) | `enabled`, not `cordoned` (pause), not `evicting` (drain) |
-//! | a task of service S on the node | a host [`Instance`](crate::Instance) whose group is S |
+//! | a task of service S on the node | a host [`Instance`](crate::Instance) whose group is S, or a count under S in host attribute [`SERVICE_TASKS_ATTRIBUTE`] (its reservation added to the host's used amounts: [`SwarmNode::tasks`]) |
 //! | desired state SHUTDOWN, still running | `Instance::terminating`: not an active task, but its resources stay reserved and its ports stay used |
 //! | active tasks in total | the host's instances that are not terminating |
 //! | available resources | what the snapshot leaves free, minus the batch's earlier tasks (an [`Overlay`](crate::Overlay); the snapshot is never changed) |
@@ -230,7 +234,7 @@ pub use error::{ConstraintError, SpreadError};
 pub use filters::{
     ConstraintFilter, HostPortFilter, MaxReplicasFilter, PlatformFilter, ReadyFilter, SwarmResourceFilter,
 };
-pub use node::{ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL};
+pub use node::{Availability, Role, SwarmNode, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL, SERVICE_TASKS_ATTRIBUTE};
 pub use outcome::{Assignment, BranchNote, BranchReport, FilterCount, SpreadExplanation, SpreadOutcome};
 pub use request::{
     Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,

@@ -197,8 +197,9 @@ impl SpreadScheduler {
         let service = cluster.symbols().get(&request.service);
         let mut hard = Vec::new();
         for h in &request.hard_spread {
-            let d =
-                Domains::build(cluster, h, service, |id| request.constraints.iter().all(|c| c.matches(cluster, id)));
+            let d = Domains::build(cluster, h, service, &request.service, |id| {
+                request.constraints.iter().all(|c| c.matches(cluster, id))
+            });
             if h.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule {
                 entries.push(Entry { filter: None, hard: Some(hard.len()), stage: Stage::HardSpread, state: None });
             }
@@ -343,7 +344,7 @@ fn prepare_nodes<'c>(
     nodes.eligible.clear();
     nodes.eligible.resize(n, false);
     for (id, host) in cluster.hosts() {
-        let (svc, total) = node::active_counts(host, service);
+        let (svc, total) = node::active_counts(host, service, &request.service);
         nodes.svc[id.index()] = svc;
         nodes.total[id.index()] = total;
         names[id.index()] = &host.name;
