@@ -485,12 +485,7 @@ impl ReplicaScheduler {
         for i in indices {
             let outcome = self.schedule_one(&cx, &mut prep, replicas, i, now);
             if let Some(p) = &outcome.placement {
-                prep.place(i, p.host, p.disk);
-                let r = &mut replicas[i];
-                r.node_id = p.node_id.clone();
-                r.disk_id = p.disk_id.clone();
-                r.data_directory_name = p.data_directory_name.clone();
-                r.counted = false;
+                write_placement(&mut prep, replicas, i, p);
             }
             results.push((replicas[i].name.clone(), outcome));
         }
@@ -839,12 +834,7 @@ impl ReplicaScheduler {
                     None => self.schedule_one(&cx, &mut prep, &list, i, now),
                 };
                 if let Some(p) = &outcome.placement {
-                    prep.place(i, p.host, p.disk);
-                    let r = &mut list[i];
-                    r.node_id = p.node_id.clone();
-                    r.disk_id = p.disk_id.clone();
-                    r.data_directory_name = p.data_directory_name.clone();
-                    r.counted = false;
+                    write_placement(&mut prep, &mut list, i, p);
                 }
                 results.push((list[i].name.clone(), outcome));
             }
@@ -858,6 +848,18 @@ impl ReplicaScheduler {
             results,
             waiting_for_attachment: waiting,
         }
+    }
+}
+
+/// Writes placement `p` into `replicas[i]` (not yet counted by its disk's `scheduled`) and the
+/// call's prepared state, so that the replicas scheduled after it see it.
+fn write_placement(prep: &mut Prep, replicas: &mut [Replica], i: usize, p: &ReplicaPlacement) {
+    prep.place(i, p.host, p.disk);
+    if let Some(r) = replicas.get_mut(i) {
+        r.node_id = p.node_id.clone();
+        r.disk_id = p.disk_id.clone();
+        r.data_directory_name = p.data_directory_name.clone();
+        r.counted = false;
     }
 }
 
