@@ -774,4 +774,22 @@ mod tests {
         assert!(c.service_has_instance(n1, "i1"));
         assert_eq!(s.labels, ["bm:n0", "bm:n1"]);
     }
+
+    /// Regression: `selections` printed the label `name:nodename` for a host whose one entry
+    /// names a different node; the tool prints the service host name there and the node in
+    /// `selected_nodes` (found by the random scenarios against Nova).
+    #[test]
+    fn selections_name_the_service_host_and_selected_nodes_the_node() {
+        let s = Scenario::from_json(SMALL).unwrap();
+        let scheduler = s.config.build().unwrap();
+        let b = s.cluster.host_id("b").unwrap();
+        let request = s.request.clone().explain(crate::ExplainOptions::detailed(2));
+        let mut placement = scheduler.schedule(&s.cluster, &request).unwrap();
+        // Whatever was picked, print a placement on `b`, whose entry names node `b-node`.
+        placement.selections.truncate(1);
+        placement.selections[0].host = b;
+        let out = s.output(&placement);
+        assert_eq!(out["selections"][0], "b");
+        assert_eq!(out["selected_nodes"][0], "b-node");
+    }
 }
