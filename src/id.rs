@@ -97,3 +97,8 @@ impl DomainId {
         self.0 == u32::MAX
     }
 }
+id_type!(
+    /// A service host that several hosts (nodes) share: an index into the cluster's service
+    /// host table ([`Cluster::service_host_name`](crate::Cluster::service_host_name)).
+    ServiceHostId
+);

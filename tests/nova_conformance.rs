@@ -4,9 +4,15 @@
 //! `<name>.expected.json` is what Nova 34's own scheduler code answered for it (produced by
 //! `tests/data/nova/regenerate.sh`, which runs `../shared/nova-reference/oracle.py`). placewise
 //! must make the same decisions: the same host (and node) for every instance, the same
-//! no-valid-host outcome, the same hosts removed by each filter for the first instance, and the
+//! no-valid-host outcome, the same hosts removed by each filter for the first instance (and the
+//! same `in`/`out` counts and statuses: `ran`, `not_reached`, `bypassed`), and the
 //! same weighed list with bit-identical weights. A scenario on which Nova raised must make
 //! placewise return an error.
+//!
+//! The scenarios come from two generators in `tests/data/nova/`: `make_scenarios.py` (small
+//! scenarios, one rule each) and `random_scenarios.py` (`random_<seed>.scenario.json`: seeded
+//! scenarios drawn from everything the tool's format allows, so that rules interact).
+//! `oracle_batch.py` runs Nova on many of them in one process.
 
 #[path = "support/data.rs"]
 mod data;
@@ -51,6 +57,9 @@ fn run(scenario_path: &Path) -> Result<(), String> {
         }
         if nova["status"] == "ran" && mine["removed"] != nova["removed"] {
             return Err(format!("{} removed {} but Nova removed {}", nova["filter"], mine["removed"], nova["removed"]));
+        }
+        if nova["status"] == "ran" && (mine["in"] != nova["in"] || mine["out"] != nova["out"]) {
+            return Err(format!("{} counts: placewise {mine} but Nova {nova}", nova["filter"]));
         }
     }
     let nova_weighed = theirs["weighed"].as_array().cloned().unwrap_or_default();

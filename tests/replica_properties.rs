@@ -208,8 +208,12 @@ fn model_candidates(
     let disk_eligible = |h: usize, i: usize| {
         let d = &spec.hosts[h].disks[i];
         let tags: BTreeSet<&str> = d.tags.iter().map(String::as_str).collect();
-        let in_cycle =
-            placed.iter().filter(|p| p.2 && p.0 == h && (version == LonghornVersion::V1_10 || p.1 == i)).count() as i64;
+        // A replica of the volume on this host adds the volume size unless disk i lists it (an
+        // existing replica is listed by its own disk only): HEAD counts only replicas on disk
+        // i, v1.10 every replica on the node (bug #12653).
+        let listed = |p: &Placed| !p.2 && p.1 == i;
+        let on_disk = |p: &Placed| version == LonghornVersion::V1_10 || p.1 == i;
+        let in_cycle = placed.iter().filter(|p| p.0 == h && on_disk(p) && !listed(p)).count() as i64;
         d.allow_scheduling
             && !d.eviction_requested
             && d.ready

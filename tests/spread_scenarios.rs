@@ -3,8 +3,8 @@
 //! and composition with foundation filters and weighers.
 
 use placewise::spread::{
-    BranchNote, BranchReport, HardSpread, Mode, Preference, SpreadError, SpreadRequest, SpreadScheduler,
-    WhenUnsatisfiable,
+    Availability, BranchNote, BranchReport, HardSpread, Mode, Preference, Role, SpreadError, SpreadRequest,
+    SpreadScheduler, SwarmNode, WhenUnsatisfiable,
 };
 use placewise::{filter_fn, weigher_fn, Cluster, ClusterSpec, HostSpec, InstanceSpec};
 use std::collections::BTreeMap;
@@ -174,28 +174,50 @@ fn weighted_spread_70_30_and_percentages() {
 }
 
 #[test]
-fn node_level_spread_in_balanced_mode_and_its_silent_skip_in_compatible_mode() {
+fn node_level_spread_is_an_opt_in_extension_of_the_balanced_mode() {
     let cluster = Cluster::builder()
         .host(HostSpec::new("a").instance(InstanceSpec::new("t").group("web")))
         .host(HostSpec::new("b"))
         .build()
         .unwrap();
     let req = SpreadRequest::new("web", 3).preference(Preference::spread("node.id"));
-    let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(Mode::Balanced)).unwrap();
+    // Without the opt-in both modes skip it, as SwarmKit does.
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
+        assert_eq!(out.explanation.skipped, vec!["node.id".to_owned()], "{mode:?}");
+        assert!(out.explanation.levels.is_empty(), "{mode:?}");
+    }
+    let opted = req.clone().node_level_spread(true);
+    let out = SpreadScheduler::new().schedule(&cluster, &opted.clone().mode(Mode::Balanced)).unwrap();
     assert_eq!(out.per_host(), BTreeMap::from([("a", 1), ("b", 2)]));
     assert_eq!(out.explanation.levels, vec!["node.id".to_owned()]);
-    let compat = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+    // The compatible mode stays SwarmKit's.
+    let compat = SpreadScheduler::new().schedule(&cluster, &opted).unwrap();
     assert_eq!(compat.explanation.skipped, vec!["node.id".to_owned()]);
-    assert!(compat.explanation.levels.is_empty());
 }
 
 #[test]
-fn unsupported_descriptors_are_errors_outside_the_compatible_spread() {
-    let cluster = Cluster::builder().host(HostSpec::new("a")).build().unwrap();
-    let req = SpreadRequest::new("web", 1).preference(Preference::spread("node.platform.os"));
-    let err = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(Mode::Balanced)).unwrap_err();
-    assert!(matches!(err, SpreadError::UnsupportedDescriptor { .. }));
-    assert!(SpreadScheduler::new().schedule(&cluster, &req).is_ok());
+fn descriptors_swarmkit_ignores_are_skipped_in_both_modes_unless_strict() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("a").label("dc", "1"))
+        .host(HostSpec::new("b").label("dc", "2"))
+        .host(HostSpec::new("c").label("dc", "2"))
+        .build()
+        .unwrap();
+    for ignored in ["node.ip", "node.role", "node.platform.os", "node.labels.", "engine.labels.", "node.hostname"] {
+        let req = SpreadRequest::new("web", 4)
+            .preference(Preference::spread(ignored))
+            .preference(Preference::spread("node.labels.dc"));
+        for mode in [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced] {
+            let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
+            // The same tree as SwarmKit's: the ignored descriptor adds no level.
+            assert_eq!(out.explanation.skipped, vec![ignored.to_owned()], "{ignored} {mode:?}");
+            assert_eq!(out.explanation.levels, vec!["node.labels.dc".to_owned()], "{ignored} {mode:?}");
+            let strict = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode).strict_descriptors(true));
+            assert!(matches!(strict, Err(SpreadError::UnsupportedDescriptor { .. })), "{ignored} {mode:?}");
+        }
+    }
+    // Outside `spread` preferences (placewise's pack and weights) nothing is skipped silently.
     let pack = SpreadRequest::new("web", 1).preference(Preference::pack("node.ip"));
     assert!(matches!(SpreadScheduler::new().schedule(&cluster, &pack), Err(SpreadError::UnsupportedDescriptor { .. })));
 }
@@ -362,4 +384,70 @@ fn the_snapshot_is_never_changed_and_json_round_trips() {
     let json = serde_json::to_string(&out).unwrap();
     let back: placewise::spread::SpreadOutcome = serde_json::from_str(&json).unwrap();
     assert_eq!(back, out);
+}
+
+#[test]
+fn existing_tasks_given_as_counts_weigh_like_one_instance_per_task() {
+    // The same cluster twice: node `a` runs 3 tasks of `web` and 1 of `db` (512 MiB each),
+    // listed as instances, then given as counts with their reservation.
+    let listed = Cluster::builder()
+        .host((0..4).fold(HostSpec::new("a").memory_mb(4096.0).label("zone", "z1"), |h, i| {
+            let group = if i < 3 { "web" } else { "db" };
+            h.instance(InstanceSpec::new(format!("t{i}")).group(group).resource("memory_mb", 512.0))
+        }))
+        .host(HostSpec::new("b").memory_mb(4096.0).label("zone", "z2"))
+        .build()
+        .unwrap();
+    let counted = Cluster::builder()
+        .host(
+            SwarmNode::new("a")
+                .memory_mb(4096.0)
+                .label("zone", "z1")
+                .tasks("web", 2, &[("memory_mb", 512.0)])
+                .tasks("web", 1, &[("memory_mb", 512.0)])
+                .tasks("db", 1, &[("memory_mb", 512.0)])
+                .build(),
+        )
+        .host(SwarmNode::new("b").memory_mb(4096.0).label("zone", "z2").build())
+        .build()
+        .unwrap();
+    let a = |c: &Cluster| c.host(c.host_id("a").unwrap()).unwrap().resource(placewise::ResourceId::MEMORY_MB).free();
+    assert_eq!(a(&listed), a(&counted), "the reservations are used on the node");
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        for req in [
+            SpreadRequest::new("web", 5).preference(Preference::spread("node.labels.zone")),
+            SpreadRequest::new("web", 4).max_replicas(4).resource("memory_mb", 512.0),
+            SpreadRequest::new("db", 3).preference(Preference::spread("node.labels.zone")),
+        ] {
+            let req = req.mode(mode);
+            let one = SpreadScheduler::new().schedule(&listed, &req).unwrap();
+            let two = SpreadScheduler::new().schedule(&counted, &req).unwrap();
+            assert_eq!(one.per_host(), two.per_host(), "{req:?}");
+            assert_eq!(one.unplaced, two.unplaced, "{req:?}");
+        }
+    }
+}
+
+#[test]
+fn typed_node_fields_read_as_swarmkit_reads_them() {
+    let cluster = Cluster::builder()
+        .host(SwarmNode::new("m").role(Role::Manager).hostname("edge-m").engine_label("disk", "ssd").build())
+        .host(SwarmNode::new("w1").hostname("edge-1").engine_label("disk", "hdd").build())
+        .host(SwarmNode::new("p").availability(Availability::Pause).build())
+        .host(SwarmNode::new("d").availability(Availability::Drain).build())
+        .host(SwarmNode::new("x").engine_label("disk", "ssd").no_engine().ready(true).build())
+        .build()
+        .unwrap();
+    let place = |req: SpreadRequest| -> BTreeMap<String, u32> {
+        let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+        out.per_host().into_iter().map(|(h, n)| (h.to_owned(), n)).collect()
+    };
+    let only = |h: &str, n: u32| BTreeMap::from([(h.to_owned(), n)]);
+    assert_eq!(place(SpreadRequest::new("s", 2).constraint("node.role==manager").unwrap()), only("m", 2));
+    assert_eq!(place(SpreadRequest::new("s", 2).constraint("node.hostname==edge-1").unwrap()), only("w1", 2));
+    assert_eq!(place(SpreadRequest::new("s", 2).constraint("engine.labels.disk==ssd").unwrap()), only("m", 2));
+    // Paused and drained nodes take nothing; the others share the batch.
+    let spread = place(SpreadRequest::new("s", 6));
+    assert!(!spread.contains_key("p") && !spread.contains_key("d"), "{spread:?}");
+    assert_eq!(spread.values().sum::<u32>(), 6);
 }

@@ -5,9 +5,10 @@
 //! `SpreadRequest`, run `batches` times, each batch's tasks joining the snapshot before the
 //! next), the real implementation's `outcomes` (new tasks per node; every one SwarmKit can
 //! produce), the `canonical` outcome under the reference's recommended order, `unplaced`, and
-//! the allowed failure `messages` (the canonical one first). The compatible mode must give the
-//! canonical outcome, and with SwarmKit's heap re-sort of revisited leaves
-//! (`RevisitOrder::GoHeap`) still one of the real outcomes. An optional `balanced` gives the
+//! the allowed failure `messages` (the canonical one first). The stable compatible mode
+//! (`Mode::SwarmCompatibleStable`) must give the canonical outcome, and the exact one
+//! (`Mode::SwarmCompatible`: SwarmKit's heap re-sort of revisited leaves) one of the real
+//! outcomes. An optional `balanced` gives the
 //! outcome of the balanced mode, worked out by hand from its documented rules.
 //!
 //! Expectations come from the reference's tables, not from the library's output.
@@ -15,7 +16,7 @@
 #[path = "support/data.rs"]
 mod data;
 
-use placewise::spread::{Mode, RevisitOrder, SpreadRequest, SpreadScheduler};
+use placewise::spread::{Mode, SpreadRequest, SpreadScheduler};
 use placewise::{Cluster, ClusterEvent, ClusterSpec, InstanceSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -40,8 +41,8 @@ struct Result {
     message: Option<String>,
 }
 
-fn run(v: &Vector, mode: Mode, revisit: RevisitOrder) -> Result {
-    let scheduler = SpreadScheduler::builder().revisit_order(revisit).build().unwrap();
+fn run(v: &Vector, mode: Mode) -> Result {
+    let scheduler = SpreadScheduler::builder().build().unwrap();
     let mut cluster = Cluster::from_spec(&v.cluster).expect("valid cluster");
     let mut request = v.request.clone();
     request.mode = mode;
@@ -73,7 +74,7 @@ fn reference_vectors() {
         let name = &v.description;
         assert!(v.outcomes.contains(&v.canonical), "{name}: the canonical outcome is one of the real ones");
 
-        let r = run(&v, Mode::SwarmCompatible, RevisitOrder::Stable);
+        let r = run(&v, Mode::SwarmCompatibleStable);
         assert!(v.outcomes.contains(&r.per_host), "{name}: {:?} is not in the outcome set", r.per_host);
         assert_eq!(r.per_host, v.canonical, "{name}: canonical outcome");
         assert_eq!(r.unplaced, v.unplaced, "{name}: unplaced");
@@ -85,12 +86,12 @@ fn reference_vectors() {
             assert_eq!(m, v.messages[0], "{name}: canonical message");
         }
 
-        let heap = run(&v, Mode::SwarmCompatible, RevisitOrder::GoHeap);
+        let heap = run(&v, Mode::SwarmCompatible);
         assert!(v.outcomes.contains(&heap.per_host), "{name}: heap re-sort {:?} not in the set", heap.per_host);
         assert_eq!(heap.unplaced, v.unplaced, "{name}: heap re-sort unplaced");
 
         if let Some(expected) = &v.balanced {
-            let b = run(&v, Mode::Balanced, RevisitOrder::Stable);
+            let b = run(&v, Mode::Balanced);
             assert_eq!(&b.per_host, expected, "{name}: balanced outcome");
             assert_eq!(b.unplaced, v.unplaced, "{name}: balanced unplaced");
         }

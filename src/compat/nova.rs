@@ -12,12 +12,24 @@
 //! | `total_usable_ram_mb`, `free_ram_mb`, `ram_allocation_ratio` | `memory_mb`: capacity, used = total − free, ratio |
 //! | `vcpus_total`, `vcpus_used`, `cpu_allocation_ratio` | `vcpus`: capacity, used, ratio |
 //! | `total_usable_disk_gb`, `free_disk_mb` (or `free_disk_gb`, `disk_available_least_gb`), `disk_allocation_ratio` | `disk_gb`: capacity, used = total − free / 1024, ratio |
+//! | `name` given by several entries (one per `nodename`) | one host per entry, named by its label `name:nodename`, a node of [service host](crate::snapshot::HostSpec::service_host) `name`; the service fields are the first entry's, the aggregate memberships the union of the entries' |
 //! | `enabled`, `up`, `forced_down` | state `enabled`, `up` (false when forced down) |
 //! | `availability_zone` | membership of aggregate `az:<zone>` with metadata `availability_zone` |
 //! | `aggregates` | memberships |
-//! | `instances` | running instances (ids only) |
+//! | `instances` | running instances (ids only), on the node that lists them; the group and affinity rules read the service host's list ([`Cluster::service_instances`]) |
 //! | `metrics` | metrics, truncated to integers (`cpu.*percent` × 100 first) |
 //! | everything else (`hypervisor_type`, `hypervisor_version`, `cpu_info`, `supported_instances`, `host_ip`, `stats`, counters, `nodename`) | host attributes; `cpu_info` as a JSON string; `stats` with the counters added as strings (`num_instances`, `io_workload`, `failed_builds`) |
+//!
+//! The request's `scheduler_hints` become [`VmSpec::hints`] as the tool hands them to the
+//! filters (a one-item list reads as the bare string). A rebuild is said the tool's way, with the
+//! hint `_nova_check_type` (`"rebuild"` or `["rebuild"]`, see [`VmSpec::is_rebuild`]); any
+//! check type sends forced hosts through the filters ([`VmSpec::bypasses_filters`]). There is no
+//! separate `rebuild` field.
+//!
+//! The first instance's trace counts as the tool does: the first filter's `in` is the number of
+//! hosts the request's host lists keep ([`VmSpec::keeps`]); the rows after a filter that leaves
+//! no host are `not_reached`; every row is `bypassed` when forced hosts skip the filters or when
+//! `ignore_hosts` leaves nothing.
 //!
 //! Scenario features placewise does not model (NUMA topology, PCI requests, a requested
 //! destination) are reported as errors, never ignored.
@@ -139,8 +151,6 @@ struct RawRequest {
     force_nodes: Option<Vec<String>>,
     #[serde(default)]
     retry_hosts: Vec<String>,
-    #[serde(default)]
-    rebuild: bool,
     requested_destination: Option<Value>,
     numa_topology: Option<Value>,
     pci_requests: Option<Value>,
@@ -257,7 +267,10 @@ impl Scenario {
             hot_attributes: HOT_ATTRIBUTES.iter().map(|a| a.to_string()).collect(),
             ..ClusterSpec::default()
         };
-        let mut labels = Vec::with_capacity(raw.hosts.len());
+        // Aggregate membership belongs to the service host: every entry of a host gets the
+        // union of what its entries name, in first-seen order.
+        let mut host_aggregates: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        let mut entries: BTreeMap<&str, usize> = BTreeMap::new();
         for h in &raw.hosts {
             if h.numa_topology.is_some() {
                 return Err(unsupported(&format!("numa_topology on host `{}`", h.name)));
@@ -265,6 +278,7 @@ impl Scenario {
             if h.pci_device_pools.is_some() {
                 return Err(unsupported(&format!("pci_device_pools on host `{}`", h.name)));
             }
+            *entries.entry(&h.name).or_default() += 1;
             let mut names = members.remove(&h.name).unwrap_or_default();
             names.extend(h.aggregates.iter().cloned());
             if let Some(az) = &h.availability_zone {
@@ -272,12 +286,32 @@ impl Scenario {
                 slot(&mut aggregates, &name).insert("availability_zone".into(), az.clone());
                 names.push(name);
             }
-            for n in &names {
-                slot(&mut aggregates, n);
+            let union = host_aggregates.entry(&h.name).or_default();
+            for n in names {
+                slot(&mut aggregates, &n);
+                if !union.contains(&n) {
+                    union.push(n);
+                }
             }
-            spec.hosts.push(Scenario::host(h, names, (cpu_ratio, ram_ratio, disk_ratio))?);
+        }
+        let mut labels = Vec::with_capacity(raw.hosts.len());
+        let mut first_entry: BTreeMap<&str, &RawHost> = BTreeMap::new();
+        for h in &raw.hosts {
+            let names = host_aggregates.get(h.name.as_str()).cloned().unwrap_or_default();
+            let mut host = Scenario::host(h, names, (cpu_ratio, ram_ratio, disk_ratio))?;
             let node = h.nodename.as_deref().unwrap_or(&h.name);
-            labels.push(if node == h.name { h.name.clone() } else { format!("{}:{node}", h.name) });
+            let label = if node == h.name { h.name.clone() } else { format!("{}:{node}", h.name) };
+            if entries.get(h.name.as_str()).is_some_and(|&n| n > 1) {
+                // One of several nodes behind the service host `name`: the snapshot names the
+                // node by its label, and the service fields are the host's first entry's.
+                let first = *first_entry.entry(&h.name).or_insert(h);
+                host.name = label.clone();
+                host.service_host = Some(h.name.clone());
+                host.state = Scenario::service_state(first);
+                host = host.attribute("forced_down", json!(first.forced_down.unwrap_or(false)));
+            }
+            spec.hosts.push(host);
+            labels.push(label);
         }
         if let Some(orphan) = members.keys().next() {
             return Err(BuildError::UnknownReference {
@@ -333,11 +367,7 @@ impl Scenario {
                     .allocation_ratio(h.disk_allocation_ratio.unwrap_or(disk)),
             );
         let forced_down = h.forced_down.unwrap_or(false);
-        host.state = HostState {
-            up: h.up.unwrap_or(true) && !forced_down,
-            enabled: h.enabled.unwrap_or(true),
-            ..HostState::default()
-        };
+        host.state = Scenario::service_state(h);
         host.aggregates = aggregates;
         let mut stats: Map<String, Value> = h.stats.iter().map(|(k, v)| (k.clone(), Value::from(as_text(v)))).collect();
         let counters = [
@@ -386,6 +416,15 @@ impl Scenario {
             host = host.instance(InstanceSpec::new(id.clone()));
         }
         Ok(host)
+    }
+
+    /// The service fields of a host entry as a snapshot state.
+    fn service_state(h: &RawHost) -> HostState {
+        HostState {
+            up: h.up.unwrap_or(true) && !h.forced_down.unwrap_or(false),
+            enabled: h.enabled.unwrap_or(true),
+            ..HostState::default()
+        }
     }
 
     fn request(r: RawRequest) -> Result<Request, BuildError> {
@@ -473,7 +512,7 @@ impl Scenario {
             force_nodes: r.force_nodes.unwrap_or_default(),
             ignore_hosts: r.ignore_hosts.unwrap_or_default(),
             retry_hosts: r.retry_hosts,
-            rebuild: r.rebuild,
+            rebuild: false,
         };
         let mut request = Request::new(count)
             .memory_mb(flavor.memory_mb)
@@ -487,13 +526,13 @@ impl Scenario {
     }
 
     /// The placement in the reference tool's output shape: `num_hosts`, `num_instances`,
-    /// `no_valid_host`, `selections` and `selected_nodes` (host labels, `null` for instances that
-    /// found none), and `first_instance` with its per-filter `in`/`out`/`removed` and the weighed
+    /// `no_valid_host`, `selections` (service host names) and `selected_nodes` (node names),
+    /// `null` for instances that found none, and `first_instance` with its per-filter `in`/`out`/`removed` and the weighed
     /// list (`host`, `weight`), when the placement's explanation carries verdicts and the top list
     /// (schedule with [`ExplainOptions::detailed`](crate::ExplainOptions::detailed) over all hosts).
     pub fn output(&self, placement: &Placement) -> Value {
         let n = self.request.count as usize;
-        let label = |h: crate::id::HostId| self.labels.get(h.index()).cloned().unwrap_or_default();
+        let label = |h: crate::id::HostId| self.cluster.service_host_name(h).to_owned();
         let node = |h: crate::id::HostId| {
             self.cluster.host(h).map_or(String::new(), |host| {
                 host.attribute("nodename").and_then(Value::as_str).unwrap_or(&host.name).to_owned()
@@ -531,15 +570,25 @@ impl Scenario {
                 .host_id(name)
                 .map_or(name.to_owned(), |id| self.labels.get(id.index()).cloned().unwrap_or_default())
         };
-        let mut remaining = self.cluster.len();
+        // The filters see the hosts the request's lists keep. When `ignore_hosts` leaves
+        // nothing, no filter is called; when forced hosts skip the filters, none is either.
+        let vm = &self.request.vm;
+        let (mut not_ignored, mut kept) = (0, 0);
+        for (id, host) in self.cluster.hosts() {
+            let node = host.attribute("nodename").and_then(Value::as_str).unwrap_or(&host.name);
+            let service_host = self.cluster.service_host_name(id);
+            not_ignored += usize::from(!vm.ignores(service_host));
+            kept += usize::from(vm.keeps(service_host, node));
+        }
+        let bypassed = (!vm.ignore_hosts.is_empty() && not_ignored == 0) || vm.bypasses_filters();
+        let mut remaining = kept;
         let mut stopped = false;
-        let forced = self.request.vm.forces();
         let filters: Vec<Value> = self
             .config
             .enabled_filters
             .iter()
             .map(|name| {
-                if forced {
+                if bypassed {
                     return json!({"filter": name, "status": "bypassed"});
                 }
                 if stopped {
@@ -552,7 +601,7 @@ impl Scenario {
                     .map(|v| label_of(&v.host))
                     .collect();
                 let input = remaining;
-                remaining -= removed.len();
+                remaining = remaining.saturating_sub(removed.len());
                 stopped = remaining == 0;
                 json!({"filter": name, "status": "ran", "in": input, "out": remaining, "removed": removed})
             })
@@ -660,7 +709,87 @@ mod tests {
         assert!(Scenario::from_json(&numa).unwrap_err().to_string().contains("numa_topology"));
         let typo = SMALL.replace("\"vcpus_used\": 2", "\"vcpus_usd\": 2");
         assert!(matches!(Scenario::from_json(&typo), Err(BuildError::Json { .. })));
+        // Rebuilds are said with the `_nova_check_type` hint, as in the reference tool's format.
+        let rebuild = SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 2, \"rebuild\": true,");
+        assert!(matches!(Scenario::from_json(&rebuild), Err(BuildError::Json { .. })));
         let metric = SMALL.replace("cpu.frequency", "cpu.freq");
         assert!(Scenario::from_json(&metric).unwrap_err().to_string().contains("unknown metric `cpu.freq`"));
+    }
+
+    #[test]
+    fn trace_counts_start_from_the_hosts_the_lists_keep() {
+        let hosts = ["a", "b", "c"];
+        for ignored in 0u32..8 {
+            let ignore: Vec<String> =
+                (0..3).filter(|i| ignored >> i & 1 == 1).map(|i| hosts[i].to_uppercase()).collect();
+            let host = |n: &str| {
+                format!(
+                    r#"{{"name": "{n}", "total_usable_ram_mb": 4096, "free_ram_mb": 4096, "vcpus_total": 4, "vcpus_used": 0, "free_disk_mb": 10240}}"#
+                )
+            };
+            let json = format!(
+                r#"{{"config": {{"enabled_filters": ["ComputeFilter", "RamFilter"], "weighers": ["RAMWeigher"]}},
+                    "hosts": [{}], "request": {{"flavor": {{"memory_mb": 1024, "vcpus": 1}}, "ignore_hosts": {}}}}}"#,
+                hosts.map(host).join(","),
+                json!(ignore)
+            );
+            let s = Scenario::from_json(&json).unwrap();
+            let scheduler = s.config.build().unwrap();
+            let request = s.request.clone().explain(crate::ExplainOptions::detailed(3));
+            let out = s.output(&scheduler.schedule(&s.cluster, &request).unwrap());
+            let rows = &out["first_instance"]["filters"];
+            let kept = 3 - ignore.len();
+            if kept == 0 {
+                assert!((0..2).all(|i| rows[i]["status"] == "bypassed"), "{rows}");
+            } else {
+                assert_eq!(
+                    (&rows[0]["in"], &rows[1]["in"], &rows[1]["out"]),
+                    (&json!(kept), &json!(kept), &json!(kept))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn entries_of_one_host_become_nodes_of_one_service_host() {
+        let host = |node: &str, extra: &str| {
+            format!(
+                r#"{{"name": "bm", "nodename": "{node}", "total_usable_ram_mb": 4096, "free_ram_mb": 4096,
+                    "vcpus_total": 4, "vcpus_used": 0, "free_disk_mb": 10240{extra}}}"#
+            )
+        };
+        let json = format!(
+            r#"{{"config": {{"enabled_filters": [], "weighers": ["RAMWeigher"]}},
+                "hosts": [{}, {}], "request": {{"flavor": {{"memory_mb": 1024, "vcpus": 1}}}}}}"#,
+            host("n0", r#", "enabled": false, "aggregates": ["a1"], "instances": ["i1"]"#),
+            host("n1", r#", "availability_zone": "z""#)
+        );
+        let s = Scenario::from_json(&json).unwrap();
+        let c = &s.cluster;
+        let (n0, n1) = (c.host_id("bm:n0").unwrap(), c.host_id("bm:n1").unwrap());
+        assert_eq!((c.service_host_name(n0), c.service_host_name(n1)), ("bm", "bm"));
+        // The service fields come from the first entry, the memberships are the union.
+        assert!(!c.host(n1).unwrap().state.enabled);
+        assert_eq!(c.aggregate_metadata(n0, "availability_zone"), Some(vec!["z"]));
+        assert!(c.service_has_instance(n1, "i1"));
+        assert_eq!(s.labels, ["bm:n0", "bm:n1"]);
+    }
+
+    /// Regression: `selections` printed the label `name:nodename` for a host whose one entry
+    /// names a different node; the tool prints the service host name there and the node in
+    /// `selected_nodes` (found by the random scenarios against Nova).
+    #[test]
+    fn selections_name_the_service_host_and_selected_nodes_the_node() {
+        let s = Scenario::from_json(SMALL).unwrap();
+        let scheduler = s.config.build().unwrap();
+        let b = s.cluster.host_id("b").unwrap();
+        let request = s.request.clone().explain(crate::ExplainOptions::detailed(2));
+        let mut placement = scheduler.schedule(&s.cluster, &request).unwrap();
+        // Whatever was picked, print a placement on `b`, whose entry names node `b-node`.
+        placement.selections.truncate(1);
+        placement.selections[0].host = b;
+        let out = s.output(&placement);
+        assert_eq!(out["selections"][0], "b");
+        assert_eq!(out["selected_nodes"][0], "b-node");
     }
 }

@@ -51,13 +51,26 @@ fn eligibility(
     if !disk.allow_scheduling || disk.eviction_requested {
         return Err((DiskNote::Unavailable, 0, false));
     }
-    if !disk.ready {
-        return Err((DiskNote::NotReady, 0, false));
-    }
-    if let Err(f) = lim.check(0, 0, space) {
-        return Err((DiskNote::Pressure(f), 0, false));
-    }
+    schedulable_condition(disk.schedulable, disk.ready, || lim.check(0, 0, space)).map_err(|n| (n, 0, false))?;
     volume_fit(cx, disk, full)
+}
+
+/// The disk's `Schedulable` condition as the pre-filter reads it: the reported one when the
+/// caller gives it (it can be stale: a disk reported schedulable whose space no longer passes
+/// the size-0 check still passes here, and the per-replica space check rejects it), else derived
+/// as the node controller sets it, from `ready` and `size0` (the space check with size 0 and
+/// actual 0).
+pub(crate) fn schedulable_condition(
+    reported: Option<bool>,
+    ready: bool,
+    size0: impl FnOnce() -> Result<(), SpaceFailure>,
+) -> Result<(), DiskNote> {
+    match reported {
+        Some(true) => Ok(()),
+        Some(false) => Err(DiskNote::ReportedUnschedulable),
+        None if !ready => Err(DiskNote::NotReady),
+        None => size0().map_err(DiskNote::Pressure),
+    }
 }
 
 /// Step 10's eligibility items (2)–(5): disk type for the engine, filesystem size limit, volume
@@ -166,6 +179,16 @@ pub(crate) fn prepare_host(
         let space = DiskSpace::of_hot(disk);
         let lim = Limits::new(cx, space);
         match eligibility(cx, disk, full.and_then(|h| h.disks.get(i)), space, lim) {
+            // v1.10 checks the space before the tags: a disk failing both is short of storage.
+            Err((DiskNote::Tags, bits, true)) if cx.version == LonghornVersion::V1_10 => {
+                any = true;
+                let (note, bits) = match lim.check(size, actual, space) {
+                    Err(f) => (DiskNote::Space(f), FailureReason::InsufficientStorage.bit()),
+                    Ok(()) => (DiskNote::Tags, bits),
+                };
+                nonspace |= bits;
+                prep.push(DiskPrep { note: Some(note), eligible: false });
+            }
             Err((note, bits, prefiltered)) => {
                 any |= prefiltered;
                 nonspace |= bits;
@@ -195,13 +218,17 @@ pub(crate) fn prepare_host(
 }
 
 /// Step 10 for a host that holds a replica of the volume: the space check with in-cycle
-/// accounting (replicas placed in this cycle are not in `scheduled` yet). Appends candidates
-/// to `out`; returns the reason bits. `notes` receives `(disk index, note)` pairs.
+/// accounting. A replica of the volume on this host adds the volume size to a disk's
+/// `scheduled` unless that disk lists it ([`Disk::lists_scheduled`], or [`Replica::counted`]
+/// for a replica on that very disk); on HEAD only replicas on the disk itself count, on v1.10
+/// every replica on the node does (bug #12653). Appends candidates to `out`; returns the reason
+/// bits. `notes` receives `(disk index, note)` pairs.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn dynamic_host(
     cx: &Ctx<'_>,
     id: HostId,
     disks: &[HotDisk],
+    full: Option<&Host>,
     prep: &[DiskPrep],
     summary: HostDisks,
     replicas: &[Replica],
@@ -219,11 +246,14 @@ pub(crate) fn dynamic_host(
         }
         let mut space = DiskSpace::of_hot(disk);
         let status = space;
+        let here = Some(DiskId::from_index(i));
+        let listed_names = full.and_then(|h| h.disks.get(i)).filter(|d| !d.scheduled_replicas.is_empty());
         for (r, &(rh, rd)) in replicas.iter().zip(replica_at) {
-            if r.counted || rh != Some(id) {
+            if rh != Some(id) || (cx.version == LonghornVersion::Head && rd != here) {
                 continue;
             }
-            if cx.version == LonghornVersion::V1_10 || rd == Some(DiskId::from_index(i)) {
+            let listed = (r.counted && rd == here) || listed_names.is_some_and(|d| d.lists_scheduled(&r.name));
+            if !listed {
                 space.scheduled = space.scheduled.saturating_add(cx.volume.size);
             }
         }

@@ -30,6 +30,13 @@
 //!
 //! # Mapping Longhorn onto the snapshot
 //!
+//! [`LonghornNode`] builds a host from these facts as typed fields (node tags, zone, region,
+//! conditions, instance manager, engine image, v2), and [`DiskSpec`](crate::DiskSpec) carries
+//! the disk's; the attributes below are what it writes, and
+//! [`ReplicaScheduler::check_nodes`] refuses one of them holding anything but a boolean.
+//! [`ReplicaScheduler::schedule_replicas`] places named replicas in a given order, each seeing
+//! the ones before it.
+//!
 //! | Longhorn | placewise |
 //! |---|---|
 //! | node `Ready` condition | [`HostState::up`](crate::HostState) |
@@ -43,9 +50,9 @@
 //! | v2 data engine disabled on the node | host attribute `v2_disabled` (bool, default false) |
 //! | disk `storageMaximum` / `storageAvailable` / `storageReserved` / `storageScheduled` | [`Disk`](crate::Disk) `maximum` / `available` / `reserved` / `scheduled` |
 //! | disk `allowScheduling`, `evictionRequested`, `tags`, `type`, `fsType`, `Ready` | `Disk` `allow_scheduling`, `eviction_requested`, `tags`, `disk_type`, `fs_type`, `ready` |
-//! | disk `Schedulable` condition | derived: `ready` and the space check with size 0 and actual 0 (as the node controller sets it) |
+//! | disk `Schedulable` condition | [`Disk::schedulable`](crate::Disk::schedulable) when the caller gives it (the condition last reported, possibly stale: reported false, the disk is unavailable; reported true, it passes the pre-filter and the per-replica checks reject it with their own reasons); else derived: `ready` and the space check with size 0 and actual 0 (as the node controller sets it) |
 //! | disk UUID | the disk's name on its host: a replica's `disk_id` is that name |
-//! | disk `scheduledReplica` | [`Replica::counted`]: whether `Disk::scheduled` already includes the replica |
+//! | disk `scheduledReplica` | [`Disk::scheduled_replicas`](crate::Disk::scheduled_replicas) (the disk's own list), or [`Replica::counted`] for a replica on that very disk: whether `Disk::scheduled` already includes the replica |
 //!
 //! # Step order
 //!
@@ -86,9 +93,18 @@
 //!
 //! # Versions
 //!
-//! [`LonghornVersion::Head`] (v1.11+, the default) and [`LonghornVersion::V1_10`] differ in the
-//! default disk choice ([`DiskChoice`]), the in-cycle accounting scope (per disk vs per node,
-//! bug #12653) and whether wrong-type disks record `disks are unavailable` or are skipped silently.
+//! [`LonghornVersion::Head`] (v1.11+, the default) and [`LonghornVersion::V1_10`] differ in:
+//!
+//! - the default disk choice ([`DiskChoice`]);
+//! - the in-cycle accounting scope: on HEAD a disk adds the volume size for each replica of the
+//!   volume on that disk that it does not list among its scheduled replicas; on v1.10 for each
+//!   replica of the volume on the **node** it does not list, existing replicas on the node's other
+//!   disks included (bug #12653);
+//! - the order of the last two per-disk checks: on v1.10 the space check runs before the tag check,
+//!   so a disk failing both reports `insufficient storage` (known gap: a disk failing the tags
+//!   whose space fails only through in-cycle accounting still reports `tags not fulfilled`);
+//! - the volume's topology requirement, which v1.10 does not have (ignored);
+//! - whether wrong-type disks record `disks are unavailable` or are skipped silently.
 //!
 //! # Determinism
 //!
@@ -99,6 +115,7 @@
 
 mod choice;
 mod disk_stage;
+mod node;
 mod node_stage;
 mod plan;
 mod prep;
@@ -112,6 +129,9 @@ mod volume;
 mod tests;
 
 pub use choice::DiskChoice;
+pub use node::{
+    LonghornNode, ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED, NODE_ATTRIBUTES,
+};
 pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, Move, MoveKind};
 pub use reasons::{DiskNote, FailureReason, NodeNote, Reasons, ReplicaExplanation, Tier};
 pub use settings::{ReplicaSettings, SETTING_NAMES};
@@ -159,6 +179,23 @@ pub enum ReplicaError {
         /// The number of replicas.
         len: usize,
     },
+    /// A replica name that is not in the replica list.
+    #[error("no replica named `{name}`")]
+    UnknownReplica {
+        /// The name given.
+        name: String,
+    },
+    /// A node attribute the scheduler reads holds a value of the wrong kind (it would otherwise
+    /// read as its default).
+    #[error("host `{host}`: attribute `{name}` must be a boolean, not {value}")]
+    NodeAttribute {
+        /// The host.
+        host: String,
+        /// The attribute ([`NODE_ATTRIBUTES`]).
+        name: String,
+        /// The value found, as JSON.
+        value: String,
+    },
 }
 
 /// Which Longhorn release's behaviour to reproduce.
@@ -169,7 +206,8 @@ pub enum LonghornVersion {
     /// v1.11+ and master: balance score, per-disk in-cycle accounting, wrong-type disks reported.
     #[default]
     Head,
-    /// v1.10.x: most usable storage, per-node in-cycle accounting, wrong-type disks skipped.
+    /// v1.10.x: most usable storage, per-node in-cycle accounting, space checked before tags, no
+    /// topology requirement, wrong-type disks skipped.
     V1_10,
 }
 
@@ -411,6 +449,72 @@ impl ReplicaScheduler {
         Ok(self.schedule_one(&cx, &mut prep, replicas, index, now))
     }
 
+    /// Schedules the replicas named in `order`, one after another, writing each placement into
+    /// `replicas` (node, disk, data directory; [`Replica::counted`] false, as the disk's
+    /// `scheduled` does not include it yet) so that every later one sees the earlier ones. A
+    /// replica that fails stays unscheduled and the next one is tried. Returns one outcome per
+    /// name, in order.
+    ///
+    /// Computes in O(hosts + disks) once, plus for each replica O(hosts + replicas × disks of
+    /// the hosts holding replicas).
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::UnknownReplica`] for a name not in `replicas` (nothing is changed);
+    /// [`ReplicaError::NodeAttribute`] as [`check_nodes`](ReplicaScheduler::check_nodes).
+    pub fn schedule_replicas(
+        &self,
+        cluster: &Cluster,
+        volume: &Volume,
+        replicas: &mut [Replica],
+        order: &[&str],
+        now: i64,
+    ) -> Result<Vec<(String, ReplicaOutcome)>, ReplicaError> {
+        self.check_nodes(cluster)?;
+        let mut indices = Vec::with_capacity(order.len());
+        for name in order {
+            let i = replicas
+                .iter()
+                .position(|r| r.name == *name)
+                .ok_or_else(|| ReplicaError::UnknownReplica { name: (*name).to_owned() })?;
+            indices.push(i);
+        }
+        let cx = Ctx::new(self, cluster, volume);
+        let mut prep = Prep::new(&cx, replicas);
+        let mut results = Vec::with_capacity(indices.len());
+        for i in indices {
+            let outcome = self.schedule_one(&cx, &mut prep, replicas, i, now);
+            if let Some(p) = &outcome.placement {
+                write_placement(&mut prep, replicas, i, p);
+            }
+            results.push((replicas[i].name.clone(), outcome));
+        }
+        Ok(results)
+    }
+
+    /// Checks the node attributes the scheduler reads ([`NODE_ATTRIBUTES`]): each one present
+    /// must be a boolean. Prefer [`LonghornNode`], which cannot get them wrong.
+    ///
+    /// Computes in O(hosts).
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::NodeAttribute`] for the first one that is not.
+    pub fn check_nodes(&self, cluster: &Cluster) -> Result<(), ReplicaError> {
+        for (_, host) in cluster.hosts() {
+            for &(name, _) in NODE_ATTRIBUTES {
+                if let Some(v) = host.attribute(name).filter(|v| !v.is_boolean()) {
+                    return Err(ReplicaError::NodeAttribute {
+                        host: host.name.to_string(),
+                        name: name.to_owned(),
+                        value: v.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// One replica against prepared state. `index` is in range.
     fn schedule_one(
         &self,
@@ -518,6 +622,7 @@ impl ReplicaScheduler {
                         cx,
                         id,
                         cluster.hot_disks(id),
+                        cluster.host(id),
                         disk_prep,
                         hp.disks,
                         replicas,
@@ -729,12 +834,7 @@ impl ReplicaScheduler {
                     None => self.schedule_one(&cx, &mut prep, &list, i, now),
                 };
                 if let Some(p) = &outcome.placement {
-                    prep.place(i, p.host, p.disk);
-                    let r = &mut list[i];
-                    r.node_id = p.node_id.clone();
-                    r.disk_id = p.disk_id.clone();
-                    r.data_directory_name = p.data_directory_name.clone();
-                    r.counted = false;
+                    write_placement(&mut prep, &mut list, i, p);
                 }
                 results.push((list[i].name.clone(), outcome));
             }
@@ -748,6 +848,18 @@ impl ReplicaScheduler {
             results,
             waiting_for_attachment: waiting,
         }
+    }
+}
+
+/// Writes placement `p` into `replicas[i]` (not yet counted by its disk's `scheduled`) and the
+/// call's prepared state, so that the replicas scheduled after it see it.
+fn write_placement(prep: &mut Prep, replicas: &mut [Replica], i: usize, p: &ReplicaPlacement) {
+    prep.place(i, p.host, p.disk);
+    if let Some(r) = replicas.get_mut(i) {
+        r.node_id = p.node_id.clone();
+        r.disk_id = p.disk_id.clone();
+        r.data_directory_name = p.data_directory_name.clone();
+        r.counted = false;
     }
 }
 

@@ -4,7 +4,7 @@
 use super::prep::Prep;
 use super::reasons::{FailureReason, NodeNote};
 use super::volume::{Replica, Volume};
-use super::Ctx;
+use super::{Ctx, LonghornVersion};
 use crate::id::{DomainId, HostId, Symbol};
 
 /// `IsSelectorsInTags` over interned tags: every selector present (AND); an empty selector
@@ -60,7 +60,7 @@ pub(crate) fn candidates(
             return Err(FailureReason::HardAffinity);
         }
     }
-    if !volume.topology_requirement.is_empty() {
+    if !volume.topology_requirement.is_empty() && cx.version == LonghornVersion::Head {
         out.retain(|&id| {
             let keep = prep.host(id).is_some_and(|h| h.topo_ok);
             if !keep {

@@ -1,5 +1,6 @@
 //! Plans for data locality and replica auto-balance: lists of moves, never applied.
 
+use super::disk_stage::schedulable_condition;
 use super::space::{is_pressure_move_target, is_schedulable_to_disk, is_under_pressure, DiskSpace};
 use super::volume::{DataLocality, Replica, Robustness, Volume};
 use super::{AutoBalance, ReplicaScheduler};
@@ -235,7 +236,7 @@ fn ready(h: &crate::Host) -> bool {
         && h.state.enabled
         && !h.state.evicting
         && !h.state.cordoned
-        && super::attr_bool(h, "engine_image_ready", true)
+        && super::attr_bool(h, super::node::ATTR_ENGINE_IMAGE_DEPLOYED, true)
 }
 
 fn adds(count: usize, affinity: Option<String>, why: &'static str) -> Vec<Move> {
@@ -365,8 +366,8 @@ fn first_schedulable(cluster: &Cluster, s: &ReplicaScheduler, volume: &Volume, n
                     let sp = DiskSpace::of(d);
                     d.allow_scheduling
                         && !d.eviction_requested
-                        && d.ready
-                        && is_schedulable_to_disk(0, 0, sp, min, over).is_ok()
+                        && schedulable_condition(d.schedulable, d.ready, || is_schedulable_to_disk(0, 0, sp, min, over))
+                            .is_ok()
                         && is_schedulable_to_disk(volume.size, volume.actual_size, sp, min, over).is_ok()
                 })
             })

@@ -5,10 +5,11 @@
 
 use super::choice::{Agg, Candidate, Entry};
 use super::disk_stage::{self, DiskPrep, HostDisks};
+use super::node::{ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED};
 use super::reasons::NodeNote;
 use super::space::{is_under_pressure, DiskSpace};
 use super::volume::{DataEngine, Replica};
-use super::{attr_bool, Ctx};
+use super::{attr_bool, Ctx, LonghornVersion};
 use crate::id::{DiskId, DomainId, HostId, Symbol};
 use crate::snapshot::{ChunkLabels, CHUNK};
 
@@ -121,13 +122,14 @@ impl Prep {
                         Some(NodeNote::Cordoned)
                     } else if !st.enabled || st.evicting {
                         Some(NodeNote::SchedulingDisabled)
-                    } else if v2 && attr_bool(h, "v2_disabled", false) {
+                    } else if v2 && attr_bool(h, ATTR_V2_DISABLED, false) {
                         Some(NodeNote::V2Disabled)
                     } else {
                         None
                     }
                 });
-                let topo_ok = volume.topology_requirement.is_empty() || {
+                // v1.10 has no topology requirement.
+                let topo_ok = volume.topology_requirement.is_empty() || cx.version == LonghornVersion::V1_10 || {
                     let zone = cx.zone_name(id);
                     let region = cx.region_name(id);
                     volume
@@ -136,7 +138,8 @@ impl Prep {
                         .any(|t| (t.zone.is_empty() || t.zone == zone) && (t.region.is_empty() || t.region == region))
                 };
                 let engine_ok = full.is_none_or(|h| {
-                    attr_bool(h, "im_running", true) && (!v1 || attr_bool(h, "engine_image_ready", true))
+                    attr_bool(h, ATTR_INSTANCE_MANAGER_RUNNING, true)
+                        && (!v1 || attr_bool(h, ATTR_ENGINE_IMAGE_DEPLOYED, true))
                 });
                 let hot_disks = hot.lane_disks(lane);
                 let pressured = cx

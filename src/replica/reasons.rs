@@ -203,6 +203,9 @@ pub enum DiskNote {
     NotReady,
     /// The `Schedulable` condition (size-0 space check) is false.
     Pressure(SpaceFailure),
+    /// The reported `Schedulable` condition ([`Disk::schedulable`](crate::Disk::schedulable)) is
+    /// false.
+    ReportedUnschedulable,
     /// Wrong type for the data engine.
     WrongType,
     /// The volume is too large for the filesystem.

@@ -702,3 +702,62 @@ fn cleanup_picks_the_replica_to_delete() {
     let rs = [Replica::on("a", "n1", "d"), Replica::on("b", "n2", "d"), Replica::on("c", "n3", "d")];
     assert_eq!(plan_cleanup(&le, &c, &Volume::new("v", G, 2), &rs).as_deref(), Some("b"));
 }
+
+#[test]
+fn schedule_replicas_places_in_the_given_order_and_each_sees_the_earlier_ones() {
+    // TV7's setup: one disk with room for one 6G replica (max 10G); node anti-affinity soft.
+    let c = cluster(vec![host("n1", &[("d1", 10 * G, 9 * G)]), host("n2", &[("d1", 100 * G, 90 * G)])]);
+    let s = sched(|s| s.replica_soft_anti_affinity = true);
+    let v = Volume::new("v", 6 * G, 2);
+    let mut replicas = vec![Replica::new("a"), Replica::new("b"), Replica::new("c")];
+    let out = s.schedule_replicas(&c, &v, &mut replicas, &["c", "a", "b"], 1000).unwrap();
+    let names: Vec<&str> = out.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["c", "a", "b"], "one outcome per name, in the given order");
+    // The rule, replica by replica, through schedule_replica: write each placement in, not yet
+    // counted by its disk, before the next one.
+    let mut model = vec![Replica::new("a"), Replica::new("b"), Replica::new("c")];
+    for name in ["c", "a", "b"] {
+        let i = model.iter().position(|r| r.name == name).unwrap();
+        let o = s.schedule_replica(&c, &v, &model, i, 1000).unwrap();
+        let (got_name, got) = &out[names.iter().position(|n| *n == name).unwrap()];
+        assert_eq!((got_name.as_str(), at(got)), (name, at(&o)));
+        if let Some(p) = o.placement {
+            model[i].node_id = p.node_id;
+            model[i].disk_id = p.disk_id;
+            model[i].data_directory_name = p.data_directory_name;
+            model[i].counted = false;
+        }
+    }
+    assert_eq!(replicas, model, "the list holds the placements as written by the rule");
+    // n1's disk takes one 6G replica only: the in-cycle accounting saw the earlier pick.
+    let on_n1 = replicas.iter().filter(|r| r.node_id == "n1").count();
+    assert_eq!(on_n1, 1);
+    let err = s.schedule_replicas(&c, &v, &mut replicas, &["nope"], 1000).unwrap_err();
+    assert_eq!(err, ReplicaError::UnknownReplica { name: "nope".into() });
+}
+
+#[test]
+fn node_facts_are_typed_and_a_wrongly_typed_attribute_is_an_error() {
+    let d = || DiskSpec::new("d", 100 * G, 80 * G);
+    let s = sched(|_| {});
+    let v = Volume::new("v", G, 1);
+    let no_image = cluster(vec![LonghornNode::new("n1").engine_image_deployed(false).disk(d()).build()]);
+    assert_eq!(at(&one(&s, &no_image, &v, vec![])), "FAIL[none of the node candidates contains a ready engine image]");
+    let no_im = cluster(vec![LonghornNode::new("n1").instance_manager_running(false).disk(d()).build()]);
+    assert_eq!(at(&one(&s, &no_im, &v, vec![])), "FAIL[none of the node candidates contains a ready engine image]");
+    let down = cluster(vec![LonghornNode::new("n1").ready(false).disk(d()).build()]);
+    assert_eq!(at(&one(&s, &down, &v, vec![])), "FAIL[nodes are unavailable]");
+    let mut tagged = Volume::new("v", G, 1);
+    tagged.node_selector = vec!["fast".into()];
+    let two = cluster(vec![
+        LonghornNode::new("n1").disk(d()).build(),
+        LonghornNode::new("n2").tag("fast").zone("z2").region("r1").disk(d()).build(),
+    ]);
+    assert_eq!(at(&one(&s, &two, &tagged, vec![])), "n2/d");
+    // The attribute route: a string where a boolean belongs would read as the default.
+    let typo = cluster(vec![HostSpec::new("n1").attribute(ATTR_INSTANCE_MANAGER_RUNNING, "false".into()).disk(d())]);
+    let err = s.check_nodes(&typo).unwrap_err();
+    assert!(matches!(err, ReplicaError::NodeAttribute { ref name, .. } if name == "im_running"), "{err}");
+    assert!(s.schedule_replicas(&typo, &v, &mut [Replica::new("r")], &["r"], 0).is_err());
+    assert!(s.check_nodes(&two).is_ok());
+}

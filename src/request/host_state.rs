@@ -64,6 +64,12 @@ impl<'a> HostStateView<'a> {
         self.host
     }
 
+    /// The name of the host's service host ([`Cluster::service_host_name`](crate::Cluster::service_host_name)):
+    /// the filter scheduler's `host`.
+    pub fn service_host(&self) -> &'a str {
+        self.cx.cluster().service_host_name(self.id)
+    }
+
     /// The hypervisor node name: attribute `nodename`, else the host name.
     pub fn nodename(&self) -> &'a str {
         self.host.attribute("nodename").and_then(Value::as_str).unwrap_or(&self.host.name)
@@ -155,10 +161,10 @@ impl<'a> HostStateView<'a> {
         self.host.metric(sym)
     }
 
-    /// Whether one of the host's running instances (or an earlier pick of the request with this
-    /// id) is `id`.
+    /// Whether one of the running instances of the host's service host (on any of its nodes)
+    /// is `id`.
     pub fn has_instance(&self, id: &str) -> bool {
-        self.host.has_instance(id)
+        self.cx.cluster().service_has_instance(self.id, id)
     }
 
     /// The attribute `name` as a JSON value, [`Value::Null`] when the host has none: a derived
@@ -166,7 +172,7 @@ impl<'a> HostStateView<'a> {
     pub fn attribute(&self, name: &str) -> Value {
         use ResourceId as R;
         match name {
-            "host" => Value::from(&*self.host.name),
+            "host" => Value::from(self.service_host()),
             "nodename" => Value::from(self.nodename()),
             "free_ram_mb" => number(self.free_ram_mb()),
             "total_usable_ram_mb" => number(self.total_usable_ram_mb()),

@@ -4,7 +4,7 @@ mod host_state;
 mod vm;
 
 pub use host_state::{HostStateView, DERIVED_ATTRIBUTES};
-pub use vm::{Flavor, Image, ServerGroup, VmSpec};
+pub use vm::{Flavor, Image, MemberPicks, ServerGroup, VmSpec};
 
 use crate::error::{BuildError, ScheduleError};
 use crate::expr::{CompiledExpr, LabelExpr};

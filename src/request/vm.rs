@@ -1,6 +1,8 @@
 //! What a virtual-machine request carries beyond resources: the flavor, the image, scheduler
 //! hints and the server group, in the shapes the filter scheduler's filters read.
 
+use crate::id::HostId;
+use crate::snapshot::{Cluster, Overlay};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -108,16 +110,20 @@ pub struct VmSpec {
     /// Instance ids, one per instance of the request (used by group and affinity rules).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub instance_uuids: Vec<String>,
-    /// Only these hosts (case-insensitive names); they skip every filter.
+    /// Only these hosts (case-insensitive names); they skip every filter unless the request
+    /// carries the [`CHECK_TYPE_HINT`](VmSpec::CHECK_TYPE_HINT).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub force_hosts: Vec<String>,
-    /// Only these nodes (exact `nodename` attribute, default the host name); they skip every filter.
+    /// Only these nodes (exact `nodename` attribute, default the host name); they skip every
+    /// filter unless the request carries the [`CHECK_TYPE_HINT`](VmSpec::CHECK_TYPE_HINT).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub force_nodes: Vec<String>,
     /// Never these hosts (case-insensitive names).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ignore_hosts: Vec<String>,
-    /// Rebuild: only filters marked to run on rebuild check hosts.
+    /// Rebuild: the filters not marked to run on rebuild pass every host. The check-type hint
+    /// `rebuild` ([`is_rebuild`](VmSpec::is_rebuild)) has the same effect; this field is the
+    /// typed way to say it.
     #[serde(skip_serializing_if = "is_default")]
     pub rebuild: bool,
 }
@@ -137,8 +143,158 @@ impl VmSpec {
         }
     }
 
-    /// Whether the request forces hosts or nodes (which then skip every filter).
+    /// The id of instance `index`: `instance_uuids[index]`, else the filter scheduler's default
+    /// `00000000-0000-0000-0000-<12-digit index>`.
+    pub fn instance_uuid(&self, index: u32) -> std::borrow::Cow<'_, str> {
+        match self.instance_uuids.get(index as usize) {
+            Some(id) => std::borrow::Cow::Borrowed(id.as_str()),
+            None => std::borrow::Cow::Owned(format!("00000000-0000-0000-0000-{index:012}")),
+        }
+    }
+
+    /// Whether the request forces hosts or nodes.
     pub fn forces(&self) -> bool {
         !self.force_hosts.is_empty() || !self.force_nodes.is_empty()
+    }
+
+    /// The hint the filter scheduler sets when it checks a move (rebuild, resize, migration)
+    /// against a chosen host: `_nova_check_type`.
+    pub const CHECK_TYPE_HINT: &'static str = "_nova_check_type";
+
+    /// Whether the request carries a [check type](VmSpec::CHECK_TYPE_HINT): the hint is present
+    /// and, read as a list of strings, not empty (any string, even an empty one, is a one-item
+    /// list; JSON `null` and `[]` are not).
+    pub fn has_check_type(&self) -> bool {
+        match self.hints.get(Self::CHECK_TYPE_HINT) {
+            None | Some(serde_json::Value::Null) => false,
+            Some(serde_json::Value::Array(items)) => !items.is_empty(),
+            Some(_) => true,
+        }
+    }
+
+    /// Whether this is a rebuild: [`rebuild`](VmSpec::rebuild) is set, or the check type is
+    /// exactly `rebuild` (the string or the one-item list).
+    pub fn is_rebuild(&self) -> bool {
+        self.rebuild || self.hint_list(Self::CHECK_TYPE_HINT) == ["rebuild"]
+    }
+
+    /// Whether the filters are skipped: the request forces hosts or nodes and carries no
+    /// [check type](VmSpec::has_check_type). With a check type, the forced hosts go through
+    /// the filters like any other candidates.
+    pub fn bypasses_filters(&self) -> bool {
+        self.forces() && !self.has_check_type()
+    }
+
+    /// Whether `ignore_hosts` removes the host whose service host is `host`
+    /// (case-insensitive).
+    pub fn ignores(&self, host: &str) -> bool {
+        self.ignore_hosts.iter().any(|n| n.eq_ignore_ascii_case(host))
+    }
+
+    /// Whether the request's host lists keep the node `node` of service host `host`: not
+    /// [ignored](VmSpec::ignores), named by `force_hosts` (case-insensitive) when that is given,
+    /// and named by `force_nodes` (exact) when that is given.
+    pub fn keeps(&self, host: &str, node: &str) -> bool {
+        !self.ignores(host)
+            && (self.force_hosts.is_empty() || self.force_hosts.iter().any(|n| n.eq_ignore_ascii_case(host)))
+            && (self.force_nodes.is_empty() || self.force_nodes.iter().any(|n| n == node))
+    }
+}
+
+/// Which instances of a request are members of its server group, so that the request's own
+/// earlier picks on a host count as group members only when they are members.
+///
+/// The filter scheduler adds every placed instance to its host's instance list, and the group
+/// rules count the instances on a host that are listed in the group's `members`. A request's
+/// instances are usually members (the API adds them), but need not be: a request built without
+/// them counts no earlier pick, and one with some of them counts exactly those.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberPicks {
+    /// `member[j]`: whether instance `j`'s id is a member.
+    member: Vec<bool>,
+    /// Every instance is a member.
+    all: bool,
+    /// No instance is a member.
+    none: bool,
+}
+
+impl MemberPicks {
+    /// The membership of the `count` instances of `vm` (ids from
+    /// [`instance_uuid`](VmSpec::instance_uuid)) under `is_member`. Computes in O(count).
+    pub fn new(vm: &VmSpec, count: u32, is_member: impl Fn(&str) -> bool) -> Self {
+        let member: Vec<bool> = (0..count).map(|j| is_member(&vm.instance_uuid(j))).collect();
+        let all = member.iter().all(|&m| m);
+        let none = !member.iter().any(|&m| m);
+        MemberPicks { member, all, none }
+    }
+
+    /// The earlier picks recorded in `overlay` (instance `j` = the `j`-th pick) that landed on
+    /// `host`'s service host (on any of its nodes, [`Cluster::service_nodes`]) and are members.
+    /// Computes in O(nodes of the service host) when all or none of the instances are members,
+    /// else O(picks so far × nodes).
+    pub fn on_host(&self, cluster: &Cluster, overlay: &Overlay, host: HostId) -> u32 {
+        if self.none {
+            return 0;
+        }
+        if self.all {
+            return cluster.service_nodes(host).map(|n| overlay.placed(n)).sum();
+        }
+        let picks = overlay.picks().iter().enumerate();
+        let member = |j: usize| self.member.get(j).copied().unwrap_or(false);
+        picks.filter(|&(j, &h)| member(j) && cluster.service_nodes(host).any(|n| n == h)).count() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{HostSpec, Overlay};
+
+    #[test]
+    fn member_picks_count_the_member_instances_on_the_host() {
+        let cluster = Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).build().unwrap();
+        let hosts = [HostId(0), HostId(1), HostId(0), HostId(0), HostId(1)];
+        let uuid = |j: u32| format!("00000000-0000-0000-0000-{j:012}");
+        for pattern in 0u32..32 {
+            let member = |j: u32| pattern >> j & 1 == 1;
+            let vm = VmSpec::default();
+            let picks = MemberPicks::new(&vm, 5, |id| (0..5).any(|j| member(j) && id == uuid(j)));
+            let mut overlay = Overlay::new();
+            for (i, &h) in hosts.iter().enumerate() {
+                // Before instance i: the members among instances 0..i on each host.
+                for host in [HostId(0), HostId(1)] {
+                    let expected = (0..i as u32).filter(|&j| member(j) && hosts[j as usize] == host).count();
+                    assert_eq!(
+                        picks.on_host(&cluster, &overlay, host) as usize,
+                        expected,
+                        "pattern {pattern:05b}, instance {i}"
+                    );
+                }
+                overlay.consume(h, &[]);
+            }
+        }
+    }
+
+    #[test]
+    fn check_type_is_a_non_empty_hint_and_rebuild_is_exactly_rebuild() {
+        let with = |v: serde_json::Value| VmSpec {
+            hints: [(VmSpec::CHECK_TYPE_HINT.to_string(), v)].into_iter().collect(),
+            force_hosts: vec!["h".into()],
+            ..VmSpec::default()
+        };
+        use serde_json::json;
+        for (v, check, rebuild) in [
+            (json!(null), false, false),
+            (json!([]), false, false),
+            (json!(""), true, false),
+            (json!("resize"), true, false),
+            (json!("rebuild"), true, true),
+            (json!(["rebuild"]), true, true),
+            (json!(["rebuild", "rebuild"]), true, false),
+        ] {
+            let vm = with(v.clone());
+            assert_eq!((vm.has_check_type(), vm.is_rebuild(), vm.bypasses_filters()), (check, rebuild, !check), "{v}");
+        }
+        assert!(VmSpec { rebuild: true, ..VmSpec::default() }.is_rebuild(), "the typed field alone");
     }
 }

@@ -329,7 +329,7 @@ impl Scheduler {
         masks.extend((0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).live));
         candidates.clear();
         ranking.start(self.ties);
-        let forced = request.vm.forces();
+        let bypass = request.vm.bypasses_filters();
         let hosts = cluster.len() as u32;
 
         let (filter_states, weigher_states) = {
@@ -339,11 +339,11 @@ impl Scheduler {
                 self.tiers.iter().flatten().map(|w| w.weigher.prepare(&cx)).collect::<Result<_, _>>()?;
             (f, w)
         };
-        // Forced hosts skip the filters and are re-selected every round, as in the filter
+        // Forced hosts that skip the filters are re-selected every round, as in the filter
         // scheduler, so they take the full path.
         let incremental = self.host_subset_size == 1
             && self.host_local(&Cx::new(cluster, request, &compiled, overlay, 0), &filter_states)
-            && !forced;
+            && !bypass;
 
         let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
         let mut selections = Vec::with_capacity(request.count as usize);
@@ -377,7 +377,7 @@ impl Scheduler {
                 }
                 None => {
                     restrict_hosts(cluster, &request.vm, masks);
-                    if !forced {
+                    if !bypass {
                         self.run_filters(&cx, &filter_states, i, 0, masks, rejections);
                     }
                     candidates.clear();
@@ -446,7 +446,7 @@ impl Scheduler {
         }
         let mut rejections = Rejections::new(false);
         let mut one = [bit];
-        if !request.vm.forces() {
+        if !request.vm.bypasses_filters() {
             self.run_filters(&cx, &states, 0, chunk, &mut one, &mut rejections);
         }
         if let Some(error) = rejections.take_error() {
@@ -468,16 +468,21 @@ impl Scheduler {
     /// host by that host alone, so that a pick can only change the picked host's verdict and
     /// raw values.
     fn host_local(&self, cx: &Cx<'_>, states: &[Prepared]) -> bool {
-        self.filters
-            .iter()
-            .zip(states)
-            .all(|(f, s)| f.once_per_request() || f.host_local_for(&cx.with_state(s.as_deref())))
+        // A pick on one node of a shared service host changes what the group rules see on its
+        // siblings, so such clusters take the full path.
+        !cx.cluster().has_shared_service_hosts()
+            && self
+                .filters
+                .iter()
+                .zip(states)
+                .all(|(f, s)| f.once_per_request() || f.host_local_for(&cx.with_state(s.as_deref())))
             && self.tiers.iter().flatten().all(|w| w.weigher.host_local())
     }
 
     /// Runs the filters over candidate masks, `masks[k]` covering chunk `first + k`. Filters
-    /// marked once-per-request run only for instance 0; once a filter leaves no candidate, the
-    /// later ones do not run.
+    /// marked once-per-request run only for instance 0; on a rebuild the filters that do not
+    /// run on rebuild pass every host, so they are skipped; once a filter leaves no candidate,
+    /// the later ones do not run.
     fn run_filters(
         &self,
         cx: &Cx<'_>,
@@ -487,7 +492,7 @@ impl Scheduler {
         masks: &mut [u64],
         rejections: &mut Rejections,
     ) {
-        let rebuild = cx.request().vm.rebuild;
+        let rebuild = cx.request().vm.is_rebuild();
         for (fi, f) in self.filters.iter().enumerate() {
             if (instance > 0 && f.once_per_request()) || (rebuild && !f.runs_on_rebuild()) {
                 continue;
@@ -635,14 +640,14 @@ impl Scheduler {
     }
 }
 
-/// Applies the request's host lists to the candidate masks: `ignore_hosts` removes hosts
-/// (names compared case-insensitively); `force_hosts` (case-insensitive) and `force_nodes`
-/// (exact `nodename` attribute, default the host name) keep only the hosts they name.
+/// Applies the request's host lists to the candidate masks ([`VmSpec::keeps`](crate::request::VmSpec::keeps)):
+/// `ignore_hosts` removes hosts (names compared case-insensitively); `force_hosts`
+/// (case-insensitive) and `force_nodes` (exact `nodename` attribute, default the host name)
+/// keep only the hosts they name.
 fn restrict_hosts(cluster: &Cluster, vm: &crate::request::VmSpec, masks: &mut [u64]) {
     if vm.ignore_hosts.is_empty() && !vm.forces() {
         return;
     }
-    let named = |list: &[String], name: &str| list.iter().any(|n| n.eq_ignore_ascii_case(name));
     for (c, mask) in masks.iter_mut().enumerate() {
         let mut rest = *mask;
         while rest != 0 {
@@ -650,10 +655,7 @@ fn restrict_hosts(cluster: &Cluster, vm: &crate::request::VmSpec, masks: &mut [u
             rest &= rest - 1;
             let Some(host) = cluster.host(HostId::from_index(c * CHUNK + lane)) else { continue };
             let node = host.attribute("nodename").and_then(|v| v.as_str()).unwrap_or(&host.name);
-            let keep = !named(&vm.ignore_hosts, &host.name)
-                && (vm.force_hosts.is_empty() || named(&vm.force_hosts, &host.name))
-                && (vm.force_nodes.is_empty() || vm.force_nodes.iter().any(|n| n == node));
-            if !keep {
+            if !vm.keeps(cluster.service_host_name(HostId::from_index(c * CHUNK + lane)), node) {
                 *mask &= !(1u64 << lane);
             }
         }

@@ -172,17 +172,22 @@ impl Cluster {
                     return Err(EventError::HostExists { name: host.name.clone() });
                 }
                 self.insert_host(host)?;
+                self.check_service_host(host)?;
             }
             ClusterEvent::HostRemoved { host } => {
                 let id = self.lookup(host)?;
+                self.leave_service_host(id);
                 Arc::make_mut(&mut self.names).remove(host, id);
                 self.put(id, None);
                 self.live -= 1;
             }
             ClusterEvent::HostUpdated { host } => {
                 let id = self.lookup(&host.name)?;
-                let new = self.host_from_spec(host)?;
+                let mut new = self.host_from_spec(host)?;
+                self.leave_service_host(id);
+                new.service = self.join_service_host(host, id)?;
                 self.put(id, Some(Arc::new(new)));
+                self.check_service_host(host)?;
             }
             ClusterEvent::HostStateChanged { host, change } => {
                 self.modify(host, |_, h| {

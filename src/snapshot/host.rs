@@ -1,7 +1,7 @@
 //! One host of a snapshot and the values it carries.
 
 use super::attributes::AttributeTable;
-use crate::id::{AggregateId, DomainId, ResourceId, Symbol};
+use crate::id::{AggregateId, DomainId, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
@@ -254,6 +254,19 @@ pub struct Disk {
     pub fs_type: Box<str>,
     /// The disk's agent reports it healthy (Longhorn's disk `Ready` condition).
     pub ready: bool,
+    /// The disk's `Schedulable` condition as last reported, possibly stale; `None` when the
+    /// caller left it to be derived from the current values (a domain engine's rule, such as
+    /// the replica scheduler's: `ready` and the space check with size 0).
+    pub schedulable: Option<bool>,
+    /// Names of the replicas whose size `scheduled` already includes, sorted and de-duplicated.
+    pub scheduled_replicas: Vec<Box<str>>,
+}
+
+impl Disk {
+    /// Whether `scheduled` already includes the replica `name`. Computes in O(log listed).
+    pub fn lists_scheduled(&self, name: &str) -> bool {
+        self.scheduled_replicas.binary_search_by(|r| (**r).cmp(name)).is_ok()
+    }
 }
 
 /// What a [`Disk`] is.
@@ -297,6 +310,9 @@ pub struct Host {
     pub(crate) attributes: Option<Box<AttributeTable>>,
     /// Bumped (to the cluster's generation at the time) on every change of this host.
     pub generation: u64,
+    /// The service host this host is a node of; `None` when it is its own
+    /// ([`Cluster::service_host_name`](crate::Cluster::service_host_name)).
+    pub service: Option<ServiceHostId>,
 }
 
 /// A host's typed attributes: JSON values by name.

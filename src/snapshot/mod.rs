@@ -7,6 +7,17 @@
 //! Hosts live in chunks of 64. Each chunk carries the host records and dense columns of the hot
 //! data the scheduler reads for every host (free and physical vCPUs, memory and disk, and the
 //! schedulable flag). Changing one host copies one chunk's columns and pointers, not the cluster.
+//!
+//! **Service hosts.** Several hosts can be nodes of one service host
+//! ([`HostSpec::service_host`]), as bare-metal nodes behind one compute service are. Each node
+//! keeps its own resources, attributes, metrics, disks and instances; the snapshot records once
+//! per service host its name and its nodes. The nodes share the service host's name (host lists,
+//! server-group hosts and isolated hosts name it: [`Cluster::service_host_name`]), its instance
+//! list (the union of its nodes' instances, each stored once: [`Cluster::service_instances`])
+//! and its aggregate memberships (every node must list the same ones; building and events
+//! refuse otherwise). A host whose spec names no service host is its own. Departure from the
+//! filter scheduler: the service state (`up`, `enabled`) stays per node, as other domains cordon
+//! single nodes; the filter-scheduler reader gives every node its host's first entry's state.
 
 mod attributes;
 mod event;
@@ -14,6 +25,7 @@ mod host;
 mod intern;
 mod names;
 mod overlay;
+mod service;
 mod spec;
 mod topology;
 
@@ -26,9 +38,10 @@ pub use topology::Topology;
 
 use attributes::AttributeTable;
 use names::NameIndex;
+use service::ServiceHosts;
 
 use crate::error::BuildError;
-use crate::id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
+use crate::id::{AggregateId, DiskId, DomainId, HostId, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -168,6 +181,8 @@ pub struct HotDisk {
     pub ready: bool,
     /// The disk has at least one tag.
     pub tagged: bool,
+    /// [`Disk::schedulable`].
+    pub schedulable: Option<bool>,
     /// [`Disk::disk_type`].
     pub disk_type: DiskType,
 }
@@ -184,6 +199,7 @@ impl HotDisk {
             eviction_requested: disk.eviction_requested,
             ready: disk.ready,
             tagged: !disk.tags.is_empty(),
+            schedulable: disk.schedulable,
             disk_type: disk.disk_type,
         }
     }
@@ -275,6 +291,7 @@ pub struct Cluster {
     topology: Arc<Topology>,
     aggregates: Arc<Vec<Aggregate>>,
     hot_attributes: Arc<Vec<Box<str>>>,
+    services: Arc<ServiceHosts>,
 }
 
 impl fmt::Debug for Cluster {
@@ -353,6 +370,7 @@ impl Cluster {
             topology: Arc::new(Topology::new(&spec.topology_levels)),
             aggregates: Arc::new(aggregates),
             hot_attributes: Arc::new(spec.hot_attributes.iter().map(|a| a.as_str().into()).collect()),
+            services: Arc::default(),
         };
         let mut instance_ids: HashSet<&str> = HashSet::new();
         let mut host_names: HashSet<&str> = HashSet::with_capacity(spec.hosts.len());
@@ -368,6 +386,9 @@ impl Cluster {
             cluster.push_host(host)?;
         }
         cluster.names = Arc::new(NameIndex::build(cluster.hosts().map(|(id, h)| (&*h.name, id))));
+        for host in &spec.hosts {
+            cluster.check_service_host(host)?;
+        }
         Ok(cluster)
     }
 
@@ -581,6 +602,89 @@ impl Cluster {
         Some(self.resolve(value))
     }
 
+    /// The name of the service host of host `id`: the one its spec names
+    /// ([`HostSpec::service_host`]), else the host's own name. Host lists (`force_hosts`,
+    /// `ignore_hosts`), server-group hosts and isolated hosts name service hosts. Computes in
+    /// O(1).
+    pub fn service_host_name(&self, id: HostId) -> &str {
+        match self.host(id) {
+            Some(h) => h.service.map_or(&*h.name, |s| self.services.name(s)),
+            None => "",
+        }
+    }
+
+    /// The nodes that share host `id`'s service host, `id` included, in id order (just `id`
+    /// for a host that is its own service host).
+    pub fn service_nodes(&self, id: HostId) -> impl Iterator<Item = HostId> + '_ {
+        let service = self.host(id).and_then(|h| h.service);
+        let shared = service.map_or(&[][..], |s| self.services.nodes(s));
+        shared.iter().copied().chain(service.is_none().then_some(id))
+    }
+
+    /// The instances of host `id`'s service host: those of every node that shares it. The
+    /// filter scheduler keeps one instance list per service host, so its group and affinity
+    /// rules read this list, not a node's own [`Host::instances`].
+    pub fn service_instances(&self, id: HostId) -> impl Iterator<Item = &Instance> + '_ {
+        self.service_nodes(id).filter_map(|n| self.host(n)).flat_map(|h| h.instances.iter())
+    }
+
+    /// Whether instance `instance` runs on host `id`'s service host (on any of its nodes).
+    pub fn service_has_instance(&self, id: HostId, instance: &str) -> bool {
+        self.service_instances(id).any(|i| &*i.id == instance)
+    }
+
+    /// Whether some service host has two nodes or more (picks on one node then change what
+    /// the group rules see on its siblings). Computes in O(1).
+    pub fn has_shared_service_hosts(&self) -> bool {
+        self.services.any_shared()
+    }
+
+    /// Makes host `id` (built from `spec`) a node of the service host its spec names.
+    fn join_service_host(&mut self, spec: &HostSpec, id: HostId) -> Result<Option<ServiceHostId>, BuildError> {
+        let Some(name) = &spec.service_host else { return Ok(None) };
+        if name.is_empty() {
+            return Err(BuildError::EmptyName { what: format!("the service host of host `{}`", spec.name) });
+        }
+        Ok(Some(Arc::make_mut(&mut self.services).join(name, id)))
+    }
+
+    /// Takes host `id` out of its service host's nodes.
+    fn leave_service_host(&mut self, id: HostId) {
+        if let Some(service) = self.host(id).and_then(|h| h.service) {
+            Arc::make_mut(&mut self.services).leave(service, id);
+        }
+    }
+
+    /// Checks what the nodes of `spec`'s service host must agree on: no host outside it bears
+    /// its name, and its nodes list the same aggregates.
+    fn check_service_host(&self, spec: &HostSpec) -> Result<(), BuildError> {
+        let conflict = |message: String| Err(BuildError::Config { message });
+        match &spec.service_host {
+            None => {
+                if self.services.id(&spec.name).is_some_and(|s| !self.services.nodes(s).is_empty()) {
+                    return conflict(format!(
+                        "host `{}` is named like a service host of other hosts but is not one of its nodes",
+                        spec.name
+                    ));
+                }
+            }
+            Some(service) => {
+                let Some(id) = self.host_id(&spec.name) else { return Ok(()) };
+                let mine = self.host(id).map(|h| &h.aggregates);
+                for node in self.service_nodes(id) {
+                    if self.host(node).map(|h| &h.aggregates) != mine {
+                        return conflict(format!(
+                            "hosts `{}` and `{}` are nodes of service host `{service}` but list different aggregates",
+                            self.host_name(node),
+                            spec.name
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The disk `disk` of host `host`.
     pub fn disk(&self, host: HostId, disk: DiskId) -> Option<&Disk> {
         self.host(host)?.disks.get(disk.index())
@@ -623,8 +727,9 @@ impl Cluster {
         if spec.name.is_empty() {
             return Err(BuildError::EmptyName { what: "host".into() });
         }
-        let host = self.host_from_spec(spec)?;
+        let mut host = self.host_from_spec(spec)?;
         let id = HostId::from_index(self.slots);
+        host.service = self.join_service_host(spec, id)?;
         self.put(id, Some(Arc::new(host)));
         self.slots += 1;
         self.live += 1;
@@ -739,6 +844,7 @@ impl Cluster {
             disks,
             attributes: AttributeTable::new(spec.attributes.iter().map(|(k, v)| (k.as_str(), v))),
             generation: self.generation,
+            service: None,
         };
         for inst in &spec.instances {
             if host.has_instance(&inst.id) {
@@ -802,6 +908,13 @@ impl Cluster {
             disk_type: d.disk_type,
             fs_type: d.fs_type.as_str().into(),
             ready: d.ready,
+            schedulable: d.schedulable,
+            scheduled_replicas: {
+                let mut names: Vec<Box<str>> = d.scheduled_replicas.iter().map(|n| n.as_str().into()).collect();
+                names.sort_unstable();
+                names.dedup();
+                names
+            },
         })
     }
 
@@ -863,6 +976,7 @@ impl Cluster {
                 })
                 .collect(),
             aggregates: h.aggregates.iter().map(|a| self.aggregates[a.index()].name.to_string()).collect(),
+            service_host: h.service.map(|s| self.services.name(s).to_owned()),
             disks: h
                 .disks
                 .iter()
@@ -878,6 +992,8 @@ impl Cluster {
                     disk_type: d.disk_type,
                     fs_type: d.fs_type.to_string(),
                     ready: d.ready,
+                    schedulable: d.schedulable,
+                    scheduled_replicas: d.scheduled_replicas.iter().map(|n| n.to_string()).collect(),
                 })
                 .collect(),
             attributes: h.attributes().map(|(k, v)| (k.to_owned(), v.clone())).collect(),
@@ -1006,5 +1122,68 @@ mod tests {
         assert_eq!(ids.len(), 200);
         assert_eq!(c.hot_free(HostId(150), 0), 150.0);
         assert_eq!(c.hosts().nth(130).unwrap().1.name.as_ref(), "h130");
+    }
+
+    /// Two nodes of service host `bm` (the first runs `i1`), and a host of its own.
+    fn service_nodes() -> ClusterBuilder {
+        Cluster::builder()
+            .aggregate(AggregateSpec::new("gold"))
+            .host(HostSpec::new("bm:n0").service_host("bm").aggregate("gold").instance(InstanceSpec::new("i1")))
+            .host(HostSpec::new("bm:n1").service_host("bm").aggregate("gold"))
+            .host(HostSpec::new("kvm").instance(InstanceSpec::new("i2")))
+    }
+
+    #[test]
+    fn nodes_of_a_service_host_share_its_name_and_instances() {
+        let c = service_nodes().build().unwrap();
+        let (n0, n1, kvm) = (HostId(0), HostId(1), HostId(2));
+        assert_eq!([c.service_host_name(n0), c.service_host_name(n1), c.service_host_name(kvm)], ["bm", "bm", "kvm"]);
+        assert_eq!(c.service_nodes(n1).collect::<Vec<_>>(), [n0, n1]);
+        assert_eq!(c.service_nodes(kvm).collect::<Vec<_>>(), [kvm]);
+        // The instance is stored once, on its node, and seen from every node of the service host.
+        assert_eq!(c.host(n1).unwrap().instances.len(), 0);
+        assert!(c.service_has_instance(n1, "i1") && !c.service_has_instance(n1, "i2"));
+        assert!(c.has_shared_service_hosts());
+        let again = Cluster::from_spec(&c.to_spec()).unwrap();
+        assert_eq!(again.service_host_name(n1), "bm", "the spec round-trips the service host");
+        let removed = c.apply(&ClusterEvent::HostRemoved { host: "bm:n0".into() }).unwrap();
+        assert_eq!(removed.service_nodes(n1).collect::<Vec<_>>(), [n1]);
+        assert!(!removed.service_has_instance(n1, "i1") && !removed.has_shared_service_hosts());
+        assert!(!Cluster::builder().host(HostSpec::new("solo")).build().unwrap().has_shared_service_hosts());
+    }
+
+    #[test]
+    fn nodes_of_a_service_host_share_its_aggregates_and_its_name() {
+        let differ = service_nodes().host(HostSpec::new("bm:n2").service_host("bm")).build().unwrap_err();
+        assert!(differ.to_string().contains("list different aggregates"), "{differ}");
+        let named = service_nodes().host(HostSpec::new("bm")).build().unwrap_err();
+        assert!(named.to_string().contains("not one of its nodes"), "{named}");
+        let empty = service_nodes().host(HostSpec::new("x").service_host("")).build().unwrap_err();
+        assert!(matches!(empty, BuildError::EmptyName { .. }), "{empty}");
+        // Events keep the rule.
+        let c = service_nodes().build().unwrap();
+        let add = ClusterEvent::HostAdded { host: HostSpec::new("bm:n2").service_host("bm") };
+        assert!(c.apply(&add).is_err());
+        let add = ClusterEvent::HostAdded { host: HostSpec::new("bm:n2").service_host("bm").aggregate("gold") };
+        let c = c.apply(&add).unwrap();
+        assert_eq!(c.service_nodes(HostId(0)).count(), 3);
+        let moved = ClusterEvent::HostUpdated { host: HostSpec::new("bm:n2").service_host("other") };
+        let c = c.apply(&moved).unwrap();
+        assert_eq!((c.service_nodes(HostId(0)).count(), c.service_host_name(HostId(3))), (2, "other"));
+    }
+
+    #[test]
+    fn a_reported_disk_condition_is_kept_as_given() {
+        let spec = |d: DiskSpec| HostSpec::new("n").disk(d);
+        let c = Cluster::builder()
+            .host(spec(DiskSpec::new("given", 10, 5).schedulable(false)))
+            .host(HostSpec::new("m").disk(DiskSpec::new("derived", 10, 5)))
+            .build()
+            .unwrap();
+        assert_eq!(c.disk(HostId(0), DiskId(0)).unwrap().schedulable, Some(false));
+        assert_eq!(c.hot_disks(HostId(0))[0].schedulable, Some(false));
+        assert_eq!(c.disk(HostId(1), DiskId(0)).unwrap().schedulable, None);
+        let again = Cluster::from_spec(&c.to_spec()).unwrap();
+        assert_eq!(again.disk(HostId(0), DiskId(0)).unwrap().schedulable, Some(false));
     }
 }

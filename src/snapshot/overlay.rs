@@ -22,6 +22,8 @@ pub struct Overlay {
     bits: Vec<u64>,
     slot: Vec<u32>,
     entries: Vec<Entry>,
+    /// The host of every consumption, in order.
+    picks: Vec<HostId>,
 }
 
 impl Overlay {
@@ -32,6 +34,7 @@ impl Overlay {
 
     /// Forgets every consumption. Computes in O(touched hosts).
     pub fn clear(&mut self) {
+        self.picks.clear();
         for e in self.entries.drain(..) {
             let i = e.host.index();
             self.bits[i >> 6] &= !(1u64 << (i & 63));
@@ -78,6 +81,7 @@ impl Overlay {
             self.slot[i] = self.entries.len() as u32;
             self.entries.push(Entry { host, used: SmallVec::new(), placed: 0 });
         }
+        self.picks.push(host);
         let entry = &mut self.entries[self.slot[i] as usize];
         entry.placed += 1;
         for &(r, amount) in demand {
@@ -98,6 +102,12 @@ impl Overlay {
     #[inline]
     pub fn placed(&self, host: HostId) -> u32 {
         self.entry(host).map_or(0, |e| e.placed)
+    }
+
+    /// The host of every [`consume`](Overlay::consume) call, in call order: for a scheduler
+    /// placing a request's instances one after another, entry `j` is instance `j`'s host.
+    pub fn picks(&self) -> &[HostId] {
+        &self.picks
     }
 
     /// Hosts with consumption, in the order they were first touched.
@@ -150,8 +160,10 @@ mod tests {
         assert_eq!(o.placed(b), 2);
         assert_eq!(o.placed(a), 0);
         assert_eq!(o.touched().collect::<Vec<_>>(), vec![b]);
+        o.consume(a, &[]);
+        assert_eq!(o.picks(), [b, b, a], "one entry per consumption, in order");
         o.clear();
-        assert!(o.is_empty());
+        assert!(o.is_empty() && o.picks().is_empty());
         assert_eq!(o.free(&c, b, ResourceId::MEMORY_MB), 100.0);
         assert_eq!(c.host(b).unwrap().resource(ResourceId::MEMORY_MB).used, 0.0);
     }

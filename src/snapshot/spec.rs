@@ -251,6 +251,14 @@ pub struct DiskSpec {
     /// Healthy (default true).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub ready: bool,
+    /// The disk's `Schedulable` condition as its agent last reported it, which can be stale;
+    /// `None` (the default): derived from the current values (see [`Disk::schedulable`](crate::Disk::schedulable)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedulable: Option<bool>,
+    /// Names of the replicas whose size `scheduled` already includes (Longhorn's
+    /// `scheduledReplica`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scheduled_replicas: Vec<String>,
 }
 
 fn is_true(v: &bool) -> bool {
@@ -276,6 +284,8 @@ impl DiskSpec {
             disk_type: DiskType::Filesystem,
             fs_type: String::new(),
             ready: true,
+            schedulable: None,
+            scheduled_replicas: Vec::new(),
         }
     }
 
@@ -326,6 +336,18 @@ impl DiskSpec {
         self.ready = ready;
         self
     }
+
+    /// Adds a replica to the ones `scheduled` includes (see [`DiskSpec::scheduled_replicas`]).
+    pub fn scheduled_replica(mut self, name: impl Into<String>) -> Self {
+        self.scheduled_replicas.push(name.into());
+        self
+    }
+
+    /// Sets the reported `Schedulable` condition (see [`DiskSpec::schedulable`]).
+    pub fn schedulable(mut self, schedulable: bool) -> Self {
+        self.schedulable = Some(schedulable);
+        self
+    }
 }
 
 /// One host as plain data.
@@ -363,6 +385,13 @@ pub struct HostSpec {
     /// info, counters and the like.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub attributes: BTreeMap<String, serde_json::Value>,
+    /// The service host this host is a node of, when several hosts share one (bare-metal
+    /// nodes behind one compute service). Nodes of one service host share its name for host
+    /// lists and server groups, its instance list and its aggregate memberships (which they
+    /// must list alike); see [`Cluster::service_host_name`](crate::Cluster::service_host_name).
+    /// `None`: the host is its own service host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_host: Option<String>,
 }
 
 impl HostSpec {
@@ -379,7 +408,14 @@ impl HostSpec {
             aggregates: Vec::new(),
             disks: Vec::new(),
             attributes: BTreeMap::new(),
+            service_host: None,
         }
+    }
+
+    /// Makes the host a node of the service host `name` (see [`HostSpec::service_host`]).
+    pub fn service_host(mut self, name: impl Into<String>) -> Self {
+        self.service_host = Some(name.into());
+        self
     }
 
     /// Sets an attribute.

@@ -1,8 +1,8 @@
 //! The compatible mode: SwarmKit's tree walk (reference §3–§5) in the canonical order.
 
 use super::run::Run;
+use super::scheduler::RevisitOrder;
 use super::tree::{allocate, Kid, LevelKind};
-use super::RevisitOrder;
 use crate::id::HostId;
 
 /// Go's `container/heap` push and fix on a node array, as SwarmKit's bounded `nodeMaxHeap`
@@ -10,6 +10,19 @@ use crate::id::HostId;
 /// *worst* node at the root, the one a better node replaces.
 mod goheap {
     use crate::id::HostId;
+
+    /// Keeps the candidates for which `keep` holds the way SwarmKit drops the others: a failing
+    /// one is replaced by the last candidate, which is then checked in its slot.
+    pub(super) fn drop_failing(v: &mut Vec<HostId>, mut keep: impl FnMut(HostId) -> bool) {
+        let mut i = 0;
+        while i < v.len() {
+            if keep(v[i]) {
+                i += 1;
+            } else {
+                v.swap_remove(i);
+            }
+        }
+    }
 
     fn hless(v: &[HostId], less: &impl Fn(HostId, HostId) -> bool, i: usize, j: usize) -> bool {
         less(v[j], v[i])
@@ -319,11 +332,14 @@ impl Run<'_> {
             self.tree.branches[leaf as usize].visited = true;
             self.sort_leaf(&mut cands, true);
         } else {
-            cands.retain(|&h| self.process(h));
             match self.revisit {
                 // Ties keep their previous positions: the reference's canonical outcomes (V08).
-                RevisitOrder::Stable => self.sort_leaf(&mut cands, false),
+                RevisitOrder::Stable => {
+                    cands.retain(|&h| self.process(h));
+                    self.sort_leaf(&mut cands, false);
+                }
                 RevisitOrder::GoHeap => {
+                    goheap::drop_failing(&mut cands, |h| self.process(h));
                     let less = |a, b| self.node_less(a, b);
                     goheap::init_and_drain(&mut cands, &less);
                 }
@@ -380,6 +396,20 @@ mod tests {
         let mut v: Vec<HostId> = [5, 3, 9, 1, 7, 2].iter().map(|&i| HostId(i)).collect();
         goheap::init_and_drain(&mut v, &|a: HostId, b: HostId| a.0 < b.0);
         assert_eq!(v.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1, 2, 3, 5, 7, 9]);
+    }
+
+    #[test]
+    fn a_failing_candidate_is_replaced_by_the_last_one() {
+        let ids = |v: &[u32]| v.iter().map(|&i| HostId(i)).collect::<Vec<_>>();
+        let mut v = ids(&[0, 1, 2, 3, 4]);
+        let mut seen = Vec::new();
+        goheap::drop_failing(&mut v, |h| {
+            seen.push(h.0);
+            h.0 % 2 == 0
+        });
+        // 1 fails: 4 takes its slot and is checked there; 3 fails and is last: dropped.
+        assert_eq!(v, ids(&[0, 4, 2]));
+        assert_eq!(seen, [0, 1, 4, 2, 3], "every candidate is checked once, in Go's order");
     }
 
     #[test]

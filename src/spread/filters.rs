@@ -255,7 +255,8 @@ impl Filter for MaxReplicasFilter {
         if self.max == 0 {
             return Verdict::Pass;
         }
-        let (svc, _) = node::active_counts(cx.host(host), cx.compiled().group);
+        let (svc, _) =
+            node::active_counts(cx.host(host), cx.compiled().group, cx.request().group.as_deref().unwrap_or(""));
         (svc + cx.overlay().placed(host) < self.max).into()
     }
 

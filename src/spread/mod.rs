@@ -42,6 +42,10 @@
 //!
 //! # Mapping SwarmKit onto the snapshot
 //!
+//! [`SwarmNode`] builds a host from these facts as typed fields (role, hostname, node and engine
+//! labels, availability, platform, address, resources, existing tasks per service); the
+//! attributes below are what it writes.
+//!
 //! | SwarmKit | placewise |
 //! |---|---|
 //! | node id | the host name ([`Host::name`](crate::Host)) |
@@ -54,7 +58,7 @@
 //! | `node.ip` | host attribute `ip` (optional) |
 //! | status READY | [`HostState::up`](crate::HostState) |
 //! | availability ACTIVE (not PAUSE / DRAIN) | `enabled`, not `cordoned` (pause), not `evicting` (drain) |
-//! | a task of service S on the node | a host [`Instance`](crate::Instance) whose group is S |
+//! | a task of service S on the node | a host [`Instance`](crate::Instance) whose group is S, or a count under S in host attribute [`SERVICE_TASKS_ATTRIBUTE`] (its reservation added to the host's used amounts: [`SwarmNode::tasks`]) |
 //! | desired state SHUTDOWN, still running | `Instance::terminating`: not an active task, but its resources stay reserved and its ports stay used |
 //! | active tasks in total | the host's instances that are not terminating |
 //! | available resources | what the snapshot leaves free, minus the batch's earlier tasks (an [`Overlay`](crate::Overlay); the snapshot is never changed) |
@@ -79,8 +83,10 @@
 //!
 //! # The two modes
 //!
-//! [`Mode::SwarmCompatible`] (the default) is SwarmKit's algorithm in the reference's canonical
-//! order, so that every result is one SwarmKit could produce:
+//! [`Mode::SwarmCompatible`] (the default) is SwarmKit's algorithm, exactly, so that every
+//! result is one SwarmKit produces; [`Mode::SwarmCompatibleStable`] is the same with the
+//! reference's canonical (stable) order on revisited leaves. The mode is the one place that
+//! says which:
 //!
 //! - the tree is built from **every** node, eligible or not; every branch's count of the
 //!   service's tasks is the sum over all nodes beneath and stays **frozen** for the batch;
@@ -96,12 +102,17 @@
 //!   of this service, then total tasks, then name; the first pass moves on only when the next
 //!   node is strictly better, later passes go round-robin, and a node failing a filter is
 //!   skipped for the rest of the visit. On a later visit the candidates are re-filtered and
-//!   re-sorted **stably**, ties keeping their previous positions: the reference's canonical
-//!   outcomes (vector V08) follow this order, where SwarmKit's binary-heap re-sort would swap
-//!   two tied nodes. [`RevisitOrder::GoHeap`] emulates that heap sort instead (its V08 result
-//!   is the other outcome SwarmKit produces);
-//! - `spread` preferences over `node.id`, `node.hostname` or any other unsupported descriptor
-//!   add no level and are listed in [`SpreadExplanation::skipped`] (SwarmKit's silent skip).
+//!   re-sorted. [`Mode::SwarmCompatible`] does it as SwarmKit does: a failing candidate is
+//!   replaced by the last one, then the array is heap-sorted (Go's `container/heap` Init, then
+//!   Pop), so two tied nodes swap. [`Mode::SwarmCompatibleStable`] drops failing candidates in
+//!   place and sorts stably, ties keeping their previous positions: the reference's canonical
+//!   outcomes (vector V08), one of which SwarmKit's heap never produces in rare cases;
+//! - `spread` preferences over `node.id`, `node.hostname` or any other descriptor SwarmKit does
+//!   not read (`node.ip`, `node.role`, `node.platform.os`, a bare `node.labels.` …) add no level
+//!   and are listed in [`SpreadExplanation::skipped`] (SwarmKit's silent skip), in **both**
+//!   modes, so one request builds the same tree in both; a
+//!   [strict](SpreadRequest::strict_descriptors) request gets
+//!   [`SpreadError::UnsupportedDescriptor`] instead.
 //!
 //! [`Mode::Balanced`] is what users ask for:
 //!
@@ -114,8 +125,9 @@
 //! - [`SpreadRequest::ignore_ineligible_tasks`] leaves the tasks of nodes that fail the filters
 //!   out of the branch loads (like Kubernetes' `nodeAffinityPolicy: Honor`); by default they
 //!   count, as in SwarmKit;
-//! - `node.id` and `node.hostname` make per-node levels; an unsupported descriptor is
-//!   [`SpreadError::UnsupportedDescriptor`].
+//! - `spread` over `node.id` and `node.hostname` makes per-node levels only when the request
+//!   opts in ([`SpreadRequest::node_level_spread`]), an extension, not a silent change of what
+//!   the same request means in SwarmKit.
 //!
 //! # Extensions SwarmKit lacks
 //!
@@ -222,11 +234,11 @@ pub use error::{ConstraintError, SpreadError};
 pub use filters::{
     ConstraintFilter, HostPortFilter, MaxReplicasFilter, PlatformFilter, ReadyFilter, SwarmResourceFilter,
 };
-pub use node::{ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL};
+pub use node::{Availability, Role, SwarmNode, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL, SERVICE_TASKS_ATTRIBUTE};
 pub use outcome::{Assignment, BranchNote, BranchReport, FilterCount, SpreadExplanation, SpreadOutcome};
 pub use request::{
     Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,
     WhenUnsatisfiable,
 };
-pub use scheduler::{RevisitOrder, SpreadScheduler, SpreadSchedulerBuilder, SpreadScratch};
+pub use scheduler::{SpreadScheduler, SpreadSchedulerBuilder, SpreadScratch};
 pub use skew::SkewFilter;

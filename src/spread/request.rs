@@ -208,11 +208,25 @@ impl Preference {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Mode {
-    /// SwarmKit's algorithm in the canonical order: every result is one SwarmKit could produce.
+    /// SwarmKit's algorithm, exactly: on a leaf's later visit the candidates that now fail a
+    /// filter are dropped by moving the last one into their slot, and the rest are heap-sorted
+    /// (Go's `container/heap` Init, then Pop), so tied nodes come out where SwarmKit's heap
+    /// leaves them. Every result is one SwarmKit produces.
     #[default]
     SwarmCompatible,
+    /// SwarmKit's algorithm with a stable re-sort on a leaf's later visit (failing candidates
+    /// dropped in place, ties keeping their previous positions): the reference's canonical
+    /// outcomes. Rarely (about 0.5% of random cases) an outcome SwarmKit never produces.
+    SwarmCompatibleStable,
     /// Least-loaded branch first at every level: the max–min skew is the least achievable.
     Balanced,
+}
+
+impl Mode {
+    /// Whether this is one of the two SwarmKit modes.
+    pub fn is_swarm_compatible(self) -> bool {
+        matches!(self, Mode::SwarmCompatible | Mode::SwarmCompatibleStable)
+    }
 }
 
 /// What a hard spread constraint does when a node would break it.
@@ -360,6 +374,19 @@ pub struct SpreadRequest {
     /// Balanced mode only: tasks on nodes that fail the filters do not count in branch loads.
     #[serde(default)]
     pub ignore_ineligible_tasks: bool,
+    /// Refuse a `spread` descriptor that SwarmKit silently ignores (`node.ip`, `node.role`,
+    /// `node.platform.os`, a bare `node.labels.` …, and `node.id` / `node.hostname` unless
+    /// [`node_level_spread`](SpreadRequest::node_level_spread) makes them levels) with
+    /// [`SpreadError::UnsupportedDescriptor`](super::SpreadError::UnsupportedDescriptor),
+    /// instead of skipping it. Default false: both modes skip them, as SwarmKit does, and list
+    /// them in the explanation's `skipped`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict_descriptors: bool,
+    /// Balanced mode only: a `spread` over `node.id` or `node.hostname` makes one branch per node
+    /// (or per hostname), an extension SwarmKit does not have (it ignores those descriptors).
+    /// Default false: skipped, as in SwarmKit, so the same request means the same in both modes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub node_level_spread: bool,
 }
 
 fn one() -> u32 {
@@ -382,7 +409,21 @@ impl SpreadRequest {
             hard_spread: Vec::new(),
             recent_failures: BTreeMap::new(),
             ignore_ineligible_tasks: false,
+            strict_descriptors: false,
+            node_level_spread: false,
         }
+    }
+
+    /// Sets [`strict_descriptors`](SpreadRequest::strict_descriptors).
+    pub fn strict_descriptors(mut self, strict: bool) -> SpreadRequest {
+        self.strict_descriptors = strict;
+        self
+    }
+
+    /// Sets [`node_level_spread`](SpreadRequest::node_level_spread).
+    pub fn node_level_spread(mut self, on: bool) -> SpreadRequest {
+        self.node_level_spread = on;
+        self
     }
 
     /// Parses a request from JSON.

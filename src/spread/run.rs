@@ -57,7 +57,7 @@ pub(crate) struct Run<'a> {
     pub(crate) placed: Vec<HostId>,
     /// The leaf of each placed task.
     pub(crate) leaves: Vec<u32>,
-    pub(crate) revisit: super::RevisitOrder,
+    pub(crate) revisit: super::scheduler::RevisitOrder,
     /// Whether the user weighers gave any node a score.
     pub(crate) scored: bool,
     /// Sort keys of a leaf's candidates.

@@ -46,24 +46,15 @@ use std::sync::Arc;
 pub struct SpreadScheduler {
     filters: Vec<Box<dyn Filter>>,
     weighers: Vec<(Box<dyn Weigher>, f64)>,
-    revisit: RevisitOrder,
 }
 
-/// How the compatible mode re-sorts a leaf's candidates when the leaf is asked again in a
-/// later pass (the order of nodes that tie on SwarmKit's keys).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum RevisitOrder {
-    /// A stable sort: tied nodes keep their previous positions. The reference's canonical
-    /// outcomes (all 27 vectors, V08 included) follow this order. The reference estimates that
-    /// a re-sort that does not follow the heap can, rarely (about 0.5% of random cases), give
-    /// an outcome SwarmKit never produces; use [`GoHeap`](RevisitOrder::GoHeap) when that matters.
-    #[default]
+/// How the compatible modes revisit a leaf, from the request's [`Mode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RevisitOrder {
+    /// Drop failing candidates in place, then sort stably ([`Mode::SwarmCompatibleStable`]).
     Stable,
-    /// SwarmKit's own re-sort, a binary-heap sort of the previous array (Go's
-    /// `container/heap`): tied nodes come out where the heap operations leave them (two tied
-    /// nodes swap). Every result is in SwarmKit's outcome set, but V08's differs from the
-    /// reference's canonical one.
+    /// Drop failing candidates by moving the last into their slot, then heap-sort
+    /// ([`Mode::SwarmCompatible`]).
     GoHeap,
 }
 
@@ -71,11 +62,7 @@ impl fmt::Debug for SpreadScheduler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let filters: Vec<&str> = self.filters.iter().map(|x| x.name()).collect();
         let weighers: Vec<(&str, f64)> = self.weighers.iter().map(|(w, m)| (w.name(), *m)).collect();
-        f.debug_struct("SpreadScheduler")
-            .field("filters", &filters)
-            .field("weighers", &weighers)
-            .field("revisit", &self.revisit)
-            .finish()
+        f.debug_struct("SpreadScheduler").field("filters", &filters).field("weighers", &weighers).finish()
     }
 }
 
@@ -105,12 +92,6 @@ impl SpreadSchedulerBuilder {
     /// Adds a boxed weigher with its multiplier.
     pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
         self.draft.weighers.push((weigher, multiplier));
-        self
-    }
-
-    /// How the compatible mode re-sorts a revisited leaf (default [`RevisitOrder::Stable`]).
-    pub fn revisit_order(mut self, order: RevisitOrder) -> Self {
-        self.draft.revisit = order;
         self
     }
 
@@ -184,7 +165,7 @@ impl SpreadScheduler {
         cluster: &Cluster,
         request: &SpreadRequest,
     ) -> Result<SpreadOutcome, SpreadError> {
-        let (levels, skipped) = levels(cluster, &request.preferences, request.mode)?;
+        let (levels, skipped) = levels(cluster, request)?;
         for h in &request.hard_spread {
             h.validate()?;
         }
@@ -216,8 +197,9 @@ impl SpreadScheduler {
         let service = cluster.symbols().get(&request.service);
         let mut hard = Vec::new();
         for h in &request.hard_spread {
-            let d =
-                Domains::build(cluster, h, service, |id| request.constraints.iter().all(|c| c.matches(cluster, id)));
+            let d = Domains::build(cluster, h, service, &request.service, |id| {
+                request.constraints.iter().all(|c| c.matches(cluster, id))
+            });
             if h.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule {
                 entries.push(Entry { filter: None, hard: Some(hard.len()), stage: Stage::HardSpread, state: None });
             }
@@ -250,13 +232,17 @@ impl SpreadScheduler {
             left: request.tasks,
             placed: Vec::with_capacity(request.tasks as usize),
             leaves: Vec::with_capacity(request.tasks as usize),
-            revisit: self.revisit,
+            revisit: if request.mode == Mode::SwarmCompatibleStable {
+                RevisitOrder::Stable
+            } else {
+                RevisitOrder::GoHeap
+            },
             scored: false,
             sort_buf: Vec::new(),
         };
 
         let counts = match request.mode {
-            Mode::SwarmCompatible => {
+            Mode::SwarmCompatible | Mode::SwarmCompatibleStable => {
                 run.tree = Tree::build(cluster, levels, &names, &run.nodes.svc, |_| true, |_| false);
                 run.tree.branches[0].asked = request.tasks;
                 if request.tasks > 0 {
@@ -358,7 +344,7 @@ fn prepare_nodes<'c>(
     nodes.eligible.clear();
     nodes.eligible.resize(n, false);
     for (id, host) in cluster.hosts() {
-        let (svc, total) = node::active_counts(host, service);
+        let (svc, total) = node::active_counts(host, service, &request.service);
         nodes.svc[id.index()] = svc;
         nodes.total[id.index()] = total;
         names[id.index()] = &host.name;

@@ -31,6 +31,7 @@ impl Domains {
         cluster: &Cluster,
         hard: &HardSpread,
         service: Option<Symbol>,
+        name: &str,
         mut include: impl FnMut(HostId) -> bool,
     ) -> Domains {
         let key = match &hard.key {
@@ -56,7 +57,7 @@ impl Domains {
                 }
             };
             of_host[id.index()] = d as u32;
-            counts[d] += u64::from(node::active_counts(host, service).0);
+            counts[d] += u64::from(node::active_counts(host, service, name).0);
         }
         let mut domains = Domains {
             of_host,
@@ -155,7 +156,9 @@ impl SkewFilter {
 
     fn domains(&self, cx: &Cx<'_>) -> Domains {
         let cluster = cx.cluster();
-        Domains::build(cluster, &self.hard, cx.compiled().group, |h| self.honor.iter().all(|c| c.matches(cluster, h)))
+        Domains::build(cluster, &self.hard, cx.compiled().group, cx.request().group.as_deref().unwrap_or(""), |h| {
+            self.honor.iter().all(|c| c.matches(cluster, h))
+        })
     }
 }
 
@@ -200,7 +203,7 @@ mod tests {
     fn skew_counts_tasks_per_domain_and_excludes_unlabelled_nodes() {
         let c = cluster();
         let s = c.symbols().get("s");
-        let mut d = Domains::build(&c, &HardSpread::new("zone", 1), s, |_| true);
+        let mut d = Domains::build(&c, &HardSpread::new("zone", 1), s, "s", |_| true);
         let (a, b, x) = (HostId(0), HostId(1), HostId(2));
         assert!(!d.allows(a), "z1 would be 2 against 0");
         assert!(d.allows(b));
@@ -213,9 +216,9 @@ mod tests {
     fn min_domains_forces_new_domains() {
         let c = cluster();
         let s = c.symbols().get("s");
-        let d = Domains::build(&c, &HardSpread::new("zone", 1).min_domains(3), s, |_| true);
+        let d = Domains::build(&c, &HardSpread::new("zone", 1).min_domains(3), s, "s", |_| true);
         assert!(d.allows(HostId(1)) && !d.allows(HostId(0)));
-        let d = Domains::build(&c, &HardSpread::new("zone", 2).min_domains(3), s, |_| true);
+        let d = Domains::build(&c, &HardSpread::new("zone", 2).min_domains(3), s, "s", |_| true);
         assert!(d.allows(HostId(0)), "1 + 1 - 0 = 2 ≤ 2");
     }
 
@@ -224,7 +227,7 @@ mod tests {
         let c = cluster();
         let s = c.symbols().get("s");
         let not_z2: Constraint = "node.labels.zone!=z2".parse().unwrap();
-        let d = Domains::build(&c, &HardSpread::new("zone", 1), s, |h| not_z2.matches(&c, h));
+        let d = Domains::build(&c, &HardSpread::new("zone", 1), s, "s", |h| not_z2.matches(&c, h));
         assert!(d.allows(HostId(0)), "z2 is not a domain, so z1 is the minimum");
     }
 }

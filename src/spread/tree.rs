@@ -34,14 +34,19 @@ pub(crate) struct Level {
 }
 
 /// The levels a request's preferences make, and the descriptors skipped.
+///
+/// SwarmKit reads labels only and skips any other `spread` descriptor without a word (Q9);
+/// both modes do the same, so one request means the same tree in both, unless the request is
+/// [strict](super::SpreadRequest::strict_descriptors) (an error instead) or, in the balanced
+/// mode, opts into [node-level spread](super::SpreadRequest::node_level_spread).
 pub(crate) fn levels(
     cluster: &Cluster,
-    preferences: &[Preference],
-    mode: Mode,
+    request: &super::SpreadRequest,
 ) -> Result<(Vec<Level>, Vec<String>), super::SpreadError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
-    for p in preferences {
+    let node_levels = request.node_level_spread && request.mode == Mode::Balanced;
+    for p in &request.preferences {
         p.validate()?;
         let d = p.descriptor();
         let is_spread = matches!(p, Preference::Spread(_));
@@ -50,10 +55,12 @@ pub(crate) fn levels(
             Descriptor::EngineLabel(k) => {
                 Source::EngineLabel(cluster.symbols().get(&format!("{}{k}", node::ENGINE_LABEL_PREFIX)))
             }
-            // SwarmKit reads labels only and skips any other descriptor without a word (Q9).
             Descriptor::NodeId | Descriptor::Hostname | Descriptor::Unsupported(_)
-                if is_spread && mode == Mode::SwarmCompatible =>
+                if is_spread && !(node_levels && matches!(d, Descriptor::NodeId | Descriptor::Hostname)) =>
             {
+                if request.strict_descriptors {
+                    return Err(super::SpreadError::UnsupportedDescriptor { descriptor: d.to_string() });
+                }
                 skipped.push(d.to_string());
                 continue;
             }

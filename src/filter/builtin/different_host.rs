@@ -31,8 +31,8 @@ impl Filter for DifferentHostFilter {
         match hinted_uuids(cx, "different_host") {
             None => Verdict::Pass,
             Some(mut uuids) => {
-                let h = cx.host(host);
-                (!uuids.any(|u| h.has_instance(u))).into()
+                // The service host's instance list, shared by its nodes.
+                (!uuids.any(|u| cx.cluster().service_has_instance(host, u))).into()
             }
         }
     }

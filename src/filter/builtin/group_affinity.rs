@@ -22,7 +22,7 @@ impl Filter for GroupAffinityFilter {
     }
 
     fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
-        Ok(group_with_policy(cx, "legacy").map(|g| Box::new(GroupSets::new(g)) as _))
+        Ok(group_with_policy(cx, "legacy").map(|g| Box::new(GroupSets::new(cx, g)) as _))
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {

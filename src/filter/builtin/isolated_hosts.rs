@@ -94,7 +94,7 @@ impl Filter for IsolatedHostsFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let host_isolated = self.is_isolated_host(&cx.host(host).name);
+        let host_isolated = self.is_isolated_host(cx.cluster().service_host_name(host));
         if self.isolated_images.is_empty() {
             return if self.restrict && host_isolated { Verdict::reject(ISOLATED_HOST) } else { Verdict::Pass };
         }

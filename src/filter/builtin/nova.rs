@@ -4,7 +4,7 @@
 
 use crate::expr::pyvalue::{parse_py_float, py_strip};
 use crate::id::HostId;
-use crate::request::{Cx, Flavor, ServerGroup, VmSpec};
+use crate::request::{Cx, Flavor, MemberPicks, ServerGroup, VmSpec};
 use crate::snapshot::{Cluster, Host};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -70,11 +70,7 @@ pub(super) fn flavor_or_resource(cx: &Cx<'_>, pick: fn(&Flavor) -> f64, kind: &s
 /// The UUID of the instance being placed: `instance_uuids[i]`, else Nova's default
 /// `00000000-0000-0000-0000-<12-digit index>`.
 pub(super) fn instance_uuid<'a>(cx: &Cx<'a>) -> Cow<'a, str> {
-    let i = cx.instance() as usize;
-    match cx.request().vm.instance_uuids.get(i) {
-        Some(id) => Cow::Borrowed(id.as_str()),
-        None => Cow::Owned(format!("00000000-0000-0000-0000-{i:012}")),
-    }
+    cx.request().vm.instance_uuid(cx.instance())
 }
 
 /// A scheduler hint as Nova's `get_scheduler_hint` hands it to a filter.
@@ -262,29 +258,37 @@ pub(super) fn group_with_policy<'a>(cx: &Cx<'a>, policy: &str) -> Option<&'a Ser
     cx.request().vm.server_group.as_ref().filter(|g| g.policy == policy)
 }
 
-/// A server group's host names and members, hashed once per request.
+/// A server group's host names and members, hashed once per request, and which of the
+/// request's instances are members.
 #[derive(Debug, Clone, Default)]
 pub(super) struct GroupSets {
     /// `hosts` of the group.
     pub(super) hosts: HashSet<String>,
     /// `members` of the group.
     pub(super) members: HashSet<String>,
+    /// Which of the request's instances are members.
+    pub(super) picks: MemberPicks,
 }
 
 impl GroupSets {
-    /// The sets of `group`.
-    pub(super) fn new(group: &ServerGroup) -> Self {
-        GroupSets { hosts: group.hosts.iter().cloned().collect(), members: group.members.iter().cloned().collect() }
+    /// The sets of `group` for the request of `cx`. Computes in O(hosts + members + instances).
+    pub(super) fn new(cx: &Cx<'_>, group: &ServerGroup) -> Self {
+        let members: HashSet<String> = group.members.iter().cloned().collect();
+        let request = cx.request();
+        let picks = MemberPicks::new(&request.vm, request.count, |id| members.contains(id));
+        GroupSets { hosts: group.hosts.iter().cloned().collect(), members, picks }
     }
 }
 
 /// Whether `host` is among the group's hosts during the request: listed in `hosts`, or picked for
 /// an earlier instance of the request (Nova appends each pick to the group's hosts).
 pub(super) fn in_group_hosts(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&GroupSets>, host: HostId) -> bool {
-    if cx.overlay().placed(host) > 0 {
+    let cluster = cx.cluster();
+    // A pick on any node of the service host adds the service host's name.
+    if cluster.service_nodes(host).any(|n| cx.overlay().placed(n) > 0) {
         return true;
     }
-    let name = &*cx.host(host).name;
+    let name = cluster.service_host_name(host);
     match sets {
         Some(s) => s.hosts.contains(name),
         None => group.hosts.iter().any(|h| h == name),
@@ -297,14 +301,20 @@ pub(super) fn group_has_hosts(cx: &Cx<'_>, group: &ServerGroup) -> bool {
 }
 
 /// The number of group members on `host` during the request: its instances listed in `members`,
-/// plus the instances of this request placed there (they are members too).
+/// plus the instances of this request placed there that are members ([`MemberPicks`]).
 pub(super) fn members_on_host(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&GroupSets>, host: HostId) -> u64 {
-    let h = cx.host(host);
-    let listed = match sets {
-        Some(s) => h.instances.iter().filter(|i| s.members.contains(&*i.id)).count(),
-        None => h.instances.iter().filter(|i| group.members.iter().any(|m| **m == *i.id)).count(),
+    let fresh;
+    let sets = match sets {
+        Some(s) => s,
+        // Judged without `prepare` (a direct call): build the sets for this one host.
+        None => {
+            fresh = GroupSets::new(cx, group);
+            &fresh
+        }
     };
-    listed as u64 + u64::from(cx.overlay().placed(host))
+    let cluster = cx.cluster();
+    let listed = cluster.service_instances(host).filter(|i| sets.members.contains(&*i.id)).count();
+    listed as u64 + u64::from(sets.picks.on_host(cluster, cx.overlay(), host))
 }
 
 /// Lower-cased canonical names (reference §7.2, step 1).

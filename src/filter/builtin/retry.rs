@@ -24,7 +24,7 @@ impl Filter for RetryFilter {
             return Verdict::Pass;
         }
         let view = cx.host_state(host);
-        let name = &*view.host().name;
+        let name = view.service_host();
         let node = view.nodename();
         let hit = tried.iter().any(|t| match t.split_once(':') {
             Some((h, n)) => h == name && n == node,

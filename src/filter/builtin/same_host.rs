@@ -20,8 +20,8 @@ impl Filter for SameHostFilter {
         match hinted_uuids(cx, "same_host") {
             None => Verdict::Pass,
             Some(mut uuids) => {
-                let h = cx.host(host);
-                uuids.any(|u| h.has_instance(u)).into()
+                // The service host's instance list, shared by its nodes.
+                uuids.any(|u| cx.cluster().service_has_instance(host, u)).into()
             }
         }
     }

@@ -23,7 +23,7 @@ impl Filter for TypeAffinityFilter {
         // No instance carries the label: nothing to compare.
         let Some(key) = cluster.symbols().get("flavor_id") else { return Verdict::Pass };
         let wanted = flavor(cx).and_then(|f| f.id.as_deref());
-        let other = cx.host(host).instances.iter().any(|i| match i.labels.get(key) {
+        let other = cluster.service_instances(host).any(|i| match i.labels.get(key) {
             Some(id) => Some(cluster.resolve(id)) != wanted,
             None => false,
         });

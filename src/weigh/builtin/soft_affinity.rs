@@ -5,53 +5,44 @@
 use super::aggregate_multiplier;
 use crate::error::ScheduleError;
 use crate::id::HostId;
-use crate::request::{Cx, Prepared};
+use crate::request::{Cx, MemberPicks, Prepared};
 use crate::weigh::{Bounds, Weigher};
 use std::collections::HashSet;
 
 /// What a soft-affinity weigher prepares once per request: the group's members, when the
-/// request's group has the weigher's policy.
+/// request's group has the weigher's policy, and which of the request's instances are members.
 #[derive(Debug)]
 pub(super) struct GroupMembers {
     /// `None` when the request has no group or its policy is another one: every host weighs 0.
-    members: Option<HashSet<Box<str>>>,
-    /// Index of the first instance of the request whose id is not a member (`u32::MAX` when
-    /// every one is).
-    first_outsider: u32,
+    members: Option<(HashSet<Box<str>>, MemberPicks)>,
 }
 
 impl GroupMembers {
     /// The members of the request's group if its policy is exactly `policy`.
     pub(super) fn new(cx: &Cx<'_>, policy: &str) -> Self {
-        let vm = &cx.request().vm;
-        let Some(group) = vm.server_group.as_ref().filter(|g| g.policy == policy) else {
-            return GroupMembers { members: None, first_outsider: u32::MAX };
+        let request = cx.request();
+        let Some(group) = request.vm.server_group.as_ref().filter(|g| g.policy == policy) else {
+            return GroupMembers { members: None };
         };
         let members: HashSet<Box<str>> = group.members.iter().map(|m| m.as_str().into()).collect();
-        let first_outsider = vm
-            .instance_uuids
-            .iter()
-            .position(|u| !members.contains(u.as_str()))
-            .map_or(u32::MAX, |i| u32::try_from(i).unwrap_or(u32::MAX));
-        GroupMembers { members: Some(members), first_outsider }
+        let picks = MemberPicks::new(&request.vm, request.count, |id| members.contains(id));
+        GroupMembers { members: Some((members, picks)) }
     }
 
     /// The number of group members on `host`: its running instances that are members, plus the
-    /// earlier instances of this request placed there.
+    /// earlier instances of this request placed there that are members.
     ///
-    /// The filter scheduler adds each placed instance to its host's instance list, and its API
-    /// makes every instance of the request a member, so earlier picks count. The overlay records
-    /// how many instances landed on a host, not which, so they count only while every earlier
-    /// instance of the request is a member (all of them, in a request built the way Nova's API
-    /// builds it); after the first outsider none do.
+    /// The filter scheduler adds each placed instance to its host's instance list and counts the
+    /// listed instances that are in the group's `members`; its API makes every instance of the
+    /// request a member, but a request may carry only some of them, and then exactly those
+    /// picks count ([`MemberPicks`]).
     pub(super) fn count(&self, cx: &Cx<'_>, host: HostId) -> f64 {
-        let Some(members) = &self.members else {
+        let Some((members, picks)) = &self.members else {
             return 0.0;
         };
-        let record = cx.host(host);
-        let running = record.instances.iter().filter(|i| members.contains(&*i.id)).count();
-        let picks = if cx.instance() <= self.first_outsider { cx.overlay().placed(host) } else { 0 };
-        running as f64 + f64::from(picks)
+        let cluster = cx.cluster();
+        let running = cluster.service_instances(host).filter(|i| members.contains(&*i.id)).count();
+        running as f64 + f64::from(picks.on_host(cluster, cx.overlay(), host))
     }
 }
 
@@ -67,7 +58,7 @@ pub(super) fn members_on_host(cx: &Cx<'_>, host: HostId, policy: &str) -> f64 {
 /// The filter scheduler's `ServerGroupSoftAffinityWeigher`. When the request's server group has
 /// the policy `soft-affinity` (exactly), a host's raw value is the number of group members on it:
 /// its running instances listed in the group's `members`, plus the earlier instances of this
-/// request placed there. Otherwise every host weighs 0. Normalised min–max over the candidates,
+/// request placed there that are members. Otherwise every host weighs 0. Normalised min–max over the candidates,
 /// so the hosts with the most members score 1.
 ///
 /// The multiplier is the option `soft_affinity_weight_multiplier` (default 1.0, at least 0),

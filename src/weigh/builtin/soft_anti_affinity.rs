@@ -12,7 +12,7 @@ use crate::weigh::{Bounds, Weigher};
 /// has the policy `soft-anti-affinity` (exactly), a host's raw value is **minus** the number of
 /// group members on it (counted as by
 /// [`ServerGroupSoftAffinityWeigher`](super::ServerGroupSoftAffinityWeigher): running members plus
-/// earlier instances of this request placed there). Otherwise every host weighs 0. Normalised
+/// earlier instances of this request placed there that are members). Otherwise every host weighs 0. Normalised
 /// min–max over the candidates, so the hosts with the fewest members score 1.
 ///
 /// The multiplier is the option `soft_anti_affinity_weight_multiplier` (default 1.0, at least 0),

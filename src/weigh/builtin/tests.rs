@@ -365,3 +365,36 @@ fn names_options_and_traits() {
         all.iter().filter(|(w, _, _)| w.bounds() == crate::weigh::Bounds::ZERO_MIN).map(|(w, _, _)| w.name()).collect();
     assert_eq!(zero_min, ["RAMWeigher", "CPUWeigher", "DiskWeigher", "IoOpsWeigher"]);
 }
+
+/// The filter scheduler's loop under the soft-anti-affinity weigher alone, as a model: each round
+/// sorts the previous round's order stably by the number of member picks on each host (fewest
+/// first) and takes the first; a pick counts only when the instance is a member.
+fn soft_anti_affinity_model(hosts: usize, members: &[bool]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..hosts).collect();
+    let mut count = vec![0usize; hosts];
+    let mut picks = Vec::new();
+    for &member in members {
+        order.sort_by_key(|&h| count[h]);
+        let h = order[0];
+        picks.push(h);
+        count[h] += usize::from(member);
+    }
+    picks
+}
+
+#[test]
+fn soft_anti_affinity_counts_only_the_picks_that_are_members() {
+    let cluster = Cluster::builder().host(mem("a", 1.0, 0.0)).host(mem("b", 1.0, 0.0)).host(mem("c", 1.0, 0.0)).build();
+    let cluster = cluster.unwrap();
+    let uuids: Vec<String> = (0..4).map(|i| format!("00000000-0000-0000-0000-{i:012}")).collect();
+    // Every membership pattern of a four-instance request.
+    for pattern in 0u32..16 {
+        let members: Vec<bool> = (0..4).map(|j| pattern >> j & 1 == 1).collect();
+        let listed = uuids.iter().zip(&members).filter(|p| *p.1).map(|p| p.0.clone()).collect();
+        let group = ServerGroup { policy: "soft-anti-affinity".into(), members: listed, ..ServerGroup::default() };
+        let request = Request::new(4).vm(VmSpec { server_group: Some(group), ..VmSpec::default() });
+        let p = schedule(&cluster, one(ServerGroupSoftAntiAffinityWeigher, 1.0), request).unwrap();
+        let expected: Vec<&str> = soft_anti_affinity_model(3, &members).iter().map(|&h| ["a", "b", "c"][h]).collect();
+        assert_eq!(picks(&p), expected, "members {members:?}");
+    }
+}

@@ -191,6 +191,124 @@ def main():
     scenario("no_valid_host_midway", ["RamFilter"],
              hosts=[host(0, free_ram_mb=5000), host(1, free_ram_mb=3000)], request={"num_instances": 4})
 
+    fidelity()
+
+
+def plain(name, free_ram_mb, **kw):
+    """A host with only the fields the fidelity scenarios vary."""
+    h = {"name": name, "total_usable_ram_mb": 16384, "free_ram_mb": free_ram_mb, "vcpus_total": 8,
+         "vcpus_used": 0, "total_usable_disk_gb": 100, "free_disk_mb": 102400}
+    h.update(kw)
+    return h
+
+
+def fidelity():
+    """The check-type hint, non-member picks and trace counts (reference filter-scheduler-nodes.md)."""
+    # G2: forced hosts and the _nova_check_type hint.
+    arch = {"x86-a": [["x86_64", "qemu", "hvm"]], "arm-b": [["aarch64", "qemu", "hvm"]]}
+    forced = [plain("x86-a", 1024, supported_instances=arch["x86-a"]),
+              plain("arm-b", 8192, supported_instances=arch["arm-b"])]
+    aarch64 = {"id": "11111111-1111-1111-1111-111111111111", "properties": {"hw_architecture": "aarch64"}}
+    for key, value in [("rebuild", "rebuild"), ("rebuild_list", ["rebuild"]), ("resize", "resize"),
+                       ("empty_string", ""), ("empty_list", []), ("absent", None)]:
+        hints = {} if value is None else {"_nova_check_type": value}
+        scenario("check_type_forced_" + key, ["RamFilter", "ImagePropertiesFilter"], hosts=forced,
+                 request={"image": aarch64, "scheduler_hints": hints, "force_hosts": ["X86-A"]})
+    scenario("check_type_forced_nodes_resize", ["RamFilter", "ImagePropertiesFilter"], hosts=forced,
+             request={"image": aarch64, "scheduler_hints": {"_nova_check_type": "resize"},
+                      "force_nodes": ["arm-b"], "num_instances": 2})
+    scenario("check_type_forced_none_match", ["RamFilter", "ComputeFilter"], hosts=forced,
+             request={"scheduler_hints": {"_nova_check_type": "resize"}, "force_hosts": ["nowhere"]})
+    scenario("forced_none_match", ["RamFilter", "ComputeFilter"], hosts=forced,
+             request={"force_hosts": ["nowhere"]})
+    scenario("rebuild_without_forced_hosts", ["ComputeFilter", "RamFilter"],
+             hosts=[plain("a", 1024), plain("b", 1536, enabled=False)],
+             request={"scheduler_hints": {"_nova_check_type": ["rebuild"]}})
+    scenario("rebuild_runs_rebuild_filters", ["RamFilter", "ImagePropertiesFilter", "IsolatedHostsFilter"],
+             hosts=[plain("x86-a", 9000, supported_instances=arch["x86-a"]),
+                    plain("arm-b", 1024, supported_instances=arch["arm-b"]),
+                    plain("arm-c", 512, supported_instances=arch["arm-b"])],
+             config={"filter_scheduler": {"isolated_hosts": ["arm-c"],
+                                          "isolated_images": ["22222222-2222-2222-2222-222222222222"]}},
+             request={"image": aarch64, "scheduler_hints": {"_nova_check_type": "rebuild"}, "num_instances": 2})
+
+    # G3: anti-affinity and the soft weighers with picks that are not members.
+    three = [plain("a", 9000), plain("b", 4000), plain("c", 3000, instances=["bbbbbbbb-0000-0000-0000-000000000001"])]
+    existing = ["bbbbbbbb-0000-0000-0000-000000000001"]
+    own = ["00000000-0000-0000-0000-%012d" % i for i in range(4)]
+    for key, extra, add in [("none", [], False), ("first", own[:1], False), ("second", own[1:2], False),
+                            ("all", [], True)]:
+        group = {"name": "g", "policy": "anti-affinity", "members": existing + extra, "hosts": ["c"],
+                 "add_request_instances_to_members": add}
+        scenario("anti_affinity_members_" + key, ["ServerGroupAntiAffinityFilter"], hosts=three,
+                 request={"num_instances": 3, "instance_group": group})
+        for policy, weigher in [("soft-anti-affinity", "ServerGroupSoftAntiAffinityWeigher"),
+                                ("soft-affinity", "ServerGroupSoftAffinityWeigher")]:
+            soft = dict(group, policy=policy)
+            scenario("%s_members_%s" % (policy.replace("-", "_"), key), ["RamFilter"],
+                     weighers=[weigher, "RAMWeigher"], hosts=three,
+                     config={"multipliers": {"ram_weight_multiplier": 0.001}},
+                     request={"num_instances": 4, "instance_group": soft})
+
+    # G1: several nodes behind one service host.
+    flavor_small = {"name": "m1.small", "memory_mb": 2048, "vcpus": 1, "root_gb": 10}
+    member = "aaaaaaaa-0000-0000-0000-000000000001"
+    bm = lambda node, ram, **kw: plain("bm-1", ram, nodename=node, **kw)
+    scenario("nodes_anti_affinity_sibling", ["ServerGroupAntiAffinityFilter"],
+             hosts=[bm("bm-1-n0", 12000), bm("bm-1-n1", 14000), plain("kvm-1", 8000)],
+             request={"num_instances": 2, "flavor": flavor_small,
+                      "instance_group": {"name": "web", "policy": "anti-affinity", "members": [], "hosts": []}})
+    scenario("nodes_affinity_follows_host", ["RamFilter", "ServerGroupAffinityFilter"],
+             hosts=[bm("bm-1-n0", 3000), bm("bm-1-n1", 2500), plain("kvm-1", 2200)],
+             request={"num_instances": 2, "flavor": flavor_small,
+                      "instance_group": {"name": "db", "policy": "affinity", "members": [], "hosts": []}})
+    scenario("nodes_instance_on_first_entry", ["ServerGroupAntiAffinityFilter"],
+             hosts=[bm("bm-1-n0", 9000, instances=[member]), bm("bm-1-n1", 15000), plain("kvm-1", 6000)],
+             request={"flavor": flavor_small, "instance_group": {
+                 "name": "web", "policy": "anti-affinity", "members": [member], "hosts": ["bm-1"]}})
+    nodes = [bm("bm-1-n0", 9000, aggregates=["gold"]), bm("bm-1-n1", 15000, enabled=False),
+             plain("bm-2", 7000, nodename="bm-2-n0", instances=[member]),
+             plain("bm-2", 5000, nodename="bm-2-n1", availability_zone="az9"), plain("kvm-1", 6000)]
+    gold = [{"name": "gold", "metadata": {"ram_weight_multiplier": "-1.0"}, "hosts": []}]
+    scenario("nodes_force_hosts", ["ComputeFilter", "RamFilter"], hosts=nodes, aggregates=gold,
+             request={"num_instances": 3, "force_hosts": ["BM-1"]})
+    scenario("nodes_force_nodes", ["ComputeFilter", "RamFilter"], hosts=nodes, aggregates=gold,
+             request={"num_instances": 2, "force_nodes": ["bm-1-n1", "bm-2-n0"],
+                      "scheduler_hints": {"_nova_check_type": "resize"}})
+    scenario("nodes_ignore_host", ["ComputeFilter", "RamFilter"], hosts=nodes, aggregates=gold,
+             request={"num_instances": 2, "ignore_hosts": ["bm-2"]})
+    scenario("nodes_service_state_from_first_entry", ["ComputeFilter"], hosts=nodes, aggregates=gold,
+             request={"num_instances": 3})
+    scenario("nodes_aggregates_shared", ["AvailabilityZoneFilter"], weighers=["RAMWeigher"], hosts=nodes,
+             aggregates=gold, request={"num_instances": 3, "availability_zone": "az9"})
+    scenario("nodes_same_different_host", ["SameHostFilter"], hosts=nodes,
+             request={"scheduler_hints": {"same_host": member}})
+    scenario("nodes_different_host", ["DifferentHostFilter"], hosts=nodes,
+             request={"scheduler_hints": {"different_host": [member]}, "num_instances": 2})
+    scenario("nodes_isolated_hosts", ["IsolatedHostsFilter"], hosts=nodes,
+             config={"filter_scheduler": {"isolated_hosts": ["bm-2"],
+                                          "isolated_images": ["33333333-3333-3333-3333-333333333333"]}},
+             request={"image": {"id": "33333333-3333-3333-3333-333333333333"}, "num_instances": 2})
+    scenario("nodes_soft_anti_affinity", ["RamFilter"], weighers=["ServerGroupSoftAntiAffinityWeigher", "RAMWeigher"],
+             hosts=nodes, config={"multipliers": {"ram_weight_multiplier": 0.001}},
+             request={"num_instances": 4, "instance_group": {"name": "s", "policy": "soft-anti-affinity",
+                                                             "members": [member]}})
+    scenario("nodes_soft_affinity", ["RamFilter"], weighers=["ServerGroupSoftAffinityWeigher", "RAMWeigher"],
+             hosts=nodes, config={"multipliers": {"ram_weight_multiplier": 0.001}},
+             request={"num_instances": 4, "instance_group": {"name": "s", "policy": "soft-affinity",
+                                                             "members": [member]}})
+    scenario("nodes_json_host", ["JsonFilter"], hosts=nodes,
+             request={"scheduler_hints": {"query": ["=", "$host", "bm-2"]}, "num_instances": 2})
+
+    # G4: trace counts after ignored hosts.
+    scenario("ignore_then_emptied", ["RamFilter", "ComputeFilter", "IoOpsFilter"],
+             hosts=[plain("a", 1024), plain("b", 1500), plain("c", 9000)], request={"ignore_hosts": ["C"]})
+    scenario("ignore_counts", ["ComputeFilter", "RamFilter"],
+             hosts=[plain("a", 4096), plain("b", 1500), plain("c", 9000), plain("d", 6000, enabled=False)],
+             request={"ignore_hosts": ["c"]})
+    scenario("ignore_everything", ["RamFilter", "ComputeFilter", "IoOpsFilter"],
+             hosts=[plain("a", 1024), plain("b", 1500), plain("c", 9000)], request={"ignore_hosts": ["a", "B", "c"]})
+
 
 if __name__ == "__main__":
     main()

@@ -4,13 +4,15 @@
 #
 #   (cd ../shared/nova-reference && python3 -m venv .venv && .venv/bin/pip install nova==34.0.0)
 #   tests/data/nova/regenerate.sh            # or NOVA_REFERENCE=/path/to/nova-reference ...
+#   tests/data/nova/regenerate.sh a.scenario.json b.scenario.json   # only these (names in this folder)
 #
 # CI never runs this: the expected files are committed.
 set -euo pipefail
 cd "$(dirname "$0")"
 ref=${NOVA_REFERENCE:-../../../../shared/nova-reference}
 python=${NOVA_PYTHON:-$ref/.venv/bin/python}
-for scenario in *.scenario.json; do
+if [ $# -gt 0 ]; then scenarios=("$@"); else scenarios=(*.scenario.json); fi
+for scenario in "${scenarios[@]}"; do
   expected=${scenario%.scenario.json}.expected.json
   if out=$("$python" "$ref/oracle.py" "$scenario" --trace first --indent 1 2>/tmp/oracle.err); then
     printf '%s\n' "$out" > "$expected"
