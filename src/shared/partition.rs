@@ -401,4 +401,35 @@ impl crate::filter::Filter for PartitionFilter {
     fn check(&self, cx: &crate::request::Cx<'_>, host: crate::id::HostId) -> crate::filter::Verdict {
         self.contains(cx.cluster(), host).into()
     }
+
+    /// A label key is a few lookups in the chunk's label index per 64 hosts; the other keys
+    /// go host by host.
+    fn check_chunk(
+        &self,
+        cx: &crate::request::Cx<'_>,
+        chunk: usize,
+        mask: u64,
+        rejected: &mut crate::filter::Rejections,
+    ) -> u64 {
+        let HostKey::Label(label) = &self.key else {
+            return rejected.check_lanes(chunk, mask, |h| self.contains(cx.cluster(), h).into());
+        };
+        let cluster = cx.cluster();
+        let symbols = cluster.symbols();
+        let labels = &cluster.hot_chunk(chunk).labels;
+        let members = symbols.get(label).map_or(0, |key| {
+            self.partitions.iter().filter_map(|p| symbols.get(p)).fold(0, |m, value| m | labels.mask(key, value))
+        });
+        let pass = mask & members;
+        rejected.check_lanes(chunk, mask & !pass, |_| crate::filter::Verdict::reject(0));
+        pass
+    }
+
+    fn once_per_request(&self) -> bool {
+        true
+    }
+
+    fn host_local(&self) -> bool {
+        true
+    }
 }

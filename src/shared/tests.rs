@@ -533,3 +533,30 @@ fn judge_plan_takes_what_the_store_already_knows() {
     assert_eq!(v.conflicts[0].reason, ConflictReason::AlreadyPlaced { host: "h9".into() });
     assert_eq!(v.next.to_spec(), base.to_spec());
 }
+
+#[test]
+fn a_partition_filter_keeps_the_hosts_its_key_names_chunk_by_chunk() {
+    let mut b = Cluster::builder();
+    for i in 0..150 {
+        let mut h = HostSpec::new(format!("h{i}")).vcpus(8.0).memory_mb(4096.0);
+        if i % 5 != 4 {
+            h = h.label("pool", format!("p{}", i % 3));
+        }
+        b = b.host(h);
+    }
+    let c = b.build().unwrap();
+    let f = PartitionFilter::new(HostKey::Label("pool".into()), ["p0", "p2"]);
+    let s = Scheduler::builder().filter(ResourceFilter::new()).filter(f).build().unwrap();
+    let placement = s.schedule(&c, &Request::new(150).memory_mb(4096.0)).unwrap();
+    let mut got: Vec<usize> = placement.selections.iter().map(|s| s.host.index()).collect();
+    got.sort_unstable();
+    let want: Vec<usize> = (0..150).filter(|i| i % 5 != 4 && i % 3 != 1).collect();
+    assert_eq!(got, want);
+    // The per-host answer agrees with the chunk answer.
+    let f = PartitionFilter::new(HostKey::Label("pool".into()), ["p0", "p2"]);
+    for i in 0..150 {
+        assert_eq!(f.contains(&c, HostId(i)), want.contains(&(i as usize)), "h{i}");
+    }
+    let none = PartitionFilter::new(HostKey::Label("zone".into()), ["p0"]);
+    assert!(!none.contains(&c, HostId(0)));
+}
