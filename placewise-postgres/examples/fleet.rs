@@ -56,6 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Run { procs: 4, batch: 8, top_k: 1024, fit: false, pools: false },
         Run { procs: 4, batch: 8, top_k: 64, fit: true, pools: false },
         Run { procs: 4, batch: 8, top_k: 64, fit: false, pools: true },
+        Run { procs: 4, batch: 32, top_k: 64, fit: false, pools: true },
     ];
     println!(
         "{:>5} {:>5} {:>5} {:>10} {:>10} | {:>12} {:>9} {:>7} {:>9} {:>9} {:>8} {:>6}",
