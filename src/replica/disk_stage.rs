@@ -7,10 +7,9 @@
 //! ([`dynamic_host`]), because in-cycle accounting and disk anti-affinity can change them.
 
 use super::choice::{Agg, Candidate};
-use super::node_stage::tags_match;
 use super::reasons::{DiskNote, FailureReason};
 use super::space::{is_schedulable_to_disk, percent_of, DiskSpace, SpaceFailure};
-use super::volume::{DataEngine, Replica};
+use super::volume::{tags_match, DataEngine, Replica};
 use super::{Ctx, LonghornVersion};
 use crate::id::{DiskId, HostId};
 use crate::snapshot::{Disk, DiskType, Host, HotDisk};

@@ -5,22 +5,7 @@ use super::prep::Prep;
 use super::reasons::{FailureReason, NodeNote};
 use super::volume::{Replica, Volume};
 use super::{Ctx, LonghornVersion};
-use crate::id::{DomainId, HostId, Symbol};
-
-/// `IsSelectorsInTags` over interned tags: every selector present (AND); an empty selector
-/// matches when `allow_empty` or the object has no tags. `None` in `selector` is a tag no object
-/// carries.
-pub(crate) fn tags_match(
-    has: impl Fn(Symbol) -> bool,
-    tag_count: usize,
-    selector: &[Option<Symbol>],
-    allow_empty: bool,
-) -> bool {
-    if selector.is_empty() {
-        return allow_empty || tag_count == 0;
-    }
-    selector.iter().all(|s| s.is_some_and(&has))
-}
+use crate::id::{DomainId, HostId};
 
 /// Steps 2 and 4: the candidate nodes in host id order, or the failure reason.
 pub(crate) fn candidates(

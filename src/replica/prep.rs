@@ -220,7 +220,7 @@ impl Prep {
     }
 }
 
-/// The lanes of a chunk whose labels satisfy `selector` as [`tags_match`](super::node_stage::tags_match) does over
+/// The lanes of a chunk whose labels satisfy `selector` as [`tags_match`](super::volume::tags_match) does over
 /// host labels: every
 /// selector key present; an empty selector matches when `allow_empty` or the host has no label.
 fn selector_mask(labels: &ChunkLabels, selector: &[Option<Symbol>], allow_empty: bool) -> u64 {

@@ -269,3 +269,18 @@ impl Replica {
         !self.node_id.is_empty() && !self.disk_id.is_empty() && self.rebuild_retry_count < 5 && !self.eviction_requested
     }
 }
+
+/// `IsSelectorsInTags` over interned tags: every selector present (AND); an empty selector
+/// matches when `allow_empty` or the object has no tags. `None` in `selector` is a tag no object
+/// carries.
+pub(crate) fn tags_match(
+    has: impl Fn(crate::id::Symbol) -> bool,
+    tag_count: usize,
+    selector: &[Option<crate::id::Symbol>],
+    allow_empty: bool,
+) -> bool {
+    if selector.is_empty() {
+        return allow_empty || tag_count == 0;
+    }
+    selector.iter().all(|s| s.is_some_and(&has))
+}
