@@ -148,7 +148,7 @@ pub enum LabelExpr {
 }
 
 impl std::str::FromStr for LabelExpr {
-    type Err = crate::ParseError;
+    type Err = crate::error::ParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         parse::parse(s)
     }
@@ -160,7 +160,7 @@ impl LabelExpr {
     /// # Errors
     ///
     /// A [`ParseError`](crate::ParseError) with the byte position and what was expected.
-    pub fn parse(s: &str) -> Result<LabelExpr, crate::ParseError> {
+    pub fn parse(s: &str) -> Result<LabelExpr, crate::error::ParseError> {
         parse::parse(s)
     }
 

@@ -147,7 +147,7 @@ pub fn plan_auto_balance_among(
     }
     if let Some(e) = best_effort(zone_extras(cluster, n, volume, replicas, &running)) {
         if e.adjust > 0 {
-            let mut hosts: Vec<(crate::HostId, &str)> = cluster
+            let mut hosts: Vec<(crate::id::HostId, &str)> = cluster
                 .hosts()
                 .filter(|(id, h)| {
                     ready(h)
@@ -231,7 +231,7 @@ fn zone_name(cluster: &Cluster, node: &str) -> String {
     cluster.host_id(node).and_then(|id| cluster.zone(id)).unwrap_or("").to_owned()
 }
 
-fn ready(h: &crate::Host) -> bool {
+fn ready(h: &crate::snapshot::Host) -> bool {
     h.state.up
         && h.state.enabled
         && !h.state.evicting
@@ -264,7 +264,7 @@ fn owner_entry<'a>(owners: &'a mut [(String, Vec<String>)], key: &str) -> Option
 /// `getReplicaCountForAutoBalanceNode`: running replicas on ready hosts, grouped by host (in
 /// host-id order); the first replica of each host (by name) is not an extra.
 fn node_extras(cluster: &Cluster, n: usize, running: &[&Replica]) -> Extras {
-    let mut hosts: Vec<(crate::HostId, &Replica)> = running
+    let mut hosts: Vec<(crate::id::HostId, &Replica)> = running
         .iter()
         .filter_map(|r| {
             cluster.host_id(&r.node_id).filter(|&id| cluster.host(id).is_some_and(ready)).map(|id| (id, *r))
@@ -298,7 +298,7 @@ fn zone_extras(cluster: &Cluster, n: usize, volume: &Volume, replicas: &[Replica
     {
         owners.push((zone_name(cluster, &volume.node_id), Vec::new()));
     }
-    let mut rs: Vec<(crate::HostId, &Replica)> = running
+    let mut rs: Vec<(crate::id::HostId, &Replica)> = running
         .iter()
         .filter(|r| r.node_id != volume.node_id && ready_host(&r.node_id))
         .filter_map(|r| cluster.host_id(&r.node_id).map(|id| (id, *r)))
@@ -387,7 +387,7 @@ fn plan_disk_pressure(
     if pct <= 0 {
         return Vec::new();
     }
-    let mut pressured: Vec<(crate::HostId, usize, &Replica)> = Vec::new();
+    let mut pressured: Vec<(crate::id::HostId, usize, &Replica)> = Vec::new();
     for (hid, h) in cluster.hosts() {
         for (di, d) in h.disks.iter().enumerate() {
             if !is_under_pressure(DiskSpace::of(d), pct) {

@@ -75,7 +75,7 @@ impl ReplicaScheduler {
             if !d.ready
                 || !d.allow_scheduling
                 || d.eviction_requested
-                || volume_fit(cx, &crate::HotDisk::of(d), Some(d)).is_err()
+                || volume_fit(cx, &crate::snapshot::HotDisk::of(d), Some(d)).is_err()
             {
                 continue;
             }

@@ -23,12 +23,12 @@ impl DiskSpace {
     }
 
     /// From a snapshot disk (values above `i64::MAX` saturate).
-    pub fn of(disk: &crate::Disk) -> Self {
-        DiskSpace::of_hot(&crate::HotDisk::of(disk))
+    pub fn of(disk: &crate::snapshot::Disk) -> Self {
+        DiskSpace::of_hot(&crate::snapshot::HotDisk::of(disk))
     }
 
     /// From a disk's hot form (values above `i64::MAX` saturate).
-    pub fn of_hot(disk: &crate::HotDisk) -> Self {
+    pub fn of_hot(disk: &crate::snapshot::HotDisk) -> Self {
         let c = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         DiskSpace::new(c(disk.maximum), c(disk.available), c(disk.reserved), c(disk.scheduled))
     }

@@ -192,7 +192,7 @@ fn run_filters(
     explain: bool,
 ) -> Result<(Vec<HostId>, Vec<Rejection>), ServiceError> {
     let request = Request::new(1);
-    let snapshot = |e: crate::ScheduleError| ServiceError::Snapshot { message: e.to_string() };
+    let snapshot = |e: crate::error::ScheduleError| ServiceError::Snapshot { message: e.to_string() };
     let compiled = request.compile(cluster).map_err(snapshot)?;
     let overlay = Overlay::new();
     let cx = Cx::new(cluster, &request, &compiled, &overlay, 0);

@@ -52,7 +52,7 @@ impl Checkpoint {
 
 /// Applies `events` in order to `cluster`; on the first failure returns the error and leaves
 /// `cluster` unchanged.
-pub(super) fn apply_events(cluster: &Cluster, events: &[ClusterEvent]) -> Result<Cluster, crate::EventError> {
+pub(super) fn apply_events(cluster: &Cluster, events: &[ClusterEvent]) -> Result<Cluster, crate::error::EventError> {
     let mut next = cluster.clone();
     for e in events {
         next = next.apply(e)?;

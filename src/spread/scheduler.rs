@@ -331,7 +331,7 @@ fn prepare_nodes<'c>(
     nodes: &mut NodeState,
     cluster: &'c Cluster,
     request: &SpreadRequest,
-    service: Option<crate::Symbol>,
+    service: Option<crate::id::Symbol>,
 ) -> Vec<&'c str> {
     let mut names = vec![""; cluster.id_bound()];
     let n = cluster.id_bound();

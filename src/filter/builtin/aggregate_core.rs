@@ -1,10 +1,10 @@
 //! AggregateCoreFilter: vCPUs under the smallest aggregate `cpu_allocation_ratio` (reference §12.3).
 
 use super::capacity::{aggregate_ratio, AggregateRatios, Kind};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's removed `AggregateCoreFilter` (last in 21.x Ussuri): the rule of [`CoreFilter`](super::CoreFilter) with the
 /// ratio taken from the host's aggregates: the minimum of their raw `cpu_allocation_ratio` values parsed

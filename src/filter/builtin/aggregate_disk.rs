@@ -1,10 +1,10 @@
 //! AggregateDiskFilter: disk under the smallest aggregate `disk_allocation_ratio` (reference §12.4).
 
 use super::capacity::{aggregate_ratio, AggregateRatios, Kind};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's removed `AggregateDiskFilter` (last in 21.x Ussuri): the rule of [`DiskFilter`](super::DiskFilter) with the
 /// ratio taken from the host's aggregates: the minimum of their raw `disk_allocation_ratio` values parsed

@@ -2,11 +2,11 @@
 //! agree with the image.
 
 use super::nova::{canon, metadata_values, sets_key, LEGACY_IMAGE_PROPERTIES};
+use crate::error::ScheduleError;
 use crate::expr::pyvalue::{py_str, py_truthy, PyValue};
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 use std::collections::BTreeMap;
 
 /// Nova's `AggregateImagePropertiesIsolation` (reference §7.3): for every metadata key of the

@@ -1,11 +1,11 @@
 //! AggregateInstanceExtraSpecsFilter: flavor extra specs against aggregate metadata.
 
 use super::nova::{flavor, judge_chunk, judge_host, metadata_values, sets_key, SpecChecks, SPEC_ERROR};
+use crate::error::ScheduleError;
 use crate::expr::extra_specs::Requirement;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// The scope this filter reads.
 const SCOPE: &str = "aggregate_instance_extra_specs";

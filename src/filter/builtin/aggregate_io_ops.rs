@@ -1,10 +1,10 @@
 //! AggregateIoOpsFilter: at most the smallest aggregate `max_io_ops_per_host` I/O-heavy operations per host.
 
 use super::counters::{aggregate_max, Counter, Counts};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's `AggregateIoOpsFilter`: the rule of [`IoOpsFilter`](super::IoOpsFilter) with the maximum taken from the
 /// host's aggregates: the smallest of their raw `max_io_ops_per_host` values parsed with Python's

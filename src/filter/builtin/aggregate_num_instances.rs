@@ -1,10 +1,10 @@
 //! AggregateNumInstancesFilter: at most the smallest aggregate `max_instances_per_host` instances per host.
 
 use super::counters::{aggregate_max, Counter, Counts};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's `AggregateNumInstancesFilter`: the rule of [`NumInstancesFilter`](super::NumInstancesFilter) with the maximum taken from the
 /// host's aggregates: the smallest of their raw `max_instances_per_host` values parsed with Python's

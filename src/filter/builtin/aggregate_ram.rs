@@ -1,10 +1,10 @@
 //! AggregateRamFilter: memory under the smallest aggregate `ram_allocation_ratio` (reference §12.2).
 
 use super::capacity::{aggregate_ratio, AggregateRatios, Kind};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's removed `AggregateRamFilter` (last in 21.x Ussuri): the rule of [`RamFilter`](super::RamFilter) with the
 /// ratio taken from the host's aggregates: the minimum of their raw `ram_allocation_ratio` values parsed

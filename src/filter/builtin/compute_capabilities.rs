@@ -1,12 +1,12 @@
 //! ComputeCapabilitiesFilter: flavor extra specs against the host's capabilities.
 
 use super::nova::{flavor, is_host_state_attribute, judge_chunk, judge_host, SpecChecks, SPEC_ERROR};
+use crate::error::ScheduleError;
 use crate::expr::extra_specs::Requirement;
 use crate::expr::pyvalue::{py_str, PyValue};
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, DERIVED_ATTRIBUTES};
-use crate::ScheduleError;
 use serde_json::Value;
 use std::borrow::Cow;
 

@@ -1,10 +1,10 @@
 //! GroupAffinityFilter: the old `group` hint's affinity.
 
 use super::nova::{group_has_hosts, group_with_policy, in_group_hosts, GroupSets};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's removed `GroupAffinityFilter` (last in 2014.2 Juno, reference §12.9). It acts only on
 /// a server group with the internal policy `legacy`: when the group has hosts (its

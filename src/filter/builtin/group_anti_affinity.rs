@@ -1,10 +1,10 @@
 //! GroupAntiAffinityFilter: the old `group` hint's anti-affinity.
 
 use super::nova::{group_with_policy, in_group_hosts, GroupSets};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's removed `GroupAntiAffinityFilter` (last in 2014.2 Juno, reference §12.9). It acts only
 /// on a server group with the internal policy `legacy` (made for the old `group` hint): a host

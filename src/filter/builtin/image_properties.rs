@@ -2,11 +2,11 @@
 //! VM mode, and the hypervisor version it asks for.
 
 use super::nova::{canon, image_property};
+use crate::error::ScheduleError;
 use crate::expr::pyvalue::{py_str, py_truthy, PyValue};
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 use regex::Regex;
 use serde_json::Value;
 use std::cmp::Ordering;

@@ -1,10 +1,10 @@
 //! IoOpsFilter: at most `max_io_ops_per_host` I/O-heavy operations per host.
 
 use super::counters::{Counter, Counts};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's `IoOpsFilter`: a host passes when `num_io_ops < max_io_ops_per_host` (strict; default 8). The
 /// counter grows by one for every earlier instance of the request placed on the host. Runs for

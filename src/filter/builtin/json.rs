@@ -1,12 +1,12 @@
 //! JsonFilter: the `query` scheduler hint.
 
 use super::nova::is_host_state_attribute;
+use crate::error::ScheduleError;
 use crate::expr::json_query::{Query, QueryError, Vars};
 use crate::expr::pyvalue::PyValue;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, HostStateView, Prepared};
-use crate::ScheduleError;
 use serde_json::Value;
 
 /// Reason: the query is false for the host.

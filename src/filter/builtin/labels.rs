@@ -1,10 +1,10 @@
 //! Label selectors: the request's own, and one fixed by the deployer.
 
+use crate::error::ScheduleError;
 use crate::expr::{CompiledExpr, LabelExpr};
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 use std::borrow::Cow;
 
 /// The candidates of one chunk matching `expr`, from the chunk's label index.

@@ -1,10 +1,10 @@
 //! MetricsFilter: the host must report every metric the metrics weigher uses.
 
+use crate::error::ScheduleError;
 use crate::expr::weight_setting::{parse_weight_setting, parse_weight_setting_str, SettingProblem};
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::{HostId, Symbol};
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's `MetricsFilter`: a host passes when it reports every metric named in
 /// `[metrics] weight_setting`. Only well-formed `name=ratio` entries count (see

@@ -1,10 +1,10 @@
 //! NumInstancesFilter: at most `max_instances_per_host` instances per host.
 
 use super::counters::{Counter, Counts};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's `NumInstancesFilter`: a host passes when `num_instances < max_instances_per_host` (strict; default 50). The
 /// counter grows by one for every earlier instance of the request placed on the host. Runs for

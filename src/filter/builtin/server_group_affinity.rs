@@ -1,10 +1,10 @@
 //! ServerGroupAffinityFilter: keep a server group's members together.
 
 use super::nova::{group_has_hosts, group_with_policy, in_group_hosts, GroupSets};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's `ServerGroupAffinityFilter` (reference §7.1). It acts only when the request's server
 /// group has the policy `affinity`: when the group has hosts (its

@@ -1,10 +1,10 @@
 //! ServerGroupAntiAffinityFilter: spread a server group's members.
 
 use super::nova::{group_with_policy, instance_uuid, members_on_host, GroupSets};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Nova's `ServerGroupAntiAffinityFilter` (reference §7.1). It acts only when the request's server
 /// group has the policy `anti-affinity` exactly; otherwise, and without a group, every host

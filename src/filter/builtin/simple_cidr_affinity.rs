@@ -1,10 +1,10 @@
 //! SimpleCIDRAffinityFilter: hosts on the network of a given address.
 
 use super::nova::{hint, parse_py_int, Hint};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 use serde_json::Value;
 use std::net::IpAddr;
 

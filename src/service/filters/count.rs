@@ -1,9 +1,9 @@
 //! The number-of-service-instances rule for even distribution.
 
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::{HostId, Symbol};
 use crate::request::{Cx, Prepared};
-use crate::ScheduleError;
 
 /// Passes hosts holding fewer than `max_per_host` live (not delayed-shutdown) instances of the
 /// service, counting the snapshot's instances of the group plus every instance placed earlier

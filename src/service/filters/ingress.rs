@@ -1,12 +1,12 @@
 //! Ingress IP: a free address in the host's or the site's pool.
 
 use super::{fits, fits_named};
+use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use crate::service::site::INGRESS_IP;
 use crate::service::{IngressAllocation, Site};
-use crate::ScheduleError;
 use std::sync::Arc;
 
 /// For an instance that requests an ingress IP: passes hosts that can give it an address, by

@@ -1,11 +1,11 @@
 //! Host labels: `placement.match-host-labels`.
 
+use crate::error::ScheduleError;
 use crate::expr::CompiledExpr;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use crate::service::MatchExpr;
-use crate::ScheduleError;
 use std::borrow::Cow;
 
 /// Passes hosts whose labels match the service's host label expression. Reason: ``host labels

@@ -26,7 +26,7 @@ use crate::request::Cx;
 
 /// Whether `need` of resource `r` (by name) is free on `host`; a kind the snapshot does not know
 /// has nothing free.
-pub(crate) fn fits_named(cx: &Cx<'_>, host: crate::HostId, kind: &str, need: f64) -> bool {
+pub(crate) fn fits_named(cx: &Cx<'_>, host: crate::id::HostId, kind: &str, need: f64) -> bool {
     match cx.cluster().resource_kinds().get(kind) {
         Some(r) => fits(cx, host, r, need),
         None => need <= 0.0,
@@ -35,6 +35,6 @@ pub(crate) fn fits_named(cx: &Cx<'_>, host: crate::HostId, kind: &str, need: f64
 
 /// Whether `need` of `r` is free on `host`.
 #[inline]
-pub(crate) fn fits(cx: &Cx<'_>, host: crate::HostId, r: ResourceId, need: f64) -> bool {
+pub(crate) fn fits(cx: &Cx<'_>, host: crate::id::HostId, r: ResourceId, need: f64) -> bool {
     need <= 0.0 || cx.free(host, r) >= need
 }
