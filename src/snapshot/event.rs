@@ -120,6 +120,16 @@ pub enum ClusterEvent {
 }
 
 impl ClusterEvent {
+    /// Reads an event from JSON (`{"type": "host_removed", "host": "h1"}`).
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Json`] with the position for malformed JSON, an unknown type or field;
+    /// [`BuildError::NotAnObject`] for an array where an object is documented.
+    pub fn from_json(json: &str) -> Result<ClusterEvent, BuildError> {
+        crate::json::from_str(json)
+    }
+
     /// The name of the host the event is about.
     pub fn host_name(&self) -> &str {
         match self {
@@ -208,6 +218,7 @@ impl Cluster {
                     let inst = c.instance_from_spec(host, instance)?;
                     h.add_usage(&inst.resources, 1.0);
                     h.instances.push(inst);
+                    c.check_totals(h)?;
                     Ok(())
                 })?;
             }

@@ -311,9 +311,10 @@ impl Cluster {
     /// # Errors
     ///
     /// [`BuildError::Json`] with line and column for malformed JSON or a field of the wrong type;
-    /// the validation errors of [`ClusterBuilder::build`] otherwise.
+    /// [`BuildError::NotAnObject`] for an array where an object is documented; the validation
+    /// errors of [`ClusterBuilder::build`] otherwise.
     pub fn from_json(json: &str) -> Result<Cluster, BuildError> {
-        let spec: ClusterSpec = serde_json::from_str(json).map_err(|e| BuildError::from_json(&e))?;
+        let spec: ClusterSpec = crate::json::from_str(json)?;
         Cluster::from_spec(&spec)
     }
 
@@ -742,7 +743,29 @@ impl Cluster {
             host.add_usage(&instance.resources, 1.0);
             host.instances.push(instance);
         }
+        self.check_totals(&host)?;
         Ok(host)
+    }
+
+    /// Refuses a host whose derived totals are not finite although every input number is: the
+    /// limit `(capacity − reserved) × allocation_ratio`, and `used` (the unlisted use plus every
+    /// listed instance's), with the host and the field named.
+    pub(crate) fn check_totals(&self, host: &Host) -> Result<(), BuildError> {
+        for (i, r) in host.resources.iter().enumerate() {
+            let kind = self.kinds.name(ResourceId::from_index(i));
+            let ctx = || format!("host `{}`", host.name);
+            if !r.used.is_finite() {
+                return Err(BuildError::number(ctx(), format!("{kind} used (sum of instances)"), "not finite", r.used));
+            }
+            if !r.limit().is_finite() {
+                let field = format!("{kind} (capacity − reserved) × allocation_ratio");
+                return Err(BuildError::number(ctx(), field, "not finite", r.limit()));
+            }
+            if !r.free().is_finite() {
+                return Err(BuildError::number(ctx(), format!("{kind} free (limit − used)"), "not finite", r.free()));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn instance_from_spec(&mut self, host: &str, spec: &InstanceSpec) -> Result<Instance, BuildError> {

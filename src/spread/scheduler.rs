@@ -12,9 +12,10 @@ use super::run::{Entry, NodeState, Run};
 use super::skew::Domains;
 use super::tree::{levels, Tree};
 use super::SpreadError;
-use crate::error::BuildError;
+use crate::error::{BuildError, ScheduleError};
 use crate::filter::Filter;
 use crate::request::{Cx, Request};
+use crate::schedule::DEFAULT_MAX_COUNT;
 use crate::snapshot::{Cluster, Overlay};
 use crate::weigh::Weigher;
 use std::collections::BTreeMap;
@@ -184,6 +185,10 @@ impl SpreadScheduler {
         cluster: &Cluster,
         request: &SpreadRequest,
     ) -> Result<SpreadOutcome, SpreadError> {
+        if request.tasks > DEFAULT_MAX_COUNT {
+            let error = ScheduleError::CountTooLarge { count: request.tasks, max: DEFAULT_MAX_COUNT };
+            return Err(SpreadError::Request { error });
+        }
         let (levels, skipped) = levels(cluster, &request.preferences, request.mode)?;
         for h in &request.hard_spread {
             h.validate()?;

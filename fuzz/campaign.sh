@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs fuzz targets one after another, niced, each for SECONDS, on a working corpus under
+# work/ seeded from seeds/ and corpus/; appends libFuzzer's final statistics to work/campaign.log.
+# Usage: fuzz/campaign.sh SECONDS TARGET...
+set -uo pipefail
+cd "$(dirname "$0")"
+secs=$1; shift
+for t in "$@"; do
+  mkdir -p "work/$t" "artifacts/$t"
+  start=$(date +%s)
+  nice -n 15 cargo +nightly fuzz run -s none -a "$t" "work/$t" seeds/"$t" $( [ -d corpus/"$t" ] && echo corpus/"$t" ) -- \
+    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -dict=json.dict \
+    -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "work/$t.log" 2>&1
+  rc=$?
+  end=$(date +%s)
+  execs=$(grep -a 'stat::number_of_executed_units' "work/$t.log" | awk '{print $2}')
+  last=$(grep -aE '^#[0-9]+' "work/$t.log" | tail -1)
+  lastnew=$(grep -aE '^#[0-9]+.*(NEW|REDUCE)' "work/$t.log" | tail -1 | awk '{print $1}')
+  echo "$(date -u +%H:%M) $t rc=$rc secs=$((end-start)) execs=${execs:-?} last_new=${lastnew:-none} final: $last" >> work/campaign.log
+done

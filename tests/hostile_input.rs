@@ -1,0 +1,172 @@
+//! Hostile input (issue 14): the holes found by hand and the documented limits. Each test names
+//! the input it refuses and checks the typed error that names the offending host, field or
+//! position.
+
+use placewise::error::{BuildError, EventError, ScheduleError};
+use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
+use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN};
+use placewise::request::Request;
+use placewise::schedule::{Scheduler, DEFAULT_MAX_COUNT};
+use placewise::service::MatchExpr;
+use placewise::snapshot::{Cluster, ClusterEvent, HostSpec, InstanceSpec, ResourceSpec};
+use placewise::spread::{SpreadError, SpreadRequest, SpreadScheduler};
+use std::collections::BTreeMap;
+
+fn one_host() -> Cluster {
+    Cluster::builder().host(HostSpec::new("h1").vcpus(8.0).memory_mb(1024.0)).build().unwrap()
+}
+
+#[test]
+fn instances_whose_use_sums_to_infinity_are_refused_with_host_and_field() {
+    let json = r#"{"hosts": [{"name": "h1", "resources": {"vcpus": 4},
+        "instances": [{"id": "a", "resources": {"vcpus": 1e308}}, {"id": "b", "resources": {"vcpus": 1e308}}]}]}"#;
+    match Cluster::from_json(json).unwrap_err() {
+        BuildError::InvalidNumber { context, field, problem, .. } => {
+            assert_eq!(context, "host `h1`");
+            assert_eq!(field, "vcpus used (sum of instances)");
+            assert_eq!(problem, "not finite");
+        }
+        other => panic!("unexpected error {other:?}"),
+    }
+}
+
+#[test]
+fn an_instance_event_that_makes_use_infinite_is_refused_and_changes_nothing() {
+    let c0 = Cluster::builder()
+        .host(HostSpec::new("h1").vcpus(4.0).instance(InstanceSpec::new("a").resource("vcpus", 1e308)))
+        .build()
+        .unwrap();
+    let event =
+        ClusterEvent::InstancePlaced { host: "h1".into(), instance: InstanceSpec::new("b").resource("vcpus", 1e308) };
+    let err = c0.apply(&event).unwrap_err();
+    assert!(
+        matches!(&err, EventError::Invalid(BuildError::InvalidNumber { context, field, .. })
+            if context == "host `h1`" && field == "vcpus used (sum of instances)"),
+        "{err:?}"
+    );
+    assert_eq!(c0.generation(), 0);
+    assert_eq!(c0.host(c0.host_id("h1").unwrap()).unwrap().instances.len(), 1);
+}
+
+#[test]
+fn a_capacity_whose_limit_overflows_is_refused() {
+    let host = HostSpec::new("big").resource("memory_mb", ResourceSpec::new(1e308).allocation_ratio(16.0));
+    let err = Cluster::builder().host(host).build().unwrap_err();
+    assert!(
+        matches!(&err, BuildError::InvalidNumber { context, field, .. }
+            if context == "host `big`" && field.starts_with("memory_mb (capacity − reserved) × allocation_ratio")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_request_whose_total_over_count_overflows_is_refused() {
+    let request = Request::new(3).vcpus(1e308);
+    let err = Scheduler::standard().schedule(&one_host(), &request).unwrap_err();
+    assert!(
+        matches!(&err, ScheduleError::Request(BuildError::InvalidNumber { field, .. }) if field == "vcpus × count"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn json_arrays_are_not_accepted_where_objects_are_documented() {
+    assert_eq!(Cluster::from_json("[]").unwrap_err(), BuildError::NotAnObject { path: "$".into() });
+    let host_as_array = r#"{"hosts": [["h1"]]}"#;
+    assert_eq!(Cluster::from_json(host_as_array).unwrap_err(), BuildError::NotAnObject { path: "$.hosts[0]".into() });
+    let instance_as_array = r#"{"hosts": [{"name": "h1", "instances": [["i1"]]}]}"#;
+    assert_eq!(
+        Cluster::from_json(instance_as_array).unwrap_err(),
+        BuildError::NotAnObject { path: "$.hosts[0].instances[0]".into() }
+    );
+    assert_eq!(Request::from_json("[2]").unwrap_err(), BuildError::NotAnObject { path: "$".into() });
+    let event = r#"{"type": "host_added", "host": ["h9"]}"#;
+    assert_eq!(ClusterEvent::from_json(event).unwrap_err(), BuildError::NotAnObject { path: "$.host".into() });
+    assert!(SpreadRequest::from_json(r#"["web", 2]"#).unwrap_err().to_string().contains("expected an object at $"));
+    // The documented forms still read.
+    assert_eq!(Cluster::from_json(r#"{"hosts": [{"name": "h1"}]}"#).unwrap().len(), 1);
+    assert!(ClusterEvent::from_json(r#"{"type": "host_removed", "host": "h1"}"#).is_ok());
+}
+
+#[test]
+fn a_request_count_above_the_limit_is_refused_before_any_work() {
+    let cluster = one_host();
+    let huge = Request::from_json(r#"{"count": 100000000}"#).unwrap();
+    let err = Scheduler::standard().schedule(&cluster, &huge).unwrap_err();
+    assert_eq!(err, ScheduleError::CountTooLarge { count: 100_000_000, max: DEFAULT_MAX_COUNT });
+    let strict = Scheduler::builder().max_count(10).build().unwrap();
+    assert_eq!(
+        strict.schedule(&cluster, &Request::new(11)).unwrap_err(),
+        ScheduleError::CountTooLarge { count: 11, max: 10 }
+    );
+    assert_eq!(strict.schedule(&cluster, &Request::new(10)).unwrap().selections.len(), 10);
+}
+
+#[test]
+fn a_spread_batch_above_the_limit_is_refused() {
+    let request = SpreadRequest::new("web", DEFAULT_MAX_COUNT + 1);
+    let err = SpreadScheduler::new().schedule(&one_host(), &request).unwrap_err();
+    assert!(
+        matches!(err, SpreadError::Request { error: ScheduleError::CountTooLarge { count, .. } } if count == DEFAULT_MAX_COUNT + 1)
+    );
+}
+
+#[test]
+fn an_expression_longer_than_the_limit_is_a_parse_error_at_the_limit() {
+    let long = format!("a = {}", "x".repeat(MAX_EXPR_LEN));
+    let err = LabelExpr::parse(&long).unwrap_err();
+    assert_eq!(err.position, MAX_EXPR_LEN);
+    assert!(err.expected.contains("at most 4096 bytes"), "{err}");
+    assert_eq!(MatchExpr::parse(&long).unwrap_err().position, MAX_EXPR_LEN);
+}
+
+/// An `and` chain is a tree as tall as it is long: the longest one the height limit allows
+/// parses, displays, matches and drops on a test thread's stack, and one term more is refused.
+#[test]
+fn and_chains_are_bounded_by_the_height_limit() {
+    let chain = |terms: usize| vec!["a"; terms].join(",");
+    let expr = LabelExpr::parse(&chain(MAX_EXPR_DEPTH)).unwrap();
+    let shown = expr.to_string();
+    assert_eq!(LabelExpr::parse(&shown).unwrap(), expr);
+    let labels = BTreeMap::from([("a".to_owned(), String::new())]);
+    assert!(expr.matches_map(&labels));
+    drop(expr);
+    let err = LabelExpr::parse(&chain(MAX_EXPR_DEPTH + 2)).unwrap_err();
+    assert!(err.expected.contains("nested too deeply"), "{err}");
+    // The longest text of short terms is far beyond the height limit: refused, not overflowed.
+    let longest = chain(MAX_EXPR_LEN / 2);
+    assert!(LabelExpr::parse(&longest).is_err());
+    assert!(MatchExpr::parse(&longest.replace(',', " and ")).is_err());
+}
+
+#[test]
+fn nesting_deeper_than_the_limit_is_a_parse_error() {
+    let ok = format!("{}a{}", "(".repeat(MAX_EXPR_DEPTH - 1), ")".repeat(MAX_EXPR_DEPTH - 1));
+    assert!(LabelExpr::parse(&ok).is_ok());
+    let deep = format!("{}a{}", "(".repeat(MAX_EXPR_DEPTH + 1), ")".repeat(MAX_EXPR_DEPTH + 1));
+    let err = LabelExpr::parse(&deep).unwrap_err();
+    assert!(err.expected.contains("nested too deeply"), "{err}");
+    let nots = format!("{}a", "not ".repeat(MAX_EXPR_DEPTH + 1));
+    assert!(LabelExpr::parse(&nots).unwrap_err().expected.contains("nested too deeply"));
+}
+
+#[test]
+fn a_regex_above_the_size_limit_is_a_parse_error_naming_its_position() {
+    let err = LabelExpr::parse(r#"k ~ "(\w{100}){100}""#).unwrap_err();
+    assert_eq!(err.position, 4);
+    assert!(err.expected.starts_with("expected a valid regular expression"), "{err}");
+}
+
+#[test]
+fn a_json_query_deeper_than_the_limit_is_refused_without_recursing() {
+    let mut value = serde_json::json!(["=", 1, 1]);
+    for _ in 0..1_000 {
+        value = serde_json::json!(["not", value]);
+    }
+    assert_eq!(Query::parse(&value).unwrap_err(), QueryError::TooDeep { max: MAX_QUERY_DEPTH });
+    let mut fits = serde_json::json!(["=", 1, 1]);
+    for _ in 1..MAX_QUERY_DEPTH {
+        fits = serde_json::json!(["not", fits]);
+    }
+    assert!(Query::parse(&fits).unwrap().is_some());
+}
