@@ -5,10 +5,11 @@
 use placewise::error::{BuildError, EventError, ScheduleError};
 use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
 use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN};
+use placewise::replica::{ReplicaScheduler, ReplicaSettings};
 use placewise::request::Request;
 use placewise::schedule::{Scheduler, DEFAULT_MAX_COUNT};
 use placewise::service::MatchExpr;
-use placewise::snapshot::{Cluster, ClusterEvent, HostSpec, InstanceSpec, ResourceSpec};
+use placewise::snapshot::{AttributeWarning, Cluster, ClusterEvent, HostSpec, InstanceSpec, ResourceSpec};
 use placewise::spread::{SpreadError, SpreadRequest, SpreadScheduler};
 use std::collections::BTreeMap;
 
@@ -169,4 +170,36 @@ fn a_json_query_deeper_than_the_limit_is_refused_without_recursing() {
         fits = serde_json::json!(["not", fits]);
     }
     assert!(Query::parse(&fits).unwrap().is_some());
+}
+
+#[test]
+fn a_misspelt_engine_attribute_is_reported_instead_of_read_as_its_default() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("n1").attribute("engine_image_redy", serde_json::json!(false)))
+        .host(HostSpec::new("n2").attribute("im_running", serde_json::json!("false")))
+        .host(HostSpec::new("n3").attribute("engine_image_ready", serde_json::json!(false)))
+        .build()
+        .unwrap();
+    let replica = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    let warnings: Vec<String> = replica.attribute_warnings(&cluster).iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        [
+            "host `n1`: attribute `engine_image_redy` is not read; did you mean `engine_image_ready`?",
+            "host `n2`: attribute `im_running` is not of type Bool and reads as its default",
+        ]
+    );
+    let swarm = Cluster::builder()
+        .host(HostSpec::new("m1").attribute("hostnme", serde_json::json!("m1")))
+        .host(HostSpec::new("m2").attribute("Role", serde_json::json!("manager")))
+        .build()
+        .unwrap();
+    let found = SpreadScheduler::new().attribute_warnings(&swarm);
+    assert_eq!(
+        found,
+        [
+            AttributeWarning::Misspelt { host: "m1".into(), key: "hostnme".into(), known: "hostname" },
+            AttributeWarning::Misspelt { host: "m2".into(), key: "Role".into(), known: "role" },
+        ]
+    );
 }

@@ -125,7 +125,7 @@ pub use volume::{
 
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
-use crate::snapshot::{Cluster, Host};
+use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
 use choice::{Agg, Entry, Pool};
 use prep::Prep;
 use serde::{Deserialize, Serialize};
@@ -277,6 +277,13 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The host attributes the replica scheduler reads (see the table in the module docs).
+pub const ATTRIBUTES: &[AttributeKey] = &[
+    ("im_running", AttributeType::Bool),
+    ("engine_image_ready", AttributeType::Bool),
+    ("v2_disabled", AttributeType::Bool),
+];
+
 /// A boolean host attribute (`true`/`false` JSON values; anything else reads as `default`).
 pub(crate) fn attr_bool(h: &Host, name: &str, default: bool) -> bool {
     h.attribute(name).and_then(|v| v.as_bool()).unwrap_or(default)
@@ -321,6 +328,13 @@ impl ReplicaScheduler {
             explain: false,
             seed: 0,
         })
+    }
+
+    /// The attributes of `cluster` that this engine would silently read as their defaults: keys
+    /// that look like misspellings of [`ATTRIBUTES`], and those keys holding a value that is not
+    /// a boolean. Call it once per snapshot (it visits every attribute of every host).
+    pub fn attribute_warnings(&self, cluster: &Cluster) -> Vec<AttributeWarning> {
+        check_attributes(cluster, ATTRIBUTES)
     }
 
     /// Follows `version`, and takes that version's disk choice.

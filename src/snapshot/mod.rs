@@ -8,6 +8,7 @@
 //! data the scheduler reads for every host (free and physical vCPUs, memory and disk, and the
 //! schedulable flag). Changing one host copies one chunk's columns and pointers, not the cluster.
 
+mod attribute_check;
 mod attributes;
 mod event;
 mod host;
@@ -17,6 +18,7 @@ mod overlay;
 mod spec;
 mod topology;
 
+pub use attribute_check::{check_attributes, AttributeKey, AttributeType, AttributeWarning};
 pub use event::{ClusterEvent, StateChange};
 pub use host::{Attributes, Disk, DiskType, Host, HostState, Instance, Labels, Resource, ResourceKinds};
 pub use intern::Interner;

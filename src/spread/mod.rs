@@ -222,7 +222,7 @@ pub use error::{ConstraintError, SpreadError};
 pub use filters::{
     ConstraintFilter, HostPortFilter, MaxReplicasFilter, PlatformFilter, ReadyFilter, SwarmResourceFilter,
 };
-pub use node::{ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL};
+pub use node::{ATTRIBUTES, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL};
 pub use outcome::{Assignment, BranchNote, BranchReport, FilterCount, SpreadExplanation, SpreadOutcome};
 pub use request::{
     Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,

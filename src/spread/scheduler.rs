@@ -16,7 +16,7 @@ use crate::error::{BuildError, ScheduleError};
 use crate::filter::Filter;
 use crate::request::{Cx, Request};
 use crate::schedule::DEFAULT_MAX_COUNT;
-use crate::snapshot::{Cluster, Overlay};
+use crate::snapshot::{check_attributes, AttributeWarning, Cluster, Overlay};
 use crate::weigh::Weigher;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -156,6 +156,13 @@ impl SpreadScheduler {
     /// A builder for extra filters and weighers.
     pub fn builder() -> SpreadSchedulerBuilder {
         SpreadSchedulerBuilder::default()
+    }
+
+    /// The attributes of `cluster` that this engine would silently read as their defaults: keys
+    /// that look like misspellings of [`ATTRIBUTES`](super::ATTRIBUTES), and those keys holding
+    /// a value of another type. Call it once per snapshot (it visits every attribute).
+    pub fn attribute_warnings(&self, cluster: &Cluster) -> Vec<AttributeWarning> {
+        check_attributes(cluster, node::ATTRIBUTES)
     }
 
     /// Places `request.tasks` tasks on `cluster`; the snapshot is never changed.
