@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Runs fuzz targets one after another, niced, each for SECONDS, on a working corpus under
+# Runs built fuzz targets one after another, niced, each for SECONDS, on a working corpus under
 # work/ seeded from seeds/ and corpus/; appends libFuzzer's final statistics to work/campaign.log.
+# Build first with `cargo +nightly fuzz build -s none -a` (no sanitizer: the crate forbids
+# unsafe code; debug assertions on, so integer overflow panics).
 # Usage: fuzz/campaign.sh SECONDS TARGET...
 set -uo pipefail
 cd "$(dirname "$0")"
 secs=$1; shift
+bin=target/x86_64-unknown-linux-gnu/release
 for t in "$@"; do
   mkdir -p "work/$t" "artifacts/$t"
   start=$(date +%s)
-  nice -n 15 cargo +nightly fuzz run -s none -a "$t" "work/$t" seeds/"$t" $( [ -d corpus/"$t" ] && echo corpus/"$t" ) -- \
+  extra=()
+  [ -d "corpus/$t" ] && extra+=("corpus/$t")
+  [ -d "regressions/$t" ] && extra+=("regressions/$t")
+  nice -n 15 "$bin/$t" "work/$t" "seeds/$t" "${extra[@]}" \
     -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -dict=json.dict \
     -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "work/$t.log" 2>&1
   rc=$?

@@ -5,7 +5,7 @@
 use placewise::error::{BuildError, EventError, ScheduleError};
 use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
 use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN};
-use placewise::replica::{ReplicaScheduler, ReplicaSettings};
+use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
 use placewise::request::Request;
 use placewise::schedule::{Scheduler, DEFAULT_MAX_COUNT};
 use placewise::service::MatchExpr;
@@ -202,4 +202,26 @@ fn a_misspelt_engine_attribute_is_reported_instead_of_read_as_its_default() {
             AttributeWarning::Misspelt { host: "m2".into(), key: "Role".into(), known: "role" },
         ]
     );
+}
+
+/// Found by hand while writing the replica fuzz target: 200,000 replicas with soft
+/// anti-affinity and a zero size kept `schedule_volume` creating replicas for minutes.
+#[test]
+fn a_volume_with_more_replicas_than_the_limit_is_refused_not_scheduled_for_ever() {
+    let json = r#"{"name": "v", "size": 0, "number_of_replicas": 200000}"#;
+    let err = serde_json::from_str::<Volume>(json).unwrap_err();
+    assert!(err.to_string().contains("number_of_replicas 200000 is above the limit of 100"), "{err}");
+    let mut settings = ReplicaSettings::default();
+    settings.replica_soft_anti_affinity = true;
+    let scheduler = ReplicaScheduler::new(settings).unwrap();
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("n1").disk(placewise::snapshot::DiskSpec::new("d", 100 << 30, 80 << 30)))
+        .build()
+        .unwrap();
+    let mut volume = Volume::new("v", 0, MAX_VOLUME_REPLICAS + 1);
+    let out = scheduler.schedule_volume(&cluster, &volume, &[], 0);
+    assert!(out.created.is_empty() && out.replicas.is_empty());
+    assert_eq!(out.precheck_failure.as_deref(), Some("number of replicas 101 is above the limit of 100"));
+    volume.number_of_replicas = MAX_VOLUME_REPLICAS;
+    assert_eq!(scheduler.schedule_volume(&cluster, &volume, &[], 0).created.len(), 100);
 }

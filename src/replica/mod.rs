@@ -121,6 +121,7 @@ pub use space::{
 };
 pub use volume::{
     AutoBalance, BackingImage, DataEngine, DataLocality, Replica, Robustness, SoftAntiAffinity, TopologyTerm, Volume,
+    MAX_VOLUME_REPLICAS,
 };
 
 use crate::id::{DiskId, HostId, Symbol};
@@ -669,6 +670,21 @@ impl ReplicaScheduler {
         now: i64,
     ) -> VolumeSchedule {
         let mut list: Vec<Replica> = replicas.to_vec();
+        if volume.number_of_replicas > MAX_VOLUME_REPLICAS {
+            // Refused whole: nothing is created or reused.
+            let message =
+                format!("number of replicas {} is above the limit of {MAX_VOLUME_REPLICAS}", volume.number_of_replicas);
+            list.sort_by(|a, b| a.name.cmp(&b.name));
+            return VolumeSchedule {
+                replicas: list,
+                created: Vec::new(),
+                reused: Vec::new(),
+                wait_seconds: 0,
+                precheck_failure: Some(message),
+                results: Vec::new(),
+                waiting_for_attachment: false,
+            };
+        }
         let usable = list.iter().filter(|r| !r.is_failed() && !r.eviction_requested && r.active && !r.deleted).count();
         let missing = (volume.number_of_replicas as usize).saturating_sub(usable);
         let mut rng = SplitMix64::new(self.seed ^ name_hash(&[&volume.name]));
