@@ -423,8 +423,11 @@ pub fn nova_scenario(data: &[u8]) -> Outcome {
     Ok(())
 }
 
+/// A fuzz entry point.
+pub type Entry = fn(&[u8]) -> Outcome;
+
 /// Every entry by target name, for the corpus test.
-pub const TARGETS: &[(&str, fn(&[u8]) -> Outcome)] = &[
+pub const TARGETS: &[(&str, Entry)] = &[
     ("cluster_json", cluster_json),
     ("request_json", request_json),
     ("config_json", config_json),
