@@ -225,3 +225,28 @@ fn a_volume_with_more_replicas_than_the_limit_is_refused_not_scheduled_for_ever(
     volume.number_of_replicas = MAX_VOLUME_REPLICAS;
     assert_eq!(scheduler.schedule_volume(&cluster, &volume, &[], 0).created.len(), 100);
 }
+
+/// Found by the `events` fuzz target: placing an instance whose id already ran on another host
+/// was accepted, and the snapshot's own spec then failed to build (`duplicate instance id`).
+#[test]
+fn an_instance_id_that_runs_on_another_host_is_refused_by_every_event() {
+    let c0 = Cluster::builder()
+        .host(HostSpec::new("h1").instance(InstanceSpec::new("i0")))
+        .host(HostSpec::new("h2"))
+        .build()
+        .unwrap();
+    let duplicate = |e: EventError| matches!(e, EventError::Invalid(BuildError::DuplicateInstance { ref host, ref id }) if host == "h1" && id == "i0");
+    let placed = ClusterEvent::InstancePlaced { host: "h2".into(), instance: InstanceSpec::new("i0") };
+    assert!(duplicate(c0.apply(&placed).unwrap_err()));
+    let added = ClusterEvent::HostAdded { host: HostSpec::new("h3").instance(InstanceSpec::new("i0")) };
+    assert!(duplicate(c0.apply(&added).unwrap_err()));
+    let updated = ClusterEvent::HostUpdated { host: HostSpec::new("h2").instance(InstanceSpec::new("i0")) };
+    assert!(duplicate(c0.apply(&updated).unwrap_err()));
+    // The host that runs it may be updated with it, and once it is removed the id is free.
+    let same = ClusterEvent::HostUpdated { host: HostSpec::new("h1").instance(InstanceSpec::new("i0")) };
+    let c1 = c0.apply(&same).unwrap();
+    let c2 = c1.apply(&ClusterEvent::InstanceRemoved { host: "h1".into(), instance: "i0".into() }).unwrap();
+    let c3 = c2.apply(&placed).unwrap();
+    assert_eq!(c3.instance_host("i0"), c3.host_id("h2"));
+    assert!(Cluster::from_spec(&c3.to_spec()).is_ok());
+}

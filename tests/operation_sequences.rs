@@ -150,9 +150,10 @@ fn event(op: &Op, model: &BTreeMap<String, ModelHost>) -> Option<(ClusterEvent, 
         }
         Op::Place { name, id, amounts } => {
             let (name, id) = (host_name(name), format!("i{id}"));
-            // Instance ids are unique per host here; the snapshot checks the same.
+            // Instance ids are unique across the cluster.
+            let taken = next.values().any(|h| h.instances.contains_key(&id));
             let accepted = match next.get_mut(&name) {
-                Some(h) if !h.instances.contains_key(&id) => {
+                Some(h) if !taken => {
                     h.instances.insert(id.clone(), amounts.map(f64::from));
                     true
                 }

@@ -195,6 +195,9 @@ impl HotDisk {
 struct Chunk {
     hosts: Vec<Option<Arc<Host>>>,
     hot: HotChunk,
+    /// `(id hash, lane)` of every instance in the chunk, sorted: finds an instance id's host
+    /// in O(chunks × log) without a cluster-wide index that every event would copy.
+    instances: Vec<(u32, u8)>,
 }
 
 impl Chunk {
@@ -213,10 +216,18 @@ impl Chunk {
                 disks: Vec::new(),
                 disk_start: [0; CHUNK + 1],
             },
+            instances: Vec::new(),
         }
     }
 
     fn set(&mut self, slot: usize, host: Option<Arc<Host>>, zone_level: Option<usize>, hot_attributes: &[Box<str>]) {
+        // Lanes are below 64, so `slot as u8` is exact.
+        let lane = slot as u8;
+        self.instances.retain(|e| e.1 != lane);
+        if let Some(h) = &host {
+            self.instances.extend(h.instances.iter().map(|i| (names::hash(&i.id), lane)));
+            self.instances.sort_unstable();
+        }
         let hot = &mut self.hot;
         hot.attributes.resize(hot_attributes.len(), [f64::NAN; CHUNK]);
         for (column, name) in hot.attributes.iter_mut().zip(hot_attributes) {
@@ -413,6 +424,19 @@ impl Cluster {
     /// One past the highest host id ever issued: the length a dense per-host array needs.
     pub fn id_bound(&self) -> usize {
         self.slots
+    }
+
+    /// The host running the instance `id`, if any. Computes in O(hosts / 64 × log instances
+    /// per chunk).
+    pub fn instance_host(&self, id: &str) -> Option<HostId> {
+        let h = names::hash(id);
+        self.chunks.iter().enumerate().find_map(|(c, chunk)| {
+            let start = chunk.instances.partition_point(|e| e.0 < h);
+            chunk.instances[start..].iter().take_while(|e| e.0 == h).find_map(|&(_, lane)| {
+                let host = HostId((c * CHUNK + usize::from(lane)) as u32);
+                self.host(host).filter(|rec| rec.has_instance(id)).map(|_| host)
+            })
+        })
     }
 
     /// The host `id`, or `None` if it was removed or never existed. Computes in O(1).
