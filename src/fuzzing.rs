@@ -123,6 +123,19 @@ pub fn check_placement(cluster: &Cluster, request: &Request, placement: &Placeme
     Ok(())
 }
 
+/// What holds of any placement, whichever filters ran: no more selections than asked, each on a
+/// live host of the snapshot. (Over-commit is a configuration's choice when it leaves out the
+/// resource filters, as the filter scheduler allows.)
+pub fn check_selections(cluster: &Cluster, request: &Request, placement: &Placement) -> Outcome {
+    if placement.selections.len() > request.count as usize {
+        return Err(format!("{} selections for count {}", placement.selections.len(), request.count));
+    }
+    match placement.selections.iter().find(|s| cluster.host(s.host).is_none()) {
+        Some(s) => Err(format!("placed on missing host {:?}", s.host)),
+        None => Ok(()),
+    }
+}
+
 /// `ClusterSpec` JSON → `Cluster`, then the snapshot invariants.
 pub fn cluster_json(data: &[u8]) -> Outcome {
     let Some(json) = text(data) else { return Ok(()) };
@@ -174,7 +187,7 @@ pub fn request_json(data: &[u8]) -> Outcome {
     }
 }
 
-/// `SchedulerConfig` JSON → build → schedule one request on [`small_cluster`].
+/// `SchedulerConfig` JSON → build → schedule one request on [`small_cluster`] ([`check_selections`]).
 pub fn config_json(data: &[u8]) -> Outcome {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(config) = SchedulerConfig::from_json(json) else { return Ok(()) };
@@ -182,7 +195,7 @@ pub fn config_json(data: &[u8]) -> Outcome {
     let cluster = small_cluster()?;
     let request = Request::new(3).vcpus(1.0).memory_mb(512.0);
     if let Ok(placement) = scheduler.schedule(&cluster, &request) {
-        check_placement(&cluster, &request, &placement)?;
+        check_selections(&cluster, &request, &placement)?;
     }
     Ok(())
 }
@@ -410,14 +423,15 @@ pub fn replica(data: &[u8]) -> Outcome {
     Ok(())
 }
 
-/// The Nova scenario reader: read, build the configured scheduler, schedule, render the output.
+/// The Nova scenario reader: read, build the configured scheduler, schedule
+/// ([`check_selections`]), render the output.
 pub fn nova_scenario(data: &[u8]) -> Outcome {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(scenario) = Scenario::from_json(json) else { return Ok(()) };
     check_cluster(&scenario.cluster)?;
     let Ok(scheduler) = scenario.config.build() else { return Ok(()) };
     if let Ok(placement) = scheduler.schedule(&scenario.cluster, &scenario.request) {
-        check_placement(&scenario.cluster, &scenario.request, &placement)?;
+        check_selections(&scenario.cluster, &scenario.request, &placement)?;
         let _ = scenario.output(&placement);
     }
     Ok(())
