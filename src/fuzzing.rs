@@ -14,7 +14,6 @@ use crate::expr::extra_specs::Requirement;
 use crate::expr::json_query::{vars_fn, Query};
 use crate::expr::pyvalue::PyValue;
 use crate::expr::LabelExpr;
-use crate::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
 use crate::id::{HostId, ResourceId};
 use crate::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use crate::request::Request;
@@ -22,7 +21,6 @@ use crate::schedule::{Placement, Scheduler, SchedulerConfig};
 use crate::service::MatchExpr;
 use crate::snapshot::{Cluster, ClusterEvent, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange};
 use crate::spread::{SpreadRequest, SpreadScheduler};
-use crate::weigh::builtin::FreeResourceWeigher;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -153,26 +151,13 @@ pub fn cluster_json(data: &[u8]) -> Outcome {
     }
 }
 
-fn standard_scheduler() -> Result<Scheduler, String> {
-    Scheduler::builder()
-        .filter(ComputeFilter)
-        .filter(ResourceFilter::new())
-        .filter(AvailabilityZoneFilter)
-        .filter(LabelSelectorFilter)
-        .weigher(FreeResourceWeigher::ram(), 1.0)
-        .weigher(FreeResourceWeigher::cpu(), -0.5)
-        .host_subset_size(2)
-        .build()
-        .map_err(|e| format!("the fixed scheduler does not build: {e}"))
-}
-
 /// `Request` JSON → compile → schedule twice on [`small_cluster`]: no over-commit, and the same
 /// answer both times.
 pub fn request_json(data: &[u8]) -> Outcome {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(request) = Request::from_json(json) else { return Ok(()) };
     let cluster = small_cluster()?;
-    let scheduler = standard_scheduler()?;
+    let scheduler = Scheduler::standard();
     let first = scheduler.schedule(&cluster, &request);
     let second = scheduler.schedule(&cluster, &request);
     match (first, second) {
@@ -292,7 +277,7 @@ fn event_from(b: &mut Bytes<'_>) -> ClusterEvent {
 pub fn events(data: &[u8]) -> Outcome {
     let mut b = Bytes::new(data);
     let mut cluster = small_cluster()?;
-    let scheduler = standard_scheduler()?;
+    let scheduler = Scheduler::standard();
     let mut steps = 0;
     while !b.is_done() && steps < 64 {
         steps += 1;
@@ -459,18 +444,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_fixed_cluster_and_scheduler_build_and_keep_the_invariants() {
+    fn the_fixed_cluster_builds_and_keeps_the_invariants() {
         let cluster = small_cluster().unwrap();
         assert_eq!(cluster.len(), 5);
         assert_eq!(check_cluster(&cluster), Ok(()));
-        assert!(standard_scheduler().is_ok());
     }
 
     #[test]
     fn an_over_committing_placement_is_reported() {
         let cluster = small_cluster().unwrap();
         let request = Request::new(1).vcpus(1.0);
-        let mut placement = standard_scheduler().unwrap().schedule(&cluster, &request).unwrap();
+        let mut placement = Scheduler::standard().schedule(&cluster, &request).unwrap();
         assert_eq!(check_placement(&cluster, &request, &placement), Ok(()));
         let one = placement.selections[0].clone();
         placement.selections = vec![one; 100];
