@@ -4,7 +4,7 @@
 
 use placewise::error::{BuildError, EventError, ScheduleError};
 use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
-use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN};
+use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN, MAX_REGEX_NEST};
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
 use placewise::request::Request;
 use placewise::schedule::{Scheduler, DEFAULT_MAX_COUNT};
@@ -249,4 +249,17 @@ fn an_instance_id_that_runs_on_another_host_is_refused_by_every_event() {
     let c3 = c2.apply(&placed).unwrap();
     assert_eq!(c3.instance_host("i0"), c3.host_id("h2"));
     assert!(Cluster::from_spec(&c3.to_spec()).is_ok());
+}
+
+/// Found by the `request_json` fuzz target (in the stable corpus run, on a test thread's 2 MiB
+/// stack): a selector pattern of 250 stacked repetitions (`e*l***…`) overflowed the stack inside
+/// the `regex` crate, whose default nesting limit is 250.
+#[test]
+fn a_regex_nested_deeper_than_the_limit_is_a_parse_error_not_a_stack_overflow() {
+    let deep = format!("k ~ \"e*l{}ab\"", "*".repeat(250));
+    let err = LabelExpr::parse(&deep).unwrap_err();
+    assert_eq!(err.position, 4);
+    assert!(err.expected.starts_with("expected a valid regular expression"), "{err}");
+    let fits = format!("k ~ \"a{}\"", "*".repeat(MAX_REGEX_NEST as usize - 2));
+    assert!(LabelExpr::parse(&fits).is_ok());
 }

@@ -31,8 +31,8 @@
 //!
 //! Limits: an expression is at most [`MAX_EXPR_LEN`] bytes long, its tree is at most
 //! [`MAX_EXPR_DEPTH`] levels tall (counting `not`, parentheses and every `and`/`or` of a
-//! chain), and each regular expression compiles within
-//! [`MAX_REGEX_SIZE`] bytes; anything beyond is a [`ParseError`](crate::error::ParseError)
+//! chain), and each regular expression nests at most [`MAX_REGEX_NEST`] deep and compiles
+//! within [`MAX_REGEX_SIZE`] bytes; anything beyond is a [`ParseError`](crate::error::ParseError)
 //! naming the position, never a stack overflow.
 //!
 //! ```
@@ -69,6 +69,10 @@ pub const MAX_EXPR_DEPTH: usize = 128;
 /// that needs more is a parse error.
 pub const MAX_REGEX_SIZE: usize = 1 << 20;
 
+/// The deepest nesting of groups and repetitions in a pattern (`a**…` nests once per `*`); the
+/// `regex` crate's own default (250) lets its recursive passes overflow a small thread stack.
+pub const MAX_REGEX_NEST: u32 = 64;
+
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -93,7 +97,7 @@ impl Pattern {
     /// Compiles `source` with the same limits as the parser; the error is the `regex` crate's
     /// last line of explanation. For other dialects' parsers inside the crate.
     pub(crate) fn compile(source: &str) -> Result<Pattern, String> {
-        match regex::RegexBuilder::new(source).size_limit(MAX_REGEX_SIZE).build() {
+        match regex::RegexBuilder::new(source).size_limit(MAX_REGEX_SIZE).nest_limit(MAX_REGEX_NEST).build() {
             Ok(regex) => Ok(Pattern { source: source.to_owned(), regex }),
             Err(e) => Err(e.to_string().lines().last().unwrap_or("").trim().to_owned()),
         }
