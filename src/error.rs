@@ -41,6 +41,13 @@ pub enum BuildError {
         /// What serde reported.
         message: String,
     },
+    /// A JSON array stands where the documented form is an object (serde's sequence form of a
+    /// struct, which the crate's `from_json` functions do not accept).
+    #[error("expected an object at {path}, found an array")]
+    NotAnObject {
+        /// Where, as `$` for the whole text, then `.field` and `[index]` steps.
+        path: String,
+    },
     /// Two hosts share a name.
     #[error("duplicate host name `{name}`")]
     DuplicateHost {
@@ -181,6 +188,15 @@ pub enum ScheduleError {
     /// The request is invalid.
     #[error("invalid request: {0}")]
     Request(BuildError),
+    /// The request asks for more instances than the scheduler accepts
+    /// ([`SchedulerBuilder::max_count`](crate::schedule::SchedulerBuilder::max_count)).
+    #[error("request count {count} is above the limit of {max}")]
+    CountTooLarge {
+        /// The count asked for.
+        count: u32,
+        /// The scheduler's limit.
+        max: u32,
+    },
     /// A filter could not prepare for this request (for example its input did not parse).
     #[error("filter `{filter}` failed: {message}")]
     Filter {

@@ -92,7 +92,10 @@ pub mod error;
 pub mod explain;
 pub mod expr;
 pub mod filter;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod id;
+mod json;
 pub mod replica;
 pub mod request;
 pub mod rng;

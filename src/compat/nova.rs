@@ -39,7 +39,7 @@ use crate::explain::Explanation;
 use crate::request::{Flavor, Image, Request, ServerGroup, VmSpec};
 use crate::schedule::{Placement, SchedulerConfig};
 use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec, ResourceSpec};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -63,7 +63,7 @@ pub const KNOWN_METRICS: &[&str] = &[
     "numa.membw.current",
 ];
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawScenario {
     #[serde(default)]
@@ -76,7 +76,7 @@ struct RawScenario {
     request: RawRequest,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawAggregate {
     name: String,
@@ -86,7 +86,7 @@ struct RawAggregate {
     hosts: Vec<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawHost {
     name: String,
@@ -129,7 +129,7 @@ struct RawHost {
     pci_device_pools: Option<Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRequest {
     num_instances: Option<u32>,
@@ -156,7 +156,7 @@ struct RawRequest {
     pci_requests: Option<Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFlavor {
     name: Option<String>,
@@ -173,7 +173,7 @@ struct RawFlavor {
     extra_specs: BTreeMap<String, Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawImage {
     id: Option<String>,
@@ -181,7 +181,7 @@ struct RawImage {
     properties: BTreeMap<String, Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawGroup {
     uuid: Option<String>,
@@ -231,7 +231,7 @@ impl Scenario {
     /// [`BuildError::Json`] for malformed JSON or an unknown field; [`BuildError::Config`] for an
     /// unsupported feature or a bad configuration; the snapshot's own validation errors.
     pub fn from_json(json: &str) -> Result<Scenario, BuildError> {
-        let raw: RawScenario = serde_json::from_str(json).map_err(|e| BuildError::from_json(&e))?;
+        let raw: RawScenario = crate::json::from_str(json)?;
         let _ = raw.generator;
         let config = match raw.config {
             Value::Null => SchedulerConfig::default(),

@@ -104,6 +104,12 @@ impl<F> fmt::Debug for VarsFn<F> {
     }
 }
 
+/// The deepest nesting of lists a query may have (the query itself is depth 1). Parsing and
+/// evaluation recurse once per level, so a deeper query is refused with
+/// [`QueryError::TooDeep`] instead of risking the stack. Hint text is decoded by `serde_json`,
+/// which already stops at 128 levels; this bound holds for values built in code as well.
+pub const MAX_QUERY_DEPTH: usize = 100;
+
 /// A query that Nova cannot evaluate: Nova raises, and the whole request fails.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -120,6 +126,12 @@ pub enum QueryError {
     NotAList {
         /// Python type name of the query.
         found: &'static str,
+    },
+    /// The query nests lists deeper than [`MAX_QUERY_DEPTH`].
+    #[error("query nests deeper than {max} levels")]
+    TooDeep {
+        /// The limit.
+        max: usize,
     },
     /// The first element of a list is not one of the operators (`KeyError`).
     #[error("unknown operator `{op}` at {path}")]
@@ -238,6 +250,22 @@ fn json_truthy(v: &serde_json::Value) -> bool {
     }
 }
 
+/// How deeply `value` nests arrays and objects (a scalar is 0), without recursing.
+fn nesting(value: &serde_json::Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match v {
+            serde_json::Value::Array(a) => Box::new(a.iter()),
+            serde_json::Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    deepest
+}
+
 fn parse_node(items: &[serde_json::Value], path: Vec<usize>) -> Node {
     let op = match items.first() {
         Some(serde_json::Value::String(s)) => match s.as_str() {
@@ -302,6 +330,9 @@ impl Query {
         };
         if !json_truthy(&decoded) {
             return Ok(None);
+        }
+        if nesting(&decoded) > MAX_QUERY_DEPTH {
+            return Err(QueryError::TooDeep { max: MAX_QUERY_DEPTH });
         }
         let root = match &decoded {
             serde_json::Value::Array(items) => Root::Node(parse_node(items, Vec::new())),

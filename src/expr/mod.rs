@@ -29,6 +29,12 @@
 //!
 //! [`Display`](std::fmt::Display) prints a canonical form that parses back to the same tree.
 //!
+//! Limits: an expression is at most [`MAX_EXPR_LEN`] bytes long, its tree is at most
+//! [`MAX_EXPR_DEPTH`] levels tall (counting `not`, parentheses and every `and`/`or` of a
+//! chain), and each regular expression nests at most [`MAX_REGEX_NEST`] deep and compiles
+//! within [`MAX_REGEX_SIZE`] bytes; anything beyond is a [`ParseError`](crate::error::ParseError)
+//! naming the position, never a stack overflow.
+//!
 //! ```
 //! use placewise::LabelExpr;
 //! use std::collections::BTreeMap;
@@ -49,6 +55,23 @@ pub mod pyvalue;
 pub mod weight_setting;
 
 pub use compile::CompiledExpr;
+
+/// The longest expression text, in bytes, that the parsers accept (label expressions, the
+/// product dialect).
+pub const MAX_EXPR_LEN: usize = 4096;
+
+/// The tallest expression tree the parsers accept: nested `not`s and parentheses, and each
+/// `and`/`or` of a chain (`a, b, c` is two levels), since evaluation, display and drop recurse
+/// once per level.
+pub const MAX_EXPR_DEPTH: usize = 128;
+
+/// The `regex` crate's compiled-size limit for a pattern in an expression, in bytes; a pattern
+/// that needs more is a parse error.
+pub const MAX_REGEX_SIZE: usize = 1 << 20;
+
+/// The deepest nesting of groups and repetitions in a pattern (`a**…` nests once per `*`); the
+/// `regex` crate's own default (250) lets its recursive passes overflow a small thread stack.
+pub const MAX_REGEX_NEST: u32 = 64;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -74,7 +97,7 @@ impl Pattern {
     /// Compiles `source` with the same limits as the parser; the error is the `regex` crate's
     /// last line of explanation. For other dialects' parsers inside the crate.
     pub(crate) fn compile(source: &str) -> Result<Pattern, String> {
-        match regex::RegexBuilder::new(source).size_limit(1 << 20).build() {
+        match regex::RegexBuilder::new(source).size_limit(MAX_REGEX_SIZE).nest_limit(MAX_REGEX_NEST).build() {
             Ok(regex) => Ok(Pattern { source: source.to_owned(), regex }),
             Err(e) => Err(e.to_string().lines().last().unwrap_or("").trim().to_owned()),
         }

@@ -1,9 +1,7 @@
 //! Lexer and recursive-descent parser for label expressions.
 
-use super::{Dialect, LabelExpr, Pattern};
+use super::{Dialect, LabelExpr, Pattern, MAX_EXPR_DEPTH, MAX_EXPR_LEN};
 use crate::error::ParseError;
-
-const MAX_DEPTH: usize = 128;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -158,12 +156,35 @@ pub(super) fn parse(input: &str) -> Result<LabelExpr, ParseError> {
 
 /// Parses `input` in `dialect`.
 pub(crate) fn parse_in(input: &str, dialect: Dialect) -> Result<LabelExpr, ParseError> {
-    let toks = lex(input, dialect)?;
+    // Text past the length limit is refused at the limit; an error before it is reported as
+    // such, so a deeply nested long text still says what is wrong with it first.
+    let too_long = || {
+        let expected = format!("expected an expression of at most {MAX_EXPR_LEN} bytes");
+        ParseError::new(input, MAX_EXPR_LEN, expected)
+    };
+    let mut toks = match lex(input, dialect) {
+        Err(e) if e.position >= MAX_EXPR_LEN => return Err(too_long()),
+        other => other?,
+    };
+    let cut = toks.iter().position(|t| t.1 >= MAX_EXPR_LEN);
+    if let Some(cut) = cut {
+        toks.truncate(cut);
+        toks.push((Tok::End, MAX_EXPR_LEN));
+    }
     let mut p = Parser { input, toks, at: 0, depth: 0, dialect };
+    let parsed = parse_all(&mut p);
+    match (parsed, cut) {
+        (Err(e), Some(_)) if e.position < MAX_EXPR_LEN => Err(e),
+        (_, Some(_)) => Err(too_long()),
+        (parsed, None) => parsed,
+    }
+}
+
+fn parse_all(p: &mut Parser<'_>) -> Result<LabelExpr, ParseError> {
     if p.peek() == &Tok::End {
         return Err(p.error("expected an expression"));
     }
-    let e = p.or()?;
+    let (e, _) = p.or()?;
     if p.peek() != &Tok::End {
         return Err(p.error(&format!("expected `and`, `or` or end of input, found {}", p.peek().describe())));
     }
@@ -195,29 +216,42 @@ impl Parser<'_> {
         matches!(self.peek(), Tok::Word(x) if x == w)
     }
 
-    fn or(&mut self) -> Result<LabelExpr, ParseError> {
-        let mut left = self.and()?;
+    /// Refuses a tree taller than [`MAX_EXPR_DEPTH`]: evaluation, display and drop recurse
+    /// once per level, and a long `and`/`or` chain is as tall as it is long.
+    fn height(&self, height: usize) -> Result<usize, ParseError> {
+        if height > MAX_EXPR_DEPTH {
+            return Err(self.error("expected a shallower expression (nested too deeply)"));
+        }
+        Ok(height)
+    }
+
+    /// Each rule returns the tree and its height.
+    fn or(&mut self) -> Result<(LabelExpr, usize), ParseError> {
+        let (mut left, mut height) = self.and()?;
         while self.is_word("or") || self.peek() == &Tok::OrOr {
             self.bump();
-            let right = self.and()?;
+            let (right, h) = self.and()?;
+            height = self.height(height.max(h) + 1)?;
             left = LabelExpr::Or(Box::new(left), Box::new(right));
         }
-        Ok(left)
+        Ok((left, height))
     }
 
-    fn and(&mut self) -> Result<LabelExpr, ParseError> {
-        let mut left = self.unary()?;
+    fn and(&mut self) -> Result<(LabelExpr, usize), ParseError> {
+        let (mut left, mut height) = self.unary()?;
         while self.is_word("and") || matches!(self.peek(), Tok::AndAnd | Tok::Comma) {
             self.bump();
-            let right = self.unary()?;
+            let (right, h) = self.unary()?;
+            height = self.height(height.max(h) + 1)?;
             left = LabelExpr::And(Box::new(left), Box::new(right));
         }
-        Ok(left)
+        Ok((left, height))
     }
 
-    fn unary(&mut self) -> Result<LabelExpr, ParseError> {
+    fn unary(&mut self) -> Result<(LabelExpr, usize), ParseError> {
+        // The parser's own recursion is bounded here, before any height is known.
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > MAX_EXPR_DEPTH {
             return Err(self.error("expected a shallower expression (nested too deeply)"));
         }
         let e = self.unary_inner();
@@ -225,10 +259,11 @@ impl Parser<'_> {
         e
     }
 
-    fn unary_inner(&mut self) -> Result<LabelExpr, ParseError> {
+    fn unary_inner(&mut self) -> Result<(LabelExpr, usize), ParseError> {
         if self.is_word("not") || self.peek() == &Tok::Bang {
             self.bump();
-            return Ok(LabelExpr::Not(Box::new(self.unary()?)));
+            let (inner, h) = self.unary()?;
+            return Ok((LabelExpr::Not(Box::new(inner)), self.height(h + 1)?));
         }
         match self.peek() {
             Tok::LParen => {
@@ -242,9 +277,9 @@ impl Parser<'_> {
             }
             Tok::Empty => {
                 self.bump();
-                Ok(LabelExpr::Empty)
+                Ok((LabelExpr::Empty, 1))
             }
-            _ => self.predicate(),
+            _ => Ok((self.predicate()?, 1)),
         }
     }
 

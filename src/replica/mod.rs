@@ -141,11 +141,12 @@ pub use space::{
 };
 pub use volume::{
     AutoBalance, BackingImage, DataEngine, DataLocality, Replica, Robustness, SoftAntiAffinity, TopologyTerm, Volume,
+    MAX_VOLUME_REPLICAS,
 };
 
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
-use crate::snapshot::{Cluster, Host};
+use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
 use choice::{Agg, Entry, Pool};
 use prep::Prep;
 use serde::{Deserialize, Serialize};
@@ -315,6 +316,13 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The host attributes the replica scheduler reads (see the table in the module docs).
+pub const ATTRIBUTES: &[AttributeKey] = &[
+    ("im_running", AttributeType::Bool),
+    ("engine_image_ready", AttributeType::Bool),
+    ("v2_disabled", AttributeType::Bool),
+];
+
 /// A boolean host attribute (`true`/`false` JSON values; anything else reads as `default`).
 pub(crate) fn attr_bool(h: &Host, name: &str, default: bool) -> bool {
     h.attribute(name).and_then(|v| v.as_bool()).unwrap_or(default)
@@ -359,6 +367,13 @@ impl ReplicaScheduler {
             explain: false,
             seed: 0,
         })
+    }
+
+    /// The attributes of `cluster` that this engine would silently read as their defaults: keys
+    /// that look like misspellings of [`ATTRIBUTES`], and those keys holding a value that is not
+    /// a boolean. Call it once per snapshot (it visits every attribute of every host).
+    pub fn attribute_warnings(&self, cluster: &Cluster) -> Vec<AttributeWarning> {
+        check_attributes(cluster, ATTRIBUTES)
     }
 
     /// Follows `version`, and takes that version's disk choice.
@@ -760,6 +775,21 @@ impl ReplicaScheduler {
         now: i64,
     ) -> VolumeSchedule {
         let mut list: Vec<Replica> = replicas.to_vec();
+        if volume.number_of_replicas > MAX_VOLUME_REPLICAS {
+            // Refused whole: nothing is created or reused.
+            let message =
+                format!("number of replicas {} is above the limit of {MAX_VOLUME_REPLICAS}", volume.number_of_replicas);
+            list.sort_by(|a, b| a.name.cmp(&b.name));
+            return VolumeSchedule {
+                replicas: list,
+                created: Vec::new(),
+                reused: Vec::new(),
+                wait_seconds: 0,
+                precheck_failure: Some(message),
+                results: Vec::new(),
+                waiting_for_attachment: false,
+            };
+        }
         let usable = list.iter().filter(|r| !r.is_failed() && !r.eviction_requested && r.active && !r.deleted).count();
         let missing = (volume.number_of_replicas as usize).saturating_sub(usable);
         let mut rng = SplitMix64::new(self.seed ^ name_hash(&[&volume.name]));

@@ -118,6 +118,20 @@ pub struct BackingImage {
     pub disk_selector: Vec<String>,
 }
 
+/// The largest `number_of_replicas` the replica scheduler accepts. The work of one
+/// [`schedule_volume`](super::ReplicaScheduler::schedule_volume) call grows with the count, so
+/// it is bounded, far above any replica count a volume needs.
+pub const MAX_VOLUME_REPLICAS: u32 = 100;
+
+fn replica_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = u32::deserialize(d)?;
+    if n > MAX_VOLUME_REPLICAS {
+        let msg = format!("number_of_replicas {n} is above the limit of {MAX_VOLUME_REPLICAS}");
+        return Err(serde::de::Error::custom(msg));
+    }
+    Ok(n)
+}
+
 /// A Longhorn volume, with the fields the scheduler reads. Sizes are bytes, times are seconds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -129,7 +143,9 @@ pub struct Volume {
     pub size: i64,
     /// `status.actualSize`: bytes written (actual-space check).
     pub actual_size: i64,
-    /// `numberOfReplicas`.
+    /// `numberOfReplicas`, at most [`MAX_VOLUME_REPLICAS`] (a larger count is refused when
+    /// read from JSON, and schedules nothing).
+    #[serde(deserialize_with = "replica_count")]
     pub number_of_replicas: u32,
     /// Node tags a node must all carry.
     pub node_selector: Vec<String>,

@@ -110,9 +110,10 @@ impl Request {
     /// # Errors
     ///
     /// [`BuildError::Json`] with the position; a bad selector is reported there too, with the
-    /// expression's own position in the message.
+    /// expression's own position in the message. [`BuildError::NotAnObject`] for an array where
+    /// an object is documented.
     pub fn from_json(json: &str) -> Result<Request, BuildError> {
-        serde_json::from_str(json).map_err(|e| BuildError::from_json(&e))
+        crate::json::from_str(json)
     }
 
     /// Sets the amount of a resource kind per instance.
@@ -184,7 +185,8 @@ impl Request {
     ///
     /// # Errors
     ///
-    /// [`ScheduleError::Request`] for a negative or non-finite resource amount.
+    /// [`ScheduleError::Request`] for a negative or non-finite resource amount, or one whose
+    /// total over `count` instances is not finite.
     pub fn compile(&self, cluster: &Cluster) -> Result<CompiledRequest, ScheduleError> {
         let mut resources = SmallVec::new();
         let mut unknown = SmallVec::new();
@@ -195,6 +197,11 @@ impl Request {
             if !amount.is_finite() || amount < 0.0 {
                 let problem = if amount.is_finite() { "negative" } else { "not finite" };
                 return Err(ScheduleError::Request(BuildError::number("request", kind.clone(), problem, amount)));
+            }
+            if !(amount * f64::from(self.count)).is_finite() {
+                // The overlay adds one amount per placed instance: the total must stay finite.
+                let field = format!("{kind} × count");
+                return Err(ScheduleError::Request(BuildError::number("request", field, "not finite", amount)));
             }
             if amount == 0.0 {
                 continue;

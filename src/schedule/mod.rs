@@ -31,6 +31,10 @@
 mod config;
 mod rank;
 
+/// The largest request `count` a [`Scheduler`] accepts unless
+/// [`SchedulerBuilder::max_count`] says otherwise.
+pub const DEFAULT_MAX_COUNT: u32 = 100_000;
+
 use crate::error::{BuildError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 use crate::filter::{Filter, Rejections};
@@ -156,6 +160,7 @@ pub struct Scheduler {
     host_subset_size: usize,
     seed: u64,
     ties: Ties,
+    max_count: u32,
 }
 
 impl fmt::Debug for Scheduler {
@@ -169,6 +174,7 @@ impl fmt::Debug for Scheduler {
             .field("host_subset_size", &self.host_subset_size)
             .field("seed", &self.seed)
             .field("ties", &self.ties)
+            .field("max_count", &self.max_count)
             .finish()
     }
 }
@@ -236,6 +242,14 @@ impl SchedulerBuilder {
         self
     }
 
+    /// The largest `count` a request may ask for (default [`DEFAULT_MAX_COUNT`]); a larger one
+    /// is refused with [`ScheduleError::CountTooLarge`] before any work. Everything a call
+    /// allocates in proportion to the count (the selections) is bounded by it.
+    pub fn max_count(mut self, max: u32) -> Self {
+        self.draft.max_count = max;
+        self
+    }
+
     /// Validates and builds.
     ///
     /// # Errors
@@ -268,6 +282,7 @@ impl Scheduler {
                 host_subset_size: 1,
                 seed: 0,
                 ties: Ties::HostId,
+                max_count: DEFAULT_MAX_COUNT,
             },
         }
     }
@@ -321,6 +336,9 @@ impl Scheduler {
         cluster: &Cluster,
         request: &Request,
     ) -> Result<Placement, ScheduleError> {
+        if request.count > self.max_count {
+            return Err(ScheduleError::CountTooLarge { count: request.count, max: self.max_count });
+        }
         let compiled = request.compile(cluster)?;
         let Scratch { masks, candidates, ranking, order, overlay, rejections } = scratch;
         overlay.clear();

@@ -130,6 +130,16 @@ impl ClusterEvent {
         !matches!(self, ClusterEvent::MetricsUpdated { .. })
     }
 
+    /// Reads an event from JSON (`{"type": "host_removed", "host": "h1"}`).
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Json`] with the position for malformed JSON, an unknown type or field;
+    /// [`BuildError::NotAnObject`] for an array where an object is documented.
+    pub fn from_json(json: &str) -> Result<ClusterEvent, BuildError> {
+        crate::json::from_str(json)
+    }
+
     /// The name of the host the event is about.
     pub fn host_name(&self) -> &str {
         match self {
@@ -152,12 +162,14 @@ impl Cluster {
     /// [bumps it](ClusterEvent::bumps_generation) (every event but a metrics update).
     ///
     /// Computes in O(hosts / 64) plus the size of the touched host; adding or removing a host
-    /// also copies the name index (O(hosts)).
+    /// also copies the name index (O(hosts)). Each instance the event brings is checked against
+    /// every chunk's instance ids (unique across the cluster): O(hosts / 64) each.
     ///
     /// # Errors
     ///
-    /// [`EventError`] for an unknown host, instance or disk, a host name that exists already, or
-    /// invalid data (negative resources and the other [`BuildError`]s). On error nothing changes.
+    /// [`EventError`] for an unknown host, instance or disk, a host name that exists already, an
+    /// instance id that runs elsewhere already, or invalid data (negative resources and the
+    /// other [`BuildError`]s). On error nothing changes.
     pub fn apply(&self, event: &ClusterEvent) -> Result<Cluster, EventError> {
         let mut next = self.clone();
         next.generation += 1;
@@ -171,6 +183,7 @@ impl Cluster {
                 if self.host_id(&host.name).is_some() {
                     return Err(EventError::HostExists { name: host.name.clone() });
                 }
+                self.unique_instances(host, None)?;
                 self.insert_host(host)?;
                 self.check_service_host(host)?;
             }
@@ -183,6 +196,7 @@ impl Cluster {
             }
             ClusterEvent::HostUpdated { host } => {
                 let id = self.lookup(&host.name)?;
+                self.unique_instances(host, Some(id))?;
                 let mut new = self.host_from_spec(host)?;
                 self.leave_service_host(id);
                 new.service = self.join_service_host(host, id)?;
@@ -215,7 +229,12 @@ impl Cluster {
                 })?;
             }
             ClusterEvent::InstancePlaced { host, instance } => {
+                let other = self.instance_host(&instance.id).map(|other| self.host_name(other).to_owned());
                 self.modify(host, |c, h| {
+                    if let Some(other) = other {
+                        // Instance ids are unique across the cluster, as `Cluster::from_spec` requires.
+                        return Err(BuildError::DuplicateInstance { host: other, id: instance.id.clone() }.into());
+                    }
                     if h.has_instance(&instance.id) {
                         return Err(
                             BuildError::DuplicateInstance { host: host.clone(), id: instance.id.clone() }.into()
@@ -224,6 +243,7 @@ impl Cluster {
                     let inst = c.instance_from_spec(host, instance)?;
                     h.add_usage(&inst.resources, 1.0);
                     h.instances.push(inst);
+                    c.check_totals(h)?;
                     Ok(())
                 })?;
             }
@@ -259,6 +279,18 @@ impl Cluster {
                     h.disks.remove(pos);
                     Ok(())
                 })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses `spec` if one of its instance ids runs on another host than `replacing`
+    /// (instance ids are unique across the cluster). Computes in O(instances × hosts / 64).
+    fn unique_instances(&self, spec: &HostSpec, replacing: Option<HostId>) -> Result<(), EventError> {
+        for inst in &spec.instances {
+            if let Some(other) = self.instance_host(&inst.id).filter(|&o| Some(o) != replacing) {
+                let host = self.host_name(other).to_owned();
+                return Err(BuildError::DuplicateInstance { host, id: inst.id.clone() }.into());
             }
         }
         Ok(())

@@ -19,6 +19,7 @@
 //! filter scheduler: the service state (`up`, `enabled`) stays per node, as other domains cordon
 //! single nodes; the filter-scheduler reader gives every node its host's first entry's state.
 
+mod attribute_check;
 mod attributes;
 mod event;
 mod host;
@@ -29,6 +30,7 @@ mod service;
 mod spec;
 mod topology;
 
+pub use attribute_check::{check_attributes, AttributeKey, AttributeType, AttributeWarning};
 pub use event::{ClusterEvent, StateChange};
 pub use host::{Attributes, Disk, DiskType, Host, HostState, Instance, Labels, Resource, ResourceKinds};
 pub use intern::Interner;
@@ -209,6 +211,9 @@ impl HotDisk {
 struct Chunk {
     hosts: Vec<Option<Arc<Host>>>,
     hot: HotChunk,
+    /// `(id hash, lane)` of every instance in the chunk, sorted: finds an instance id's host
+    /// in O(chunks × log) without a cluster-wide index that every event would copy.
+    instances: Vec<(u32, u8)>,
 }
 
 impl Chunk {
@@ -227,10 +232,18 @@ impl Chunk {
                 disks: Vec::new(),
                 disk_start: [0; CHUNK + 1],
             },
+            instances: Vec::new(),
         }
     }
 
     fn set(&mut self, slot: usize, host: Option<Arc<Host>>, zone_level: Option<usize>, hot_attributes: &[Box<str>]) {
+        // Lanes are below 64, so `slot as u8` is exact.
+        let lane = slot as u8;
+        self.instances.retain(|e| e.1 != lane);
+        if let Some(h) = &host {
+            self.instances.extend(h.instances.iter().map(|i| (names::hash(&i.id), lane)));
+            self.instances.sort_unstable();
+        }
         let hot = &mut self.hot;
         hot.attributes.resize(hot_attributes.len(), [f64::NAN; CHUNK]);
         for (column, name) in hot.attributes.iter_mut().zip(hot_attributes) {
@@ -328,9 +341,10 @@ impl Cluster {
     /// # Errors
     ///
     /// [`BuildError::Json`] with line and column for malformed JSON or a field of the wrong type;
-    /// the validation errors of [`ClusterBuilder::build`] otherwise.
+    /// [`BuildError::NotAnObject`] for an array where an object is documented; the validation
+    /// errors of [`ClusterBuilder::build`] otherwise.
     pub fn from_json(json: &str) -> Result<Cluster, BuildError> {
-        let spec: ClusterSpec = serde_json::from_str(json).map_err(|e| BuildError::from_json(&e))?;
+        let spec: ClusterSpec = crate::json::from_str(json)?;
         Cluster::from_spec(&spec)
     }
 
@@ -437,6 +451,19 @@ impl Cluster {
     /// One past the highest host id ever issued: the length a dense per-host array needs.
     pub fn id_bound(&self) -> usize {
         self.slots
+    }
+
+    /// The host running the instance `id`, if any. Computes in O(hosts / 64 × log instances
+    /// per chunk).
+    pub fn instance_host(&self, id: &str) -> Option<HostId> {
+        let h = names::hash(id);
+        self.chunks.iter().enumerate().find_map(|(c, chunk)| {
+            let start = chunk.instances.partition_point(|e| e.0 < h);
+            chunk.instances[start..].iter().take_while(|e| e.0 == h).find_map(|&(_, lane)| {
+                let host = HostId((c * CHUNK + usize::from(lane)) as u32);
+                self.host(host).filter(|rec| rec.has_instance(id)).map(|_| host)
+            })
+        })
     }
 
     /// The host `id`, or `None` if it was removed or never existed. Computes in O(1).
@@ -854,7 +881,29 @@ impl Cluster {
             host.add_usage(&instance.resources, 1.0);
             host.instances.push(instance);
         }
+        self.check_totals(&host)?;
         Ok(host)
+    }
+
+    /// Refuses a host whose derived totals are not finite although every input number is: the
+    /// limit `(capacity − reserved) × allocation_ratio`, and `used` (the unlisted use plus every
+    /// listed instance's), with the host and the field named.
+    pub(crate) fn check_totals(&self, host: &Host) -> Result<(), BuildError> {
+        for (i, r) in host.resources.iter().enumerate() {
+            let kind = self.kinds.name(ResourceId::from_index(i));
+            let ctx = || format!("host `{}`", host.name);
+            if !r.used.is_finite() {
+                return Err(BuildError::number(ctx(), format!("{kind} used (sum of instances)"), "not finite", r.used));
+            }
+            if !r.limit().is_finite() {
+                let field = format!("{kind} (capacity − reserved) × allocation_ratio");
+                return Err(BuildError::number(ctx(), field, "not finite", r.limit()));
+            }
+            if !r.free().is_finite() {
+                return Err(BuildError::number(ctx(), format!("{kind} free (limit − used)"), "not finite", r.free()));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn instance_from_spec(&mut self, host: &str, spec: &InstanceSpec) -> Result<Instance, BuildError> {

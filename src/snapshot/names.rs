@@ -3,7 +3,7 @@
 use crate::id::HostId;
 
 /// FNV-1a, folded to 32 bits: deterministic on every machine, and fast on short names.
-fn hash(name: &str) -> u32 {
+pub(crate) fn hash(name: &str) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {
         h ^= u64::from(b);

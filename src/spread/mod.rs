@@ -234,7 +234,9 @@ pub use error::{ConstraintError, SpreadError};
 pub use filters::{
     ConstraintFilter, HostPortFilter, MaxReplicasFilter, PlatformFilter, ReadyFilter, SwarmResourceFilter,
 };
-pub use node::{Availability, Role, SwarmNode, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL, SERVICE_TASKS_ATTRIBUTE};
+pub use node::{
+    Availability, Role, SwarmNode, ATTRIBUTES, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL, SERVICE_TASKS_ATTRIBUTE,
+};
 pub use outcome::{Assignment, BranchNote, BranchReport, FilterCount, SpreadExplanation, SpreadOutcome};
 pub use request::{
     Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,

@@ -1,7 +1,7 @@
 //! How a SwarmKit node reads off a placewise host (the table in the [module docs](super)).
 
 use crate::id::Symbol;
-use crate::snapshot::{Cluster, Host, HostSpec, HostState, ResourceSpec};
+use crate::snapshot::{AttributeKey, AttributeType, Cluster, Host, HostSpec, HostState, ResourceSpec};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -10,6 +10,16 @@ pub const HOST_PORTS_LABEL: &str = "host_ports";
 
 /// The host label prefix under which a node's engine labels are stored.
 pub const ENGINE_LABEL_PREFIX: &str = "engine.labels.";
+
+/// The host attributes the spread engine reads (see the table in the module docs).
+pub const ATTRIBUTES: &[AttributeKey] = &[
+    ("engine", AttributeType::Bool),
+    ("hostname", AttributeType::String),
+    ("role", AttributeType::String),
+    ("os", AttributeType::String),
+    ("arch", AttributeType::String),
+    ("ip", AttributeType::String),
+];
 
 /// A string attribute of `host`, `""` when absent or not a string.
 pub(crate) fn str_attribute<'a>(host: &'a Host, name: &str) -> &'a str {

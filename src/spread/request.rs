@@ -430,9 +430,15 @@ impl SpreadRequest {
     ///
     /// # Errors
     ///
-    /// The JSON error, with the position; a bad constraint is reported there too.
+    /// The JSON error, with the position; a bad constraint is reported there too. An array where
+    /// an object is documented (serde's sequence form of a struct) is an error as well.
     pub fn from_json(json: &str) -> Result<SpreadRequest, serde_json::Error> {
-        serde_json::from_str(json)
+        let request: SpreadRequest = serde_json::from_str(json)?;
+        let input: serde_json::Value = serde_json::from_str(json)?;
+        match crate::json::check(&input, &request) {
+            Ok(()) => Ok(request),
+            Err(e) => Err(<serde_json::Error as serde::de::Error>::custom(e)),
+        }
     }
 
     /// Appends a preference (lower precedence than those before it).

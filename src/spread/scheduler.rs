@@ -12,10 +12,11 @@ use super::run::{Entry, NodeState, Run};
 use super::skew::Domains;
 use super::tree::{levels, Tree};
 use super::SpreadError;
-use crate::error::BuildError;
+use crate::error::{BuildError, ScheduleError};
 use crate::filter::Filter;
 use crate::request::{Cx, Request};
-use crate::snapshot::{Cluster, Overlay};
+use crate::schedule::DEFAULT_MAX_COUNT;
+use crate::snapshot::{check_attributes, AttributeWarning, Cluster, Overlay};
 use crate::weigh::Weigher;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -138,6 +139,13 @@ impl SpreadScheduler {
         SpreadSchedulerBuilder::default()
     }
 
+    /// The attributes of `cluster` that this engine would silently read as their defaults: keys
+    /// that look like misspellings of [`ATTRIBUTES`](super::ATTRIBUTES), and those keys holding
+    /// a value of another type. Call it once per snapshot (it visits every attribute).
+    pub fn attribute_warnings(&self, cluster: &Cluster) -> Vec<AttributeWarning> {
+        check_attributes(cluster, node::ATTRIBUTES)
+    }
+
     /// Places `request.tasks` tasks on `cluster`; the snapshot is never changed.
     ///
     /// Costs O(hosts × (levels + filters)) to build the tree and run the pipeline once per
@@ -165,6 +173,10 @@ impl SpreadScheduler {
         cluster: &Cluster,
         request: &SpreadRequest,
     ) -> Result<SpreadOutcome, SpreadError> {
+        if request.tasks > DEFAULT_MAX_COUNT {
+            let error = ScheduleError::CountTooLarge { count: request.tasks, max: DEFAULT_MAX_COUNT };
+            return Err(SpreadError::Request { error });
+        }
         let (levels, skipped) = levels(cluster, request)?;
         for h in &request.hard_spread {
             h.validate()?;
