@@ -166,14 +166,14 @@
 //! machine, 10,000 hosts, 10,000 single-instance requests, `synchronous_commit` on (the full
 //! table, with the batch-size and conflict trade-offs, is in the project README):
 //!
-//! - one process, 8 plans per transaction: 4,591 durable placements/s, no conflicts;
-//! - four processes each serving its own pool of hosts: 3,522/s, no conflicts;
-//! - four processes all planning on the whole cluster: 2,349/s with a quarter of the claims
+//! - one process, 8 plans per transaction: 4,259 durable placements/s, no conflicts;
+//! - four processes each serving its own pool of hosts: 4,141/s, no conflicts;
+//! - four processes all planning on the whole cluster: 2,930/s with a quarter of the claims
 //!   stale at top-64 (they pick the same best hosts), 2 % at top-1,024, none with fit
-//!   validation (2,616/s);
-//! - one transaction per plan: 842/s (a synchronous commit per placement).
+//!   validation (3,973/s);
+//! - one transaction per plan: 896/s (a synchronous commit per placement).
 //!
-//! Loading 100,000 hosts (checkpoint and log) takes 755 ms, 1.06× building the same cluster
+//! Loading 100,000 hosts (checkpoint and log) takes 762 ms, 1.11× building the same cluster
 //! from JSON in memory (`cargo bench -p placewise-postgres --bench load`).
 //!
 //! # Other PostgreSQL-compatible databases
