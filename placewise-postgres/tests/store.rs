@@ -310,3 +310,44 @@ fn processes_serve_partitions_and_overlap_safely() {
     assert_eq!(acknowledged.len(), 18);
     clean(&server.url(), &acknowledged);
 }
+
+/// An agent publishes every kind of inventory change; the tables follow, a metrics update
+/// leaves the host's generation alone, and removing a host removes its claims.
+#[test]
+fn inventory_events_from_an_agent_keep_the_tables_true_to_the_log() {
+    let Some((server, agent)) = setup("inventory_events_from_an_agent_keep_the_tables_true_to_the_log", &["h0", "h1"])
+    else {
+        return;
+    };
+    let s = stacking();
+    let placed =
+        agent.place(&s, &Request::new(2).memory_mb(3000.0), &["a".into(), "b".into()], &RetryPolicy::default());
+    let placed = placed.unwrap();
+    let generation = |host: &str| -> i64 {
+        let mut c = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+        c.query_one("SELECT generation FROM placewise_hosts WHERE name = $1", &[&host]).unwrap().get(0)
+    };
+    let before = generation("h0");
+    let metrics = std::collections::BTreeMap::from([("cpu.percent".to_string(), 55.0)]);
+    agent.publish(ClusterEvent::MetricsUpdated { host: "h0".into(), metrics }).unwrap();
+    assert_eq!(generation("h0"), before, "a metrics update does not stamp the host");
+    agent.publish(ClusterEvent::HostAdded { host: HostSpec::new("h2").vcpus(4.0).memory_mb(2048.0) }).unwrap();
+    agent.publish(ClusterEvent::HostUpdated { host: HostSpec::new("h2").vcpus(4.0).memory_mb(8192.0) }).unwrap();
+    assert_eq!(generation("h2"), agent.seq() as i64);
+    let on_h1: Vec<&str> =
+        placed.committed.iter().filter(|c| c.host_name == "h1").map(|c| c.instance.as_str()).collect();
+    agent.publish(ClusterEvent::HostRemoved { host: "h1".into() }).unwrap();
+    let left: Vec<String> = agent.claims().unwrap().into_iter().map(|c| c.instance).collect();
+    assert!(on_h1.iter().all(|i| !left.iter().any(|l| l == i)), "claims on a removed host go with it");
+    // A refused event changes nothing, in the tables or the log.
+    let seq = agent.seq();
+    assert!(matches!(agent.publish(ClusterEvent::HostRemoved { host: "nope".into() }), Err(SharedError::Event(_))));
+    assert_eq!(agent.refresh().unwrap(), seq);
+    let acknowledged: Vec<(String, String)> = placed
+        .committed
+        .iter()
+        .filter(|c| c.host_name != "h1")
+        .map(|c| (c.instance.clone(), c.host_name.clone()))
+        .collect();
+    clean(&server.url(), &acknowledged);
+}
