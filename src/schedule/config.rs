@@ -134,6 +134,9 @@ pub struct SchedulerConfig {
     pub seed: u64,
     /// How ties end (default: the previous round's order).
     pub ties: Ties,
+    /// The largest instance count a request may ask for (`max_request_count`, default
+    /// [`DEFAULT_MAX_COUNT`](super::DEFAULT_MAX_COUNT)); see [`SchedulerBuilder::max_count`].
+    pub max_count: u32,
 }
 
 impl Default for SchedulerConfig {
@@ -145,6 +148,7 @@ impl Default for SchedulerConfig {
             allocation_ratios: BTreeMap::new(),
             seed: 0,
             ties: Ties::PreviousOrder,
+            max_count: super::DEFAULT_MAX_COUNT,
         }
     }
 }
@@ -211,6 +215,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "metrics_weight_of_unavailable",
     "service_down_time",
     "random_seed",
+    "max_request_count",
 ];
 
 impl SchedulerConfig {
@@ -275,6 +280,12 @@ impl SchedulerConfig {
                 number(key, value)?;
             }
             "random_seed" | "seed" => self.seed = integer(key, value)? as u64,
+            "max_request_count" => {
+                let max = integer(key, value)?;
+                self.max_count = u32::try_from(max).ok().filter(|&m| m >= 1).ok_or_else(|| {
+                    config_error(format!("max_request_count must be from 1 to {}, not {max}", u32::MAX))
+                })?;
+            }
             k if MULTIPLIER_DEFAULTS.iter().any(|d| d.0 == k) => {
                 let m = number(key, value)?;
                 if k == "image_props_weight_multiplier" && m != 0.0 {
@@ -312,8 +323,11 @@ impl SchedulerConfig {
     ///
     /// As [`build`](SchedulerConfig::build), for the names.
     pub fn builder(&self) -> Result<SchedulerBuilder, BuildError> {
-        let mut builder =
-            Scheduler::builder().host_subset_size(self.options.host_subset_size).seed(self.seed).ties(self.ties);
+        let mut builder = Scheduler::builder()
+            .host_subset_size(self.options.host_subset_size)
+            .seed(self.seed)
+            .ties(self.ties)
+            .max_count(self.max_count);
         for name in &self.enabled_filters {
             builder = builder.filter_boxed(registry::filter(name, &self.options)?);
         }
@@ -424,6 +438,7 @@ impl From<SchedulerConfig> for Value {
             );
         }
         out.insert("random_seed".into(), c.seed.into());
+        out.insert("max_request_count".into(), c.max_count.into());
         out.insert("ties".into(), serde_json::to_value(c.ties).unwrap_or(Value::Null));
         Value::Object(out)
     }
@@ -652,5 +667,33 @@ mod tests {
         assert!(SchedulerConfig::from_json(r#"{"host_subset_size": 0}"#).is_err());
         assert!(SchedulerConfig::from_json(r#"{"max_io_ops_per_host": "x"}"#).is_err());
         assert!(SchedulerConfig::from_json(r#"{"image_props_weight_multiplier": 1.0}"#).is_err());
+    }
+}
+
+#[cfg(test)]
+mod max_count_tests {
+    use super::SchedulerConfig;
+    use crate::error::ScheduleError;
+    use crate::request::Request;
+    use crate::snapshot::{Cluster, HostSpec};
+
+    #[test]
+    fn max_request_count_bounds_requests_and_round_trips() {
+        let c = SchedulerConfig::from_json(r#"{"enabled_filters": "ComputeFilter", "max_request_count": 5}"#).unwrap();
+        assert_eq!(c.max_count, 5);
+        let again: SchedulerConfig = serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
+        assert_eq!(again.max_count, 5);
+        let cluster = Cluster::builder().host(HostSpec::new("h1")).build().unwrap();
+        let s = c.build().unwrap();
+        assert!(s.schedule(&cluster, &Request::new(5)).is_ok());
+        assert_eq!(
+            s.schedule(&cluster, &Request::new(6)).unwrap_err(),
+            ScheduleError::CountTooLarge { count: 6, max: 5 }
+        );
+        for bad in ["0", "-1", "4294967296", "\"many\""] {
+            let json = format!(r#"{{"max_request_count": {bad}}}"#);
+            assert!(SchedulerConfig::from_json(&json).is_err(), "{bad}");
+        }
+        assert_eq!(SchedulerConfig::default().max_count, crate::schedule::DEFAULT_MAX_COUNT);
     }
 }
