@@ -186,7 +186,9 @@
 //! # Running it on your own store and bus
 //!
 //! `SharedCluster` is the in-process reference of a contract any transactional store can
-//! implement. Hosts are rows (or keys), a claim is a conditional write, the log is a topic.
+//! implement ([`SharedState`]). Hosts are rows (or keys), a claim is a conditional write, the
+//! log is a topic. The `placewise-postgres` workspace crate is the finished PostgreSQL store;
+//! the sketches below are for other stores.
 //!
 //! **Claims and generations in SQL.** Keep a `hosts` table with a `version` column, bumped by
 //! every change to the host, and a `claims` table. A scheduler reads hosts with their versions
