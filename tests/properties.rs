@@ -541,6 +541,43 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(192))]
+
+    /// A round that keeps no ranking (a request for one instance, or every round with
+    /// `host_subset_size` > 1) takes the one-pass pick; asking for a score breakdown takes the
+    /// ranking path. Both give the same hosts, the same scores bit for bit, and the same
+    /// explanation, over clusters of several 64-host chunks.
+    #[test]
+    fn the_one_pass_pick_equals_the_ranking_path(
+        hosts in prop::collection::vec(gen_host(), 1..=200),
+        req in gen_request(),
+        one in any::<bool>(),
+        verdicts in any::<bool>(),
+        sched in gen_scheduler(prop_oneof![2 => Just(1usize), 1 => 2..=5usize, 1 => 60..=70usize]),
+    ) {
+        let cluster = build(&hosts);
+        let scheduler = sched.build();
+        let mut request = req.to_request();
+        if one {
+            request.count = 1;
+        }
+        let mut options = ExplainOptions::default();
+        options.verdicts = verdicts;
+        let fast = scheduler.schedule(&cluster, &request.clone().explain(options)).unwrap();
+        options.top = 1;
+        let mut ranked = scheduler.schedule(&cluster, &request.explain(options)).unwrap();
+        prop_assert!(fast.explanation.top.is_empty());
+        prop_assert_eq!(ranked.explanation.top.len(), usize::from(!ranked.selections.is_empty()));
+        ranked.explanation.top.clear();
+        for (a, b) in fast.selections.iter().zip(&ranked.selections) {
+            let bits = |s: &[f64]| s.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&a.scores), bits(&b.scores));
+        }
+        prop_assert_eq!(fast, ranked);
+    }
+}
+
 /// Many seeds over a fixed cluster: the pick is not always the same host (the seed is used), and
 /// a given seed is reproducible across schedulers built alike.
 #[test]

@@ -122,6 +122,15 @@ impl Rejections {
         self.error.get_or_insert(error);
     }
 
+    /// Puts the counts added since the first `from` in filter order, keeping each filter's own
+    /// order: what a filter-by-filter pass over all chunks would have added, for a pass that ran
+    /// chunk by chunk.
+    pub(crate) fn order_by_filter(&mut self, from: usize) {
+        if let Some(tail) = self.counts.get_mut(from..) {
+            tail.sort_by_key(|c| c.0);
+        }
+    }
+
     /// The error recorded by [`fail`](Rejections::fail), taken out.
     pub fn take_error(&mut self) -> Option<ScheduleError> {
         self.error.take()
@@ -142,6 +151,30 @@ impl Rejections {
         }
         if let Some(hosts) = &mut self.hosts {
             hosts.push(Rejected { host, filter, reason, instance: self.instance });
+        }
+    }
+
+    /// Records every set lane of `lanes` in chunk `chunk` as rejected with one `reason`: the
+    /// same counts and per-host records as [`reject`](Rejections::reject) lane by lane, at the
+    /// cost of one count update when per-host records are off.
+    #[inline]
+    pub fn reject_lanes(&mut self, chunk: usize, lanes: u64, reason: Reason) {
+        if lanes == 0 {
+            return;
+        }
+        let filter = self.filter;
+        let n = lanes.count_ones();
+        match self.counts.iter_mut().rev().find(|c| c.0 == filter && c.1 == reason) {
+            Some(c) => c.2 += n,
+            None => self.counts.push((filter, reason, n)),
+        }
+        if let Some(hosts) = &mut self.hosts {
+            let mut rest = lanes;
+            while rest != 0 {
+                let host = HostId((chunk as u32) << 6 | rest.trailing_zeros());
+                hosts.push(Rejected { host, filter, reason, instance: self.instance });
+                rest &= rest - 1;
+            }
         }
     }
 

@@ -30,6 +30,7 @@
 
 mod config;
 mod rank;
+mod single;
 
 /// The largest request `count` a [`Scheduler`] accepts unless
 /// [`SchedulerBuilder::max_count`] says otherwise.
@@ -127,6 +128,7 @@ pub struct Scratch {
     order: Vec<u32>,
     overlay: Overlay,
     rejections: Rejections,
+    one_pass: single::OnePass,
 }
 
 impl Scratch {
@@ -340,7 +342,7 @@ impl Scheduler {
             return Err(ScheduleError::CountTooLarge { count: request.count, max: self.max_count });
         }
         let compiled = request.compile(cluster)?;
-        let Scratch { masks, candidates, ranking, order, overlay, rejections } = scratch;
+        let Scratch { masks, candidates, ranking, order, overlay, rejections, one_pass } = scratch;
         overlay.clear();
         rejections.clear(request.explain.verdicts);
         masks.clear();
@@ -363,6 +365,11 @@ impl Scheduler {
             && self.host_local(&Cx::new(cluster, request, &compiled, overlay, 0), &filter_states)
             && !bypass;
 
+        // A round whose ranking is not kept needs no candidate list: one pass filters and folds
+        // the weighers' extremes, a second scores the survivors (see `single`).
+        let single = self.ties == Ties::HostId && request.explain.top == 0 && (request.count <= 1 || !incremental);
+        let mut available = 0;
+
         let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
         let mut selections = Vec::with_capacity(request.count as usize);
         let mut top = Vec::new();
@@ -374,6 +381,22 @@ impl Scheduler {
             instance = i;
             rejections.set_instance(i);
             let cx = Cx::new(cluster, request, &compiled, overlay, i);
+            if single {
+                restrict_hosts(cluster, &request.vm, masks);
+                one_pass.filter_and_fold(self, &cx, &filter_states, &weigher_states, masks, rejections, !bypass, candidates)?;
+                available = one_pass.survivors();
+                if available == 0 || i == request.count {
+                    break;
+                }
+                let Some((host, scores)) =
+                    one_pass.pick(self, &cx, &weigher_states, masks, self.host_subset_size, &mut rng)
+                else {
+                    break;
+                };
+                selections.push(Selection { instance: i, host, host_name: cluster.host_name(host).to_owned(), scores });
+                overlay.consume(host, &compiled.resources);
+                continue;
+            }
             match last.filter(|_| incremental) {
                 // Only the previous pick changed: re-check and re-weigh that one host.
                 Some(c) => {
@@ -408,6 +431,7 @@ impl Scheduler {
             if let Some(error) = rejections.take_error() {
                 return Err(error);
             }
+            available = candidates.len() as u32;
             if candidates.is_empty() || i == request.count {
                 break;
             }
@@ -427,7 +451,7 @@ impl Scheduler {
         }
 
         let cx = Cx::new(cluster, request, &compiled, overlay, instance);
-        let explanation = self.explain(&cx, &filter_states, hosts, candidates, rejections, top);
+        let explanation = self.explain(&cx, &filter_states, hosts, available, rejections, top);
         Ok(Placement { requested: request.count, selections, explanation })
     }
 
@@ -602,7 +626,7 @@ impl Scheduler {
         cx: &Cx<'_>,
         states: &[Prepared],
         hosts: u32,
-        candidates: &[HostId],
+        available: u32,
         rejections: &Rejections,
         top: Vec<RankedHost>,
     ) -> Explanation {
@@ -649,7 +673,7 @@ impl Scheduler {
         }
         Explanation {
             hosts,
-            available: candidates.len() as u32,
+            available,
             instance: cx.instance(),
             rejections: counts,
             verdicts,

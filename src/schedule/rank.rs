@@ -436,23 +436,8 @@ impl Ranking {
                 let bounds = self.bounds[w];
                 let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
                 let raw = &self.raw[w * cap..w * cap + n];
-                if self.per_host[w] {
-                    let mults = &self.mults[w * cap..w * cap + n];
-                    for ((s, &r), &m) in out.iter_mut().zip(raw).zip(mults) {
-                        *s += m * bounds.normalized(r, min, max);
-                    }
-                } else if !Bounds::usable(min, max) {
-                    // Every normalised value is 0, exactly as `Bounds::normalized` gives.
-                    let m = x.multiplier;
-                    out.iter_mut().for_each(|s| *s += m * 0.0);
-                } else {
-                    let (m, range) = (x.multiplier, max - min);
-                    for (s, &r) in out.iter_mut().zip(raw) {
-                        let v = bounds.clamp(r);
-                        let norm = if v.is_nan() { 0.0 } else { (v - min) / range };
-                        *s += m * norm;
-                    }
-                }
+                let mults = self.per_host[w].then(|| &self.mults[w * cap..w * cap + n]);
+                add_terms(out, raw, mults, x.multiplier, bounds, min, max);
                 w += 1;
             }
         }
@@ -548,6 +533,37 @@ impl Ranking {
             return Some(best);
         }
         (0..self.n).reduce(|best, c| if self.rank(tiers, candidates, c, best) == Ordering::Less { c } else { best })
+    }
+}
+
+/// Adds one weigher's terms to a tier's score column: `out[c] += m × normalised(raw[c])` over
+/// `[min, max]`, where `m` is `mults[c]` for a weigher with per-host multipliers and
+/// `multiplier` otherwise. Every path that scores a column uses it, so they agree bit for bit
+/// with [`Bounds::normalized`] one host at a time.
+#[inline]
+pub(super) fn add_terms(
+    out: &mut [f64],
+    raw: &[f64],
+    mults: Option<&[f64]>,
+    multiplier: f64,
+    bounds: Bounds,
+    min: f64,
+    max: f64,
+) {
+    if let Some(mults) = mults {
+        for ((s, &r), &m) in out.iter_mut().zip(raw).zip(mults) {
+            *s += m * bounds.normalized(r, min, max);
+        }
+    } else if !Bounds::usable(min, max) {
+        // Every normalised value is 0, exactly as `Bounds::normalized` gives.
+        out.iter_mut().for_each(|s| *s += multiplier * 0.0);
+    } else {
+        let range = max - min;
+        for (s, &r) in out.iter_mut().zip(raw) {
+            let v = bounds.clamp(r);
+            let norm = if v.is_nan() { 0.0 } else { (v - min) / range };
+            *s += multiplier * norm;
+        }
     }
 }
 

@@ -421,7 +421,7 @@ impl crate::filter::Filter for PartitionFilter {
             self.partitions.iter().filter_map(|p| symbols.get(p)).fold(0, |m, value| m | labels.mask(key, value))
         });
         let pass = mask & members;
-        rejected.check_lanes(chunk, mask & !pass, |_| crate::filter::Verdict::reject(0));
+        rejected.reject_lanes(chunk, mask & !pass, crate::filter::Reason(0));
         pass
     }
 

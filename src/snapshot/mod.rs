@@ -120,12 +120,21 @@ pub struct HotChunk {
     pub free: [[f64; CHUNK]; HOT_RESOURCES],
     /// Physical amount (`capacity − reserved`) of vCPUs, memory and disk, by lane.
     pub physical: [[f64; CHUNK]; HOT_RESOURCES],
+    /// Per kind, the smallest of `free` and `physical` over the live lanes (+∞ when none is
+    /// live): an amount up to this fits every host of the chunk.
+    pub room: [f64; HOT_RESOURCES],
     /// The domain of the `zone` topology level by lane ([`DomainId::NONE`] when unset).
     pub zone: [DomainId; CHUNK],
     /// Lanes holding a host.
     pub live: u64,
     /// Lanes whose host is up, enabled, not cordoned and not evicting.
     pub schedulable: u64,
+    /// Lanes whose host is up ([`HostState::up`]).
+    pub up: u64,
+    /// Lanes whose host is enabled ([`HostState::enabled`]).
+    pub enabled: u64,
+    /// Lanes whose host is cordoned ([`HostState::cordoned`]).
+    pub cordoned: u64,
     /// The label index of the chunk.
     pub labels: ChunkLabels,
     /// The cluster's hot numeric attributes ([`Cluster::hot_attributes`]) by lane, in the
@@ -223,9 +232,13 @@ impl Chunk {
             hot: HotChunk {
                 free: [[0.0; CHUNK]; HOT_RESOURCES],
                 physical: [[0.0; CHUNK]; HOT_RESOURCES],
+                room: [f64::INFINITY; HOT_RESOURCES],
                 zone: [DomainId::NONE; CHUNK],
                 live: 0,
                 schedulable: 0,
+                up: 0,
+                enabled: 0,
+                cordoned: 0,
                 labels: ChunkLabels::default(),
                 attributes: Vec::new(),
                 attributed: 0,
@@ -254,6 +267,9 @@ impl Chunk {
         hot.set_disks(slot, host.as_deref().map_or(&[], |h| &h.disks));
         hot.live &= !bit;
         hot.schedulable &= !bit;
+        hot.up &= !bit;
+        hot.enabled &= !bit;
+        hot.cordoned &= !bit;
         hot.attributed &= !bit;
         hot.zone[slot] = DomainId::NONE;
         for r in 0..HOT_RESOURCES {
@@ -270,10 +286,21 @@ impl Chunk {
             if h.attributes().next().is_some() {
                 hot.attributed |= bit;
             }
-            if h.state.schedulable() {
-                hot.schedulable |= bit;
-            }
+            let state = h.state;
+            hot.schedulable |= bit * u64::from(state.schedulable());
+            hot.up |= bit * u64::from(state.up);
+            hot.enabled |= bit * u64::from(state.enabled);
+            hot.cordoned |= bit * u64::from(state.cordoned);
             hot.zone[slot] = zone_level.map_or(DomainId::NONE, |l| h.domain(l));
+        }
+        for r in 0..HOT_RESOURCES {
+            let mut least = f64::INFINITY;
+            for lane in 0..CHUNK {
+                if hot.live >> lane & 1 == 1 {
+                    least = least.min(hot.free[r][lane].min(hot.physical[r][lane]));
+                }
+            }
+            hot.room[r] = least;
         }
         if slot == self.hosts.len() {
             self.hosts.push(host);

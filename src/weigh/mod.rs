@@ -18,6 +18,7 @@ pub mod builtin;
 use crate::error::ScheduleError;
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
+use crate::snapshot::CHUNK;
 use std::fmt;
 use std::sync::Arc;
 
@@ -127,6 +128,29 @@ pub trait Weigher: Send + Sync {
         }
     }
 
+    /// Raw values of the hosts on the set lanes of `mask` in chunk `chunk` (host `64·chunk + i`
+    /// is lane `i`), written to `out[i]`; other lanes of `out` are left as they are. The
+    /// scheduler's one-pass path (a pick that keeps no ranking) calls this instead of
+    /// [`weigh_batch`](Weigher::weigh_batch). It must give the same values as `weigh_batch`
+    /// would for those hosts. The default gathers the lanes' ids and calls `weigh_batch`;
+    /// override it to read the snapshot's hot columns ([`Cluster::hot_chunk`](crate::Cluster::hot_chunk)) directly.
+    fn weigh_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, out: &mut [f64; CHUNK]) {
+        let mut hosts = [HostId(0); CHUNK];
+        let mut values = [0.0; CHUNK];
+        let n = lanes_of(chunk, mask, &mut hosts);
+        self.weigh_batch(cx, &hosts[..n], &mut values[..n]);
+        for (&h, &v) in hosts[..n].iter().zip(&values[..n]) {
+            out[h.index() % CHUNK] = v;
+        }
+    }
+
+    /// Whether [`validate`](Weigher::validate) can refuse anything. The default says yes, so
+    /// a weigher that overrides `validate` is always asked; one whose `validate` is the default
+    /// may say no, and the scheduler's one-pass path then never calls it.
+    fn validates(&self) -> bool {
+        true
+    }
+
     /// Normalisation bounds; default plain min–max.
     fn bounds(&self) -> Bounds {
         Bounds::NONE
@@ -174,6 +198,10 @@ macro_rules! forward_weigher {
             fn weigh_batch(&self, cx: &Cx<'_>, hosts: &[HostId], out: &mut [f64]) {
                 (**self).weigh_batch(cx, hosts, out)
             }
+            fn weigh_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, out: &mut [f64; CHUNK]) {
+                (**self).weigh_chunk(cx, chunk, mask, out)
+            }
+            fn validates(&self) -> bool { (**self).validates() }
             fn bounds(&self) -> Bounds { (**self).bounds() }
             fn host_local(&self) -> bool { (**self).host_local() }
             fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
@@ -235,6 +263,10 @@ where
     fn bounds(&self) -> Bounds {
         self.bounds
     }
+
+    fn validates(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
@@ -269,4 +301,17 @@ mod tests {
         assert_eq!(boxed.bounds(), Bounds::ZERO_MIN);
         assert_eq!(arc.name(), "id");
     }
+}
+
+/// Writes the ids of the set lanes of `mask` in chunk `chunk` to `out`, in lane order, and
+/// returns how many there are.
+pub(crate) fn lanes_of(chunk: usize, mask: u64, out: &mut [HostId; CHUNK]) -> usize {
+    let mut n = 0;
+    let mut rest = mask;
+    while rest != 0 {
+        out[n] = HostId((chunk as u32) << 6 | rest.trailing_zeros());
+        n += 1;
+        rest &= rest - 1;
+    }
+    n
 }

@@ -33,9 +33,20 @@ impl Filter for ComputeFilter {
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
-        let pass = mask & cx.cluster().hot_chunk(chunk).schedulable;
-        // Only the rejected hosts are looked at one by one, for their reasons.
-        rejected.check_lanes(chunk, mask & !pass, |h| self.check(cx, h));
+        let hot = cx.cluster().hot_chunk(chunk);
+        let pass = mask & hot.schedulable;
+        // The reasons come from the state masks, in `check`'s order, without a host record.
+        let failed = mask & !pass;
+        let down = failed & !hot.up;
+        let disabled = failed & hot.up & !hot.enabled;
+        let cordoned = failed & hot.up & hot.enabled & hot.cordoned;
+        let evicting = failed & !(down | disabled | cordoned);
+        let mut groups = [(down, 0), (disabled, 1), (cordoned, 2), (evicting, 3)];
+        // Reasons enter the counts in lane order, as a lane-by-lane pass would add them.
+        groups.sort_unstable_by_key(|&(lanes, _)| lanes.trailing_zeros());
+        for (lanes, code) in groups {
+            rejected.reject_lanes(chunk, lanes, Reason(code));
+        }
         pass
     }
 

@@ -3,7 +3,7 @@
 //! maximum, fixed or taken from the host's aggregates.
 
 use super::nova::{py_int_as_f64, AggregateNumbers};
-use crate::filter::{Rejections, Verdict};
+use crate::filter::{Reason, Rejections};
 use crate::id::HostId;
 use crate::request::Cx;
 use crate::snapshot::CHUNK;
@@ -106,7 +106,7 @@ impl Counts {
             let max = self.max.get(i).copied().unwrap_or(fixed_max);
             pass |= u64::from(b + placed < max) << lane;
         }
-        rejected.check_lanes(chunk, mask & !pass, |_| Verdict::reject(0));
+        rejected.reject_lanes(chunk, mask & !pass, Reason(0));
         pass
     }
 }

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 fn matching(cx: &Cx<'_>, expr: &CompiledExpr, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
     let hot = cx.cluster().hot_chunk(chunk);
     let pass = mask & expr.matches_chunk(&hot.labels, hot.live, cx.cluster().symbols());
-    rejected.check_lanes(chunk, mask & !pass, |_| Verdict::reject(0));
+    rejected.reject_lanes(chunk, mask & !pass, Reason(0));
     pass
 }
 

@@ -75,6 +75,10 @@ impl Filter for ResourceFilter {
         if pass != 0 {
             let hot = cx.cluster().hot_chunk(chunk);
             for &(kind, want) in wanted {
+                if want <= hot.room[kind.index()] {
+                    // Every live host of the chunk has room.
+                    continue;
+                }
                 let (free, physical) = (&hot.free[kind.index()], &hot.physical[kind.index()]);
                 let mut fits = 0u64;
                 for lane in 0..CHUNK {
@@ -82,7 +86,7 @@ impl Filter for ResourceFilter {
                 }
                 let failed = pass & !fits;
                 if failed != 0 {
-                    rejected.check_lanes(chunk, failed, |_| Verdict::reject(kind.0));
+                    rejected.reject_lanes(chunk, failed, Reason(kind.0));
                     pass &= fits;
                 }
             }

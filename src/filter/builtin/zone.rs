@@ -133,7 +133,7 @@ impl Filter for AvailabilityZoneFilter {
             }
         }
         pass &= mask;
-        rejected.check_lanes(chunk, mask & !pass, |_| Verdict::reject(0));
+        rejected.reject_lanes(chunk, mask & !pass, Reason(0));
         pass
     }
 

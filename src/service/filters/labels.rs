@@ -45,7 +45,7 @@ impl Filter for HostLabelsFilter {
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
         let hot = cx.cluster().hot_chunk(chunk);
         let pass = mask & self.compiled(cx).matches_chunk(&hot.labels, hot.live, cx.cluster().symbols());
-        rejected.check_lanes(chunk, mask & !pass, |_| Verdict::reject(0));
+        rejected.reject_lanes(chunk, mask & !pass, Reason(0));
         pass
     }
 

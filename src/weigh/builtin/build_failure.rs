@@ -67,6 +67,10 @@ impl Weigher for BuildFailureWeigher {
         true
     }
 
+    fn validates(&self) -> bool {
+        false
+    }
+
     fn host_local(&self) -> bool {
         true
     }

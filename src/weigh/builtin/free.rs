@@ -69,8 +69,35 @@ impl Weigher for FreeResourceWeigher {
         }
     }
 
+    fn weigh_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, out: &mut [f64; CHUNK]) {
+        let r = self.kind.index();
+        if r >= HOT_RESOURCES {
+            let mut rest = mask;
+            while rest != 0 {
+                let lane = rest.trailing_zeros() as usize;
+                out[lane] = cx.free(HostId::from_index(chunk * CHUNK + lane), self.kind);
+                rest &= rest - 1;
+            }
+            return;
+        }
+        // The whole column, then the lanes earlier picks changed: the same values as
+        // `weigh_batch`.
+        *out = cx.cluster().hot_chunk(chunk).free[r];
+        let overlay = cx.overlay();
+        let mut touched = overlay.touched_mask(chunk) & mask;
+        while touched != 0 {
+            let lane = touched.trailing_zeros() as usize;
+            out[lane] -= overlay.used(HostId::from_index(chunk * CHUNK + lane), self.kind);
+            touched &= touched - 1;
+        }
+    }
+
     fn bounds(&self) -> Bounds {
         Bounds::ZERO_MIN
+    }
+
+    fn validates(&self) -> bool {
+        false
     }
 
     fn host_local(&self) -> bool {

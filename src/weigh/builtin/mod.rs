@@ -73,6 +73,10 @@ macro_rules! nova_weigher {
                 true
             }
 
+            fn validates(&self) -> bool {
+                false
+            }
+
             fn host_local(&self) -> bool {
                 true
             }

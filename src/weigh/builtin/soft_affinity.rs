@@ -124,6 +124,10 @@ impl Weigher for ServerGroupSoftAffinityWeigher {
         true
     }
 
+    fn validates(&self) -> bool {
+        false
+    }
+
     fn host_local(&self) -> bool {
         true
     }

@@ -78,6 +78,10 @@ impl Weigher for ServerGroupSoftAntiAffinityWeigher {
         true
     }
 
+    fn validates(&self) -> bool {
+        false
+    }
+
     fn host_local(&self) -> bool {
         true
     }

@@ -1,0 +1,465 @@
+//! The one-pass pick: for a round whose ranking is not kept (a request for one instance, or
+//! every round of a request that re-ranks from scratch), no candidate list and no per-weigher
+//! score vector is materialised.
+//!
+//! 1. **Filter and fold.** Chunk by chunk, the filters cut the chunk's mask, then every weigher
+//!    writes the survivors' raw values into a 64-lane buffer ([`Weigher::weigh_chunk`]) and its
+//!    clamped extremes are folded in. Only the candidate masks are written.
+//! 2. **Score and keep.** Over the chunks that kept a host, the weighers write the raw values
+//!    again, the tier scores are computed column-wise with the ranking's own arithmetic
+//!    ([`add_terms`]), and the best `k` are kept in a heap whose root is the worst kept. A chunk
+//!    whose best tier-0 score is below the root's cannot change the heap and is skipped after
+//!    one vector pass.
+//!
+//! The answers are those of the ranking path, bit for bit: the filters see the same masks
+//! (chunk-major instead of filter-major; each filter's calls come in the same order, and the
+//! rejection counts this round adds are put back in filter order), the extremes are the same
+//! (minimum and maximum do not depend on the order, and the sign of a zero extreme changes no
+//! score), the scores come from the same function, and the heap keeps the same hosts as the
+//! ranking's selection under the same comparison. A filter or weigher error is reported by
+//! replaying the round the usual way, so even the error is the one the ranking path gives.
+
+use super::rank::add_terms;
+use super::Scheduler;
+use crate::error::ScheduleError;
+use crate::filter::Rejections;
+use crate::id::HostId;
+use crate::request::{Cx, Prepared};
+use crate::rng::SplitMix64;
+use crate::snapshot::{push_lanes, CHUNK};
+use crate::weigh::Bounds;
+use std::cmp::Ordering;
+
+/// Buffers of the one-pass path, kept in the scheduler's scratch.
+#[derive(Debug, Default)]
+pub(super) struct OnePass {
+    /// Each weigher's clamped `(lo, hi)` over the survivors.
+    extremes: Vec<(f64, f64)>,
+    /// Each weigher's raw values for the chunk at hand.
+    raw: Vec<[f64; CHUNK]>,
+    /// Per chunk and weigher (`chunk · weighers + w`): the clamped extremes of the survivors.
+    chunk_extremes: Vec<(f64, f64)>,
+    /// Per chunk: an upper bound of its survivors' tier-0 scores.
+    ceilings: Vec<f64>,
+    /// Each tier's scores for the chunk at hand.
+    lanes: Vec<[f64; CHUNK]>,
+    /// Per-host multipliers for the chunk at hand (weighers that have them).
+    mults: Vec<f64>,
+    /// Kept hosts: slot `i` is `kept[i]` with tier scores `kept_scores[i·tiers..]`; the last
+    /// slot holds the host being compared.
+    kept: Vec<HostId>,
+    kept_scores: Vec<f64>,
+    /// Heap of kept slots, the worst at the root.
+    heap: Vec<u32>,
+    /// The candidate masks before this round's filters, to replay them on an error.
+    backup: Vec<u64>,
+    /// Hosts that passed this round.
+    survivors: u32,
+}
+
+impl OnePass {
+    /// Hosts that passed the last [`filter_and_fold`](OnePass::filter_and_fold).
+    pub(super) fn survivors(&self) -> u32 {
+        self.survivors
+    }
+
+    /// Filters the candidate masks chunk by chunk and folds every weigher's extremes over the
+    /// survivors (only when at least two survive are they used, as in the ranking).
+    ///
+    /// # Errors
+    ///
+    /// The error the ranking path reports for this round: a filter's, or a weigher's
+    /// validation (with two or more survivors).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn filter_and_fold(
+        &mut self,
+        scheduler: &Scheduler,
+        cx: &Cx<'_>,
+        filter_states: &[Prepared],
+        weigher_states: &[Prepared],
+        masks: &mut [u64],
+        rejections: &mut Rejections,
+        filter: bool,
+        candidates: &mut Vec<HostId>,
+    ) -> Result<(), ScheduleError> {
+        let count = scheduler.tiers.iter().map(Vec::len).sum::<usize>();
+        self.extremes.clear();
+        self.extremes.resize(count, (f64::INFINITY, f64::NEG_INFINITY));
+        self.raw.resize(count, [0.0; CHUNK]);
+        self.chunk_extremes.resize(masks.len() * count, (0.0, 0.0));
+        let bounds: smallvec::SmallVec<[Bounds; 8]> =
+            scheduler.tiers.iter().flatten().map(|x| x.weigher.bounds()).collect();
+        let validating = scheduler.tiers.iter().flatten().any(|x| x.weigher.validates());
+        self.backup.clear();
+        self.backup.extend_from_slice(masks);
+        let from = rejections.counts().len();
+        let mut survivors = 0u32;
+        let mut invalid = false;
+        let mut ids = [HostId(0); CHUNK];
+        let mut keep = [0u64; CHUNK];
+        for chunk in 0..masks.len() {
+            if masks[chunk] == 0 {
+                continue;
+            }
+            if filter {
+                scheduler.run_filters(cx, filter_states, cx.instance(), chunk, &mut masks[chunk..=chunk], rejections);
+            }
+            let m = masks[chunk];
+            if m == 0 {
+                continue;
+            }
+            survivors += m.count_ones();
+            keep_of(m, &mut keep);
+            let n = if validating { crate::weigh::lanes_of(chunk, m, &mut ids) } else { 0 };
+            for (w, x) in scheduler.tiers.iter().flatten().enumerate() {
+                let wcx = cx.with_state(weigher_states[w].as_deref());
+                if validating && x.weigher.validates() && x.weigher.validate(&wcx, &ids[..n]).is_err() {
+                    invalid = true;
+                }
+                x.weigher.weigh_chunk(&wcx, chunk, m, &mut self.raw[w]);
+                // A set minimum bound is the range's minimum; the survivors' own minimum is
+                // only a negative multiplier's ceiling.
+                let (lo, hi) = fold(&self.raw[w], &keep, bounds[w], x.multiplier < 0.0);
+                self.chunk_extremes[chunk * count + w] = (lo, hi);
+                let e = &mut self.extremes[w];
+                if lo < e.0 {
+                    e.0 = lo;
+                }
+                if hi > e.1 {
+                    e.1 = hi;
+                }
+            }
+        }
+        self.survivors = survivors;
+        let failed = rejections.take_error();
+        if failed.is_some() {
+            // Replay the round filter by filter so the error is the one that path reports.
+            masks.copy_from_slice(&self.backup);
+            scheduler.run_filters(cx, filter_states, cx.instance(), 0, masks, rejections);
+            invalid = true;
+        } else {
+            rejections.order_by_filter(from);
+        }
+        if invalid {
+            // The ranking validates every weigher over the whole candidate list, in order, when
+            // two or more are left, and only then reports a filter's error.
+            candidates.clear();
+            for (c, &m) in masks.iter().enumerate() {
+                push_lanes(candidates, c, m);
+            }
+            if candidates.len() >= 2 {
+                for (w, x) in scheduler.tiers.iter().flatten().enumerate() {
+                    x.weigher.validate(&cx.with_state(weigher_states[w].as_deref()), candidates)?;
+                }
+            }
+            if let Some(error) = rejections.take_error().or(failed) {
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// Picks among the survivors of the last [`filter_and_fold`](OnePass::filter_and_fold):
+    /// the best, or with `subset > 1` a seeded random one of the best `subset`. Returns the
+    /// host and its tier scores (all 0 when it was the only survivor); `None` when none
+    /// survived.
+    pub(super) fn pick(
+        &mut self,
+        scheduler: &Scheduler,
+        cx: &Cx<'_>,
+        weigher_states: &[Prepared],
+        masks: &[u64],
+        subset: usize,
+        rng: &mut SplitMix64,
+    ) -> Option<(HostId, Vec<f64>)> {
+        let tiers = scheduler.tiers.len();
+        if self.survivors == 0 {
+            return None;
+        }
+        if self.survivors == 1 {
+            let chunk = masks.iter().position(|&m| m != 0)?;
+            let host = HostId::from_index(chunk * CHUNK + masks[chunk].trailing_zeros() as usize);
+            return Some((host, vec![0.0; tiers]));
+        }
+        let k = subset.min(self.survivors as usize);
+        self.kept.clear();
+        self.kept.resize(k + 1, HostId(0));
+        self.kept_scores.clear();
+        self.kept_scores.resize((k + 1) * tiers, 0.0);
+        self.heap.clear();
+        self.lanes.resize(tiers, [0.0; CHUNK]);
+        self.mults.resize(CHUNK, 0.0);
+        let ranges: smallvec::SmallVec<[(Bounds, f64, f64); 8]> = scheduler
+            .tiers
+            .iter()
+            .flatten()
+            .zip(&self.extremes)
+            .map(|(x, &(lo, hi))| {
+                let bounds = x.weigher.bounds();
+                let (min, max) = bounds.effective(lo, hi);
+                (bounds, min, max)
+            })
+            .collect();
+        // Without per-host multipliers every score is finite, the order is total and the
+        // visiting order cannot change the result: the chunk with the highest ceiling goes
+        // first, and a chunk whose ceiling is below the worst kept score is skipped unweighed.
+        let prunable = tiers > 0 && scheduler.tiers.iter().flatten().all(|x| !x.weigher.per_host_multiplier());
+        let first = if prunable { self.ceilings(scheduler, &ranges, masks) } else { None };
+        let rest = (0..masks.len()).filter(|&c| Some(c) != first);
+        for chunk in first.into_iter().chain(rest) {
+            let m = masks[chunk];
+            if m == 0 {
+                continue;
+            }
+            if prunable && self.heap.len() == k {
+                // With one tier, a host that ties the worst kept one loses on its higher id when
+                // its chunk comes after that host's.
+                let root = self.heap[0] as usize;
+                let (worst, worst_chunk) = (self.kept_scores[root * tiers], self.kept[root].index() / CHUNK);
+                let ceiling = self.ceilings[chunk];
+                if ceiling < worst || (tiers == 1 && ceiling == worst && chunk > worst_chunk) {
+                    continue;
+                }
+            }
+            self.score_chunk(scheduler, cx, weigher_states, &ranges, chunk, m);
+            if tiers > 0 && self.heap.len() == k {
+                let root = self.kept_scores[self.heap[0] as usize * tiers];
+                if let Some(best) = masked_max(&self.lanes[0], m) {
+                    if best < root {
+                        continue;
+                    }
+                }
+            }
+            let mut rest = m;
+            while rest != 0 {
+                let lane = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                self.offer(tiers, k, HostId::from_index(chunk * CHUNK + lane), lane);
+            }
+        }
+        let mut heap = std::mem::take(&mut self.heap);
+        heap.sort_unstable_by(|a, b| self.rank(tiers, *a as usize, *b as usize));
+        let chosen = if k <= 1 { heap[0] } else { heap[rng.below(k)] } as usize;
+        self.heap = heap;
+        let scores = self.kept_scores[chosen * tiers..(chosen + 1) * tiers].to_vec();
+        Some((self.kept[chosen], scores))
+    }
+
+    /// Fills `ceilings` with an upper bound of each chunk's tier-0 scores and returns the chunk
+    /// with the highest. Each term is the weigher's multiplier times the normalised chunk
+    /// extreme it grows towards (and the 0 a NaN value scores), summed in weigher order: every
+    /// step (subtraction, division by a positive range, product, sum) is monotone under
+    /// rounding, so no survivor's score computed the same way can exceed it.
+    fn ceilings(&mut self, scheduler: &Scheduler, ranges: &[(Bounds, f64, f64)], masks: &[u64]) -> Option<usize> {
+        let weighers = ranges.len();
+        let tier0 = &scheduler.tiers[0];
+        self.ceilings.clear();
+        self.ceilings.resize(masks.len(), f64::NEG_INFINITY);
+        let mut best: Option<usize> = None;
+        for (chunk, &m) in masks.iter().enumerate() {
+            if m == 0 {
+                continue;
+            }
+            let mut sum = 0.0;
+            for (w, x) in tier0.iter().enumerate() {
+                let (bounds, min, max) = ranges[w];
+                let (lo, hi) = self.chunk_extremes[chunk * weighers + w];
+                let m = x.multiplier;
+                let term = if !Bounds::usable(min, max) {
+                    m * 0.0
+                } else {
+                    let v = if m >= 0.0 { hi } else { lo };
+                    let grown = m * ((bounds.clamp(v) - min) / (max - min));
+                    // A NaN value (possible only with no minimum bound) scores 0.
+                    if bounds.min.is_none() && !(grown >= m * 0.0) { m * 0.0 } else { grown }
+                };
+                sum += term;
+            }
+            self.ceilings[chunk] = sum;
+            if best.is_none_or(|b| sum > self.ceilings[b]) {
+                best = Some(chunk);
+            }
+        }
+        best
+    }
+
+    /// The tier score columns of chunk `chunk` (lanes of `mask` are meaningful).
+    fn score_chunk(
+        &mut self,
+        scheduler: &Scheduler,
+        cx: &Cx<'_>,
+        weigher_states: &[Prepared],
+        ranges: &[(Bounds, f64, f64)],
+        chunk: usize,
+        mask: u64,
+    ) {
+        let mut w = 0;
+        for (t, tier) in scheduler.tiers.iter().enumerate() {
+            let out = &mut self.lanes[t];
+            out.fill(0.0);
+            for x in tier {
+                let wcx = cx.with_state(weigher_states[w].as_deref());
+                let raw = &mut self.raw[w];
+                x.weigher.weigh_chunk(&wcx, chunk, mask, raw);
+                let mults = if x.weigher.per_host_multiplier() {
+                    let mut rest = mask;
+                    while rest != 0 {
+                        let lane = rest.trailing_zeros() as usize;
+                        let host = HostId::from_index(chunk * CHUNK + lane);
+                        self.mults[lane] = x.weigher.multiplier(&wcx, host, x.multiplier);
+                        rest &= rest - 1;
+                    }
+                    Some(&self.mults[..])
+                } else {
+                    None
+                };
+                let (bounds, min, max) = ranges[w];
+                add_terms(out, raw, mults, x.multiplier, bounds, min, max);
+                w += 1;
+            }
+        }
+    }
+
+    /// Offers `host` (lane `lane` of the score columns) to the heap of the best `k`.
+    fn offer(&mut self, tiers: usize, k: usize, host: HostId, lane: usize) {
+        let incoming = k;
+        self.kept[incoming] = host;
+        for t in 0..tiers {
+            self.kept_scores[incoming * tiers + t] = self.lanes[t][lane];
+        }
+        if self.heap.len() < k {
+            let slot = self.heap.len();
+            self.copy_slot(tiers, incoming, slot);
+            self.heap.push(slot as u32);
+            let mut heap = std::mem::take(&mut self.heap);
+            super::sift_up(&mut heap, slot, &|a: &u32, b: &u32| self.rank(tiers, *a as usize, *b as usize));
+            self.heap = heap;
+        } else if self.rank(tiers, incoming, self.heap[0] as usize) == Ordering::Less {
+            let slot = self.heap[0] as usize;
+            self.copy_slot(tiers, incoming, slot);
+            let mut heap = std::mem::take(&mut self.heap);
+            super::sift_down(&mut heap, 0, &|a: &u32, b: &u32| self.rank(tiers, *a as usize, *b as usize));
+            self.heap = heap;
+        }
+    }
+
+    fn copy_slot(&mut self, tiers: usize, from: usize, to: usize) {
+        self.kept[to] = self.kept[from];
+        self.kept_scores.copy_within(from * tiers..(from + 1) * tiers, to * tiers);
+    }
+
+    /// The ranking's comparison of kept slots: `Less` means `a` ranks first (higher tier
+    /// scores, then the lower host id).
+    fn rank(&self, tiers: usize, a: usize, b: usize) -> Ordering {
+        for t in 0..tiers {
+            match self.kept_scores[b * tiers + t].partial_cmp(&self.kept_scores[a * tiers + t]) {
+                Some(Ordering::Equal) | None => {}
+                Some(o) => return o,
+            }
+        }
+        self.kept[a].cmp(&self.kept[b])
+    }
+}
+
+/// The clamped extremes `(lo, hi)` of the lanes `keep` marks (all ones: kept; zero: dropped),
+/// NaN values skipped. The extremes do not depend on the order, and the sign of a zero extreme
+/// changes no score.
+#[inline]
+fn fold(raw: &[f64; CHUNK], keep: &[u64; CHUNK], bounds: Bounds, lo: bool) -> (f64, f64) {
+    // One loop per shape of the bounds, so each compiles to plain vector operations. A set
+    // bound turns a NaN into a number, so only unbounded values need the NaN-aware steps.
+    match (bounds.min, bounds.max, lo) {
+        (None, None, _) => fold_with::<true>(raw, keep, |v| v, true),
+        // The minimum bound's clamp as one vector max (NaN and smaller values become `min`).
+        // The minimum itself is then needed only for a negative multiplier's ceiling.
+        (Some(min), None, false) => fold_with::<false>(raw, keep, |v| if v > min { v } else { min }, false),
+        (Some(min), None, true) => fold_with::<true>(raw, keep, |v| if v > min { v } else { min }, false),
+        _ => fold_with::<true>(raw, keep, |v| bounds.clamp(v), false),
+    }
+}
+
+/// The extremes of the kept clamped lanes by halving: a dropped lane reads as +∞ for the
+/// minimum and −∞ for the maximum (a bit select), and every step is an element-wise vector min
+/// and max. With `nan`, a NaN never wins a step unless both sides are NaN, so a NaN survives
+/// only where every lane is NaN, which reads as the empty range.
+#[inline(always)]
+fn fold_with<const LO: bool>(
+    raw: &[f64; CHUNK],
+    keep: &[u64; CHUNK],
+    clamp: impl Fn(f64) -> f64,
+    nan: bool,
+) -> (f64, f64) {
+    const HALF: usize = CHUNK / 2;
+    let less = |x: f64, y: f64| if y < x || (nan && x.is_nan()) { y } else { x };
+    let more = |x: f64, y: f64| if y > x || (nan && x.is_nan()) { y } else { x };
+    let gated = |i: usize, fill: f64| {
+        let (v, k) = (clamp(raw[i]).to_bits(), keep[i]);
+        f64::from_bits(v & k | fill.to_bits() & !k)
+    };
+    let mut lo = [0.0; HALF];
+    let mut hi = [0.0; HALF];
+    for i in 0..HALF {
+        if LO {
+            lo[i] = less(gated(i, f64::INFINITY), gated(i + HALF, f64::INFINITY));
+        }
+        hi[i] = more(gated(i, f64::NEG_INFINITY), gated(i + HALF, f64::NEG_INFINITY));
+    }
+    let mut width = HALF / 2;
+    while width > 0 {
+        for i in 0..width {
+            if LO {
+                lo[i] = less(lo[i], lo[i + width]);
+            }
+            hi[i] = more(hi[i], hi[i + width]);
+        }
+        width /= 2;
+    }
+    // Without `LO` the minimum is not asked for: −∞, the loosest.
+    let l = if !LO { f64::NEG_INFINITY } else if lo[0].is_nan() { f64::INFINITY } else { lo[0] };
+    let h = if hi[0].is_nan() { f64::NEG_INFINITY } else { hi[0] };
+    (l, h)
+}
+
+/// Per lane: all ones where `mask` keeps the lane, zero where it drops it.
+#[inline]
+fn keep_of(mask: u64, keep: &mut [u64; CHUNK]) {
+    for (n, lanes) in keep.chunks_exact_mut(4).enumerate() {
+        lanes.copy_from_slice(&KEEP[(mask >> (4 * n) & 15) as usize]);
+    }
+}
+
+/// The lanes [`keep_of`] writes for each 4-bit mask.
+const KEEP: [[u64; 4]; 16] = {
+    let mut table = [[0; 4]; 16];
+    let mut bits = 0;
+    while bits < 16 {
+        let mut lane = 0;
+        while lane < 4 {
+            if bits >> lane & 1 == 1 {
+                table[bits][lane] = u64::MAX;
+            }
+            lane += 1;
+        }
+        bits += 1;
+    }
+    table
+};
+
+/// The largest value on the lanes of `mask`, or `None` when one of them is NaN (the caller then
+/// compares lane by lane).
+#[inline]
+fn masked_max(values: &[f64; CHUNK], mask: u64) -> Option<f64> {
+    let mut hi = [f64::NEG_INFINITY; 8];
+    let mut nan = false;
+    for (g, group) in values.chunks_exact(8).enumerate() {
+        for (j, &v) in group.iter().enumerate() {
+            let on = mask >> (g * 8 + j) & 1 == 1;
+            nan |= on & v.is_nan();
+            let v = if on { v } else { f64::NEG_INFINITY };
+            if v > hi[j] {
+                hi[j] = v;
+            }
+        }
+    }
+    (!nan).then(|| hi.iter().fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a }))
+}
