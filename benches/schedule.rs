@@ -3,6 +3,10 @@
 //! beside a plain "filter all, score all, sort" loop over the same traits, so the gain shows as a
 //! ratio.
 //!
+//! Every group also times the memory floor (`floor`): one read of the hot columns those
+//! requests look at, for every host, with no decision (`support::hot_floor`), so a report can
+//! say how many times the floor a request costs, measured in the same run.
+//!
 //! Run with `cargo bench --bench schedule`.
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
@@ -28,9 +32,15 @@ fn one_instance(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::from_parameter(hosts), &cluster, |b, cluster| {
             b.iter(|| scheduler.schedule_with(&mut scratch, black_box(cluster), black_box(&req)).unwrap())
         });
+        group.bench_with_input(BenchmarkId::new("floor", hosts), &cluster, |b, cluster| {
+            b.iter(|| support::hot_floor(black_box(cluster), FLOOR_LABELS))
+        });
     }
     group.finish();
 }
+
+/// The label pairs the benchmark's selectors read (`tier != bronze`, `maintenance != true`).
+const FLOOR_LABELS: &[(&str, &str)] = &[("tier", "bronze"), ("maintenance", "true")];
 
 fn burst(c: &mut Criterion) {
     let mut group = c.benchmark_group("burst_1000");
@@ -89,6 +99,7 @@ fn fast_vs_plain(c: &mut Criterion) {
         b.iter(|| scheduler.schedule_with(&mut scratch, black_box(&cluster), black_box(&req)).unwrap())
     });
     group.bench_function("plain", |b| b.iter(|| plain_pick(&parts, black_box(&cluster), black_box(&req))));
+    group.bench_function("floor", |b| b.iter(|| support::hot_floor(black_box(&cluster), FLOOR_LABELS)));
     group.finish();
 }
 

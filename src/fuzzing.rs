@@ -19,7 +19,7 @@ use crate::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use crate::request::Request;
 use crate::schedule::{Placement, Scheduler, SchedulerConfig};
 use crate::service::MatchExpr;
-use crate::snapshot::{Cluster, ClusterEvent, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange};
+use crate::snapshot::{Cluster, ClusterEvent, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange, CHUNK};
 use crate::spread::{SpreadRequest, SpreadScheduler};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -99,6 +99,32 @@ pub fn check_hosts(cluster: &Cluster) -> Outcome {
     }
     if live != cluster.len() {
         return Err(format!("len {} but {live} hosts iterate", cluster.len()));
+    }
+    check_chunk_summaries(cluster)
+}
+
+/// Every chunk's state masks and room summary agree with its hosts.
+fn check_chunk_summaries(cluster: &Cluster) -> Outcome {
+    for c in 0..cluster.chunk_count() {
+        let hot = cluster.hot_chunk(c);
+        let mut room = [f64::INFINITY; 3];
+        let (mut up, mut enabled, mut cordoned) = (0u64, 0u64, 0u64);
+        for lane in 0..CHUNK {
+            let Some(host) = cluster.host(HostId::from_index(c * CHUNK + lane)) else { continue };
+            let bit = 1u64 << lane;
+            up |= bit * u64::from(host.state.up);
+            enabled |= bit * u64::from(host.state.enabled);
+            cordoned |= bit * u64::from(host.state.cordoned);
+            for (r, least) in room.iter_mut().enumerate() {
+                *least = least.min(hot.free[r][lane].min(hot.physical[r][lane]));
+            }
+        }
+        if (up, enabled, cordoned) != (hot.up, hot.enabled, hot.cordoned) {
+            return Err(format!("chunk {c}: state masks disagree with its hosts"));
+        }
+        if room.map(f64::to_bits) != hot.room.map(f64::to_bits) {
+            return Err(format!("chunk {c}: room {:?} but its hosts give {room:?}", hot.room));
+        }
     }
     Ok(())
 }

@@ -21,6 +21,14 @@
 //! If an instance finds no host, scheduling stops there: the [`Placement`] holds the instances
 //! placed so far and an [`Explanation`] of the failure. That is an outcome, not an error.
 //!
+//! **One pass.** A round whose ranking is not kept afterwards (a request for one instance, or
+//! every round when the ranking is rebuilt each time anyway, as with a subset size above 1)
+//! builds no candidate list and no score vectors, unless it must report a score breakdown or
+//! keep [`Ties::PreviousOrder`]. One pass over the chunks runs the filters and folds each
+//! weigher's extremes ([`Weigher::weigh_chunk`]); a second scores only the chunks whose upper
+//! bound can still beat the best kept host, highest bound first. The answers, scores and
+//! explanations are those of the ranking path, bit for bit (a property test compares the two).
+//!
 //! **Bursts.** When every filter that runs per instance and every weigher is
 //! [host-local](crate::Filter::host_local) (all built-ins are) and the subset size is 1, a pick
 //! can only change the picked host. The next instance then re-checks and re-weighs that one host
@@ -383,7 +391,16 @@ impl Scheduler {
             let cx = Cx::new(cluster, request, &compiled, overlay, i);
             if single {
                 restrict_hosts(cluster, &request.vm, masks);
-                one_pass.filter_and_fold(self, &cx, &filter_states, &weigher_states, masks, rejections, !bypass, candidates)?;
+                one_pass.filter_and_fold(
+                    self,
+                    &cx,
+                    &filter_states,
+                    &weigher_states,
+                    masks,
+                    rejections,
+                    !bypass,
+                    candidates,
+                )?;
                 available = one_pass.survivors();
                 if available == 0 || i == request.count {
                     break;
@@ -671,14 +688,7 @@ impl Scheduler {
                 verdicts.push(verdict);
             }
         }
-        Explanation {
-            hosts,
-            available,
-            instance: cx.instance(),
-            rejections: counts,
-            verdicts,
-            top,
-        }
+        Explanation { hosts, available, instance: cx.instance(), rejections: counts, verdicts, top }
     }
 }
 

@@ -271,7 +271,11 @@ impl OnePass {
                     let v = if m >= 0.0 { hi } else { lo };
                     let grown = m * ((bounds.clamp(v) - min) / (max - min));
                     // A NaN value (possible only with no minimum bound) scores 0.
-                    if bounds.min.is_none() && !(grown >= m * 0.0) { m * 0.0 } else { grown }
+                    if bounds.min.is_none() && grown.partial_cmp(&(m * 0.0)).is_none_or(Ordering::is_lt) {
+                        m * 0.0
+                    } else {
+                        grown
+                    }
                 };
                 sum += term;
             }
@@ -415,7 +419,13 @@ fn fold_with<const LO: bool>(
         width /= 2;
     }
     // Without `LO` the minimum is not asked for: −∞, the loosest.
-    let l = if !LO { f64::NEG_INFINITY } else if lo[0].is_nan() { f64::INFINITY } else { lo[0] };
+    let l = if !LO {
+        f64::NEG_INFINITY
+    } else if lo[0].is_nan() {
+        f64::INFINITY
+    } else {
+        lo[0]
+    };
     let h = if hi[0].is_nan() { f64::NEG_INFINITY } else { hi[0] };
     (l, h)
 }

@@ -269,6 +269,19 @@ where
     }
 }
 
+/// Writes the ids of the set lanes of `mask` in chunk `chunk` to `out`, in lane order, and
+/// returns how many there are.
+pub(crate) fn lanes_of(chunk: usize, mask: u64, out: &mut [HostId; CHUNK]) -> usize {
+    let mut n = 0;
+    let mut rest = mask;
+    while rest != 0 {
+        out[n] = HostId((chunk as u32) << 6 | rest.trailing_zeros());
+        n += 1;
+        rest &= rest - 1;
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,17 +314,4 @@ mod tests {
         assert_eq!(boxed.bounds(), Bounds::ZERO_MIN);
         assert_eq!(arc.name(), "id");
     }
-}
-
-/// Writes the ids of the set lanes of `mask` in chunk `chunk` to `out`, in lane order, and
-/// returns how many there are.
-pub(crate) fn lanes_of(chunk: usize, mask: u64, out: &mut [HostId; CHUNK]) -> usize {
-    let mut n = 0;
-    let mut rest = mask;
-    while rest != 0 {
-        out[n] = HostId((chunk as u32) << 6 | rest.trailing_zeros());
-        n += 1;
-        rest &= rest - 1;
-    }
-    n
 }

@@ -94,3 +94,30 @@ pub(crate) fn standard_scheduler(ram_multiplier: f64) -> Scheduler {
     }
     builder.build().expect("valid configuration")
 }
+
+/// The memory floor of a pass over the hosts: every hot column a one-instance request of the
+/// benchmarks reads (the state masks, the three free and physical columns, the zone column and
+/// the label masks of `labels`, key = value pairs) read once for every host, folded with xor so
+/// nothing is decided and nothing waits on floating-point arithmetic. Benchmarks report their
+/// fast paths as a multiple of it, measured in the same run.
+pub(crate) fn hot_floor(cluster: &Cluster, labels: &[(&str, &str)]) -> u64 {
+    let symbols = cluster.symbols();
+    let pairs: Vec<_> = labels.iter().filter_map(|(k, v)| Some((symbols.get(k)?, symbols.get(v)?))).collect();
+    let mut acc = 0u64;
+    for c in 0..cluster.chunk_count() {
+        let hot = cluster.hot_chunk(c);
+        acc ^= hot.live ^ hot.schedulable ^ hot.up ^ hot.enabled ^ hot.cordoned;
+        for r in 0..hot.free.len() {
+            for lane in 0..hot.free[r].len() {
+                acc ^= hot.free[r][lane].to_bits() ^ hot.physical[r][lane].to_bits();
+            }
+        }
+        for zone in &hot.zone {
+            acc ^= u64::from(zone.0);
+        }
+        for &(k, v) in &pairs {
+            acc ^= hot.labels.mask(k, v);
+        }
+    }
+    acc
+}
