@@ -85,8 +85,10 @@
 //! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
 //! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
 //! | [`service`] | the edge-site service scheduler: match expressions, filters, four-level ranking, sticky restarts, host-failure state machine, rebalance plans |
+//! | [`capacity`] | how many more fit, where, and what runs out first, for the core scheduler, the replica engine and the spread engine |
 //! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |
 
+pub mod capacity;
 pub mod compat;
 pub mod error;
 pub mod explain;
