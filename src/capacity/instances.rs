@@ -19,8 +19,9 @@ pub enum Method {
     PerHost,
     /// One [`Scheduler::schedule`] of as many instances as the scheduler accepts, which stops at
     /// the first instance that finds no host: used when a filter couples hosts (a legacy affinity
-    /// group, a server group whose instance ids decide membership, nodes sharing a service host)
-    /// or the request bypasses the filters. Costs what that schedule costs: up to
+    /// group, a filter that is not host-local, nodes sharing a service host), when the request
+    /// names a server group other than the legacy one (membership of its own instances goes by
+    /// instance index), or when it bypasses the filters. Costs what that schedule costs: up to
     /// O(copies × hosts × filters).
     Replay,
 }
@@ -92,7 +93,9 @@ pub fn instances(scheduler: &Scheduler, cluster: &Cluster, request: &Request) ->
         scheduler.filters().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
     let coupled = cluster.has_shared_service_hosts()
         || request.vm.bypasses_filters()
-        || request.vm.server_group.is_some()
+        // Server-group membership of the request's own instances goes by instance index, which
+        // a host counted alone does not know; the legacy policy reads only picked hosts.
+        || request.vm.server_group.as_ref().is_some_and(|g| g.policy != "legacy")
         || !scheduler
             .filters()
             .zip(&states)
