@@ -85,12 +85,15 @@ pub struct InstanceCapacity {
 ///
 /// As [`Scheduler::schedule`]: a malformed request, or a filter that cannot prepare for or judge
 /// it.
-pub fn instances(scheduler: &Scheduler, cluster: &Cluster, request: &Request) -> Result<InstanceCapacity, ScheduleError> {
+pub fn instances(
+    scheduler: &Scheduler,
+    cluster: &Cluster,
+    request: &Request,
+) -> Result<InstanceCapacity, ScheduleError> {
     let compiled = request.compile(cluster)?;
     let empty = Overlay::new();
     let cx = Cx::new(cluster, request, &compiled, &empty, 0);
-    let states: SmallVec<[Prepared; 8]> =
-        scheduler.filters().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
+    let states: SmallVec<[Prepared; 8]> = scheduler.filters().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
     let coupled = cluster.has_shared_service_hosts()
         || request.vm.bypasses_filters()
         // Server-group membership of the request's own instances goes by instance index, which
@@ -252,7 +255,8 @@ impl Probe<'_> {
         let mut least = u32::MAX;
         for &(kind, want) in &self.compiled.resources {
             let free = self.overlay.free(self.cluster, self.host, kind) + self.overlay.used(self.host, kind);
-            let n = if want > self.overlay.physical(self.cluster, self.host, kind) { 0.0 } else { (free / want).floor() };
+            let n =
+                if want > self.overlay.physical(self.cluster, self.host, kind) { 0.0 } else { (free / want).floor() };
             least = least.min(if n >= 0.0 && n < f64::from(u32::MAX) { n as u32 } else { 0 });
         }
         least
@@ -352,7 +356,12 @@ mod tests {
     }
 
     fn scheduler() -> Scheduler {
-        Scheduler::builder().filter(ComputeFilter).filter(ResourceFilter::new()).filter(AvailabilityZoneFilter).build().unwrap()
+        Scheduler::builder()
+            .filter(ComputeFilter)
+            .filter(ResourceFilter::new())
+            .filter(AvailabilityZoneFilter)
+            .build()
+            .unwrap()
     }
 
     #[test]

@@ -106,6 +106,12 @@ pub struct DomainCapacity {
 
 impl DomainCapacity {
     fn empty(name: &str, kinds: usize) -> Self {
-        DomainCapacity { name: name.to_owned(), hosts: 0, fits: 0, resources: vec![ResourceUse::default(); kinds], stops: Vec::new() }
+        DomainCapacity {
+            name: name.to_owned(),
+            hosts: 0,
+            fits: 0,
+            resources: vec![ResourceUse::default(); kinds],
+            stops: Vec::new(),
+        }
     }
 }

@@ -127,7 +127,8 @@ mod tests {
 
     #[test]
     fn the_limit_caps_the_count() {
-        let cluster = Cluster::builder().host(HostSpec::new("n1").disk(DiskSpec::new("d1", 100 * G, 100 * G))).build().unwrap();
+        let cluster =
+            Cluster::builder().host(HostSpec::new("n1").disk(DiskSpec::new("d1", 100 * G, 100 * G))).build().unwrap();
         let s = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
         let cap = volumes(&s, &cluster, &Volume::new("v", G, 1), 3).unwrap();
         assert_eq!((cap.total, cap.capped), (3, true));
