@@ -77,9 +77,10 @@ pub struct InstanceCapacity {
 /// replaying the scheduler ([`Method::Replay`]).
 ///
 /// Computes, with [`Method::PerHost`], in O(hosts × filters × log(copies per host)) filter
-/// checks plus one overlay update per copy; compare O(copies × (filters + log hosts)) for one
-/// burst [`schedule`](Scheduler::schedule) of all of them and O(copies² ×…) for asking
-/// `schedule` count by count. Weighers are not consulted: they decide where, not how many.
+/// checks (three per host when the guess is right) plus one overlay update per counted copy,
+/// and allocates O(hosts) for the answer. The plain way, asking `schedule` for a count and
+/// bisecting, costs O(log copies) bursts of up to all the copies; asking count by count costs
+/// O(copies) of them. Weighers are not consulted: they decide where, not how many.
 ///
 /// # Errors
 ///
@@ -113,8 +114,8 @@ pub fn instances(
     };
     let sum: u64 = hosts.iter().map(|h| u64::from(h.fits)).sum();
     let total = sum.min(u64::from(limit));
-    let zones = cluster.topology().zone_level().map(|l| by_domain(cluster, &hosts, &stops, l)).unwrap_or_default();
-    let racks = cluster.topology().level("rack").map(|l| by_domain(cluster, &hosts, &stops, l)).unwrap_or_default();
+    let zones = cluster.topology().zone_level().map(|l| by_domain(cluster, &hosts, l)).unwrap_or_default();
+    let racks = cluster.topology().level("rack").map(|l| by_domain(cluster, &hosts, l)).unwrap_or_default();
     Ok(InstanceCapacity { method, total, capped: sum >= u64::from(limit), hosts, stops, zones, racks })
 }
 
@@ -298,7 +299,7 @@ fn replay(
 
 /// Sums hosts by their domain at topology level `level`; hosts without one form a last entry
 /// named `""`.
-fn by_domain(cluster: &Cluster, hosts: &[HostCapacity], stops: &[Stop], level: usize) -> Vec<DomainCapacity> {
+fn by_domain(cluster: &Cluster, hosts: &[HostCapacity], level: usize) -> Vec<DomainCapacity> {
     let topology = cluster.topology();
     let domains = topology.domains(level);
     let kinds = cluster.resource_kinds().len();
@@ -328,7 +329,6 @@ fn by_domain(cluster: &Cluster, hosts: &[HostCapacity], stops: &[Stop], level: u
     for d in &mut out {
         d.stops.sort_by_key(|&(i, n)| (std::cmp::Reverse(n), i));
     }
-    let _ = stops;
     out.retain(|d| d.hosts > 0);
     out
 }
