@@ -6,7 +6,7 @@ use crate::filter::{Filter, Reason, Rejections};
 use crate::id::{DomainId, HostId, ResourceId};
 use crate::request::{CompiledRequest, Cx, ExplainOptions, Prepared, Request};
 use crate::schedule::Scheduler;
-use crate::snapshot::{Cluster, Overlay};
+use crate::snapshot::{Cluster, Overlay, CHUNK};
 use smallvec::SmallVec;
 
 /// How [`instances`] counted.
@@ -146,7 +146,7 @@ fn per_host(
         have: 0,
     };
     for host in cluster.host_ids() {
-        let kept = masks[host.index() / 64] & (1u64 << (host.index() % 64)) != 0;
+        let kept = masks[host.index() / CHUNK] & (1u64 << (host.index() % CHUNK)) != 0;
         let (fits, key) = if kept { probe.count(host, limit)? } else { (0, Some(None)) };
         let stop = key.map(|k| {
             let i = keys.iter().position(|x| *x == k).unwrap_or_else(|| {
