@@ -232,12 +232,13 @@ fn rack_row(
 ) {
     let _ = writeln!(
         s,
-        r##"<text x="24" y="{}" font-size="13" font-weight="bold" fill="#222">{}</text><text x="24" y="{}" fill="#555">{} hosts</text><text x="24" y="{}" fill="#1b7a3a" font-weight="bold">{} more fit</text>"##,
+        r##"<text x="24" y="{}" font-size="13" font-weight="bold" fill="#222">{}</text><text x="24" y="{}" fill="#555">{} hosts</text><text x="24" y="{}" fill="{}" font-weight="bold">{} more fit</text>"##,
         y + 18.0,
         esc(&rack.name),
         y + 36.0,
         rack.hosts,
         y + 54.0,
+        if rack.fits > 0 { "#1b7a3a" } else { "#888888" },
         rack.fits
     );
     for (i, &(id, head, div, unit)) in cols.iter().enumerate() {
