@@ -1,6 +1,7 @@
 //! How many more tasks a spread service takes before a preference branch runs out: [`tasks`].
 
 use crate::schedule::DEFAULT_MAX_COUNT;
+use crate::snapshot::Cluster;
 use crate::spread::{BranchReport, SpreadError, SpreadOutcome, SpreadRequest, SpreadScheduler, SpreadScratch};
 
 /// One branch of the spread tree, with what it can still take.
@@ -56,7 +57,7 @@ pub struct TaskCapacity {
 /// As [`SpreadScheduler::schedule`]: a request the engine refuses.
 pub fn tasks(
     scheduler: &SpreadScheduler,
-    cluster: &crate::snapshot::Cluster,
+    cluster: &Cluster,
     request: &SpreadRequest,
     limit: u32,
 ) -> Result<TaskCapacity, SpreadError> {
@@ -136,7 +137,7 @@ fn collect(b: &BranchReport, path: &mut Vec<String>, out: &mut Vec<BranchCapacit
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::{Cluster, HostSpec};
+    use crate::snapshot::HostSpec;
     use crate::spread::{Mode, Preference};
 
     #[test]
