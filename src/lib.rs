@@ -65,6 +65,10 @@
 //!   [`SchedulerConfig`] reads a deployer's configuration by name, [`Ties::PreviousOrder`] is
 //!   its selection loop, and [`compat::nova`] replays the reference tool's scenarios, decision
 //!   for decision.
+//! - **How many more fit.** [`capacity`] counts, for the core scheduler, the replica engine and
+//!   the spread engine, how many more instances, volumes or tasks fit, per zone and rack, and
+//!   what runs out first: exact under the engine's own rules, at a cost per host rather than per
+//!   instance.
 //! - **No allocation per host on the hot path.** Candidate lists, scores and the [`Overlay`] of
 //!   virtual consumption live in a reusable [`Scratch`] ([`Scheduler::schedule_with`]).
 //!
@@ -85,8 +89,10 @@
 //! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
 //! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
 //! | [`service`] | the edge-site service scheduler: match expressions, filters, four-level ranking, sticky restarts, host-failure state machine, rebalance plans |
+//! | [`capacity`] | how many more fit, where, and what runs out first, for the core scheduler, the replica engine and the spread engine |
 //! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |
 
+pub mod capacity;
 pub mod compat;
 pub mod error;
 pub mod explain;

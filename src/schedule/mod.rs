@@ -36,6 +36,7 @@
 //! again; only when a weigher's normalisation range moves are all scores recomputed (from the
 //! kept raw values). The answers are the same as recomputing everything, bit for bit.
 
+mod capacity_hook;
 mod config;
 mod rank;
 mod single;

@@ -1,0 +1,112 @@
+//! Capacity ("how many more fit?") on generated clusters (fixed seeds), beside the scheduler
+//! runs it replaces, in the same run so the ratio shows:
+//!
+//! - `capacity/instances` on 1k and 10k hosts: the per-host count of `capacity::instances`;
+//! - `capacity/one_instance` on the same clusters: one `schedule` of a single instance, the unit
+//!   the cost is stated in;
+//! - `capacity/replay` on 10k hosts: one burst `schedule` of as many instances as fit (up to
+//!   the scheduler's `max_count`), the exact fallback `capacity::instances` uses for coupled
+//!   filters;
+//! - `capacity/naive_bisect` on 1k hosts: the naive exact answer, bisecting over the count with
+//!   one burst `schedule` per probe (asking count by count is quadratic and left out).
+//!
+//! Also the replica engine (`capacity/volumes`, 300 nodes) and the spread engine
+//! (`capacity/tasks`, 1k nodes). Run with `cargo bench --bench capacity`.
+#![allow(missing_docs)] // criterion_group! generates undocumented items
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use placewise::capacity;
+use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
+use placewise::request::Request;
+use placewise::schedule::{Scheduler, Scratch};
+use placewise::snapshot::{Cluster, DiskSpec, HostSpec};
+use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
+use std::hint::black_box;
+use std::time::Duration;
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+fn request(count: u32) -> Request {
+    Request::new(count).vcpus(2.0).memory_mb(4096.0).disk_gb(40.0).selector("tier != bronze".parse().unwrap())
+}
+
+/// The largest count `schedule` places in full, by bisection over bursts.
+fn naive_bisect(scheduler: &Scheduler, scratch: &mut Scratch, cluster: &Cluster, max: u32) -> u32 {
+    let (mut lo, mut hi) = (0u32, max + 1);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if scheduler.schedule_with(scratch, cluster, &request(mid)).unwrap().is_complete() {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+fn instances(c: &mut Criterion) {
+    let mut group = c.benchmark_group("capacity");
+    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    let scheduler = support::standard_scheduler(1.0);
+    for hosts in [1_000, 10_000] {
+        let cluster = support::cluster(hosts, 7);
+        let one = request(1);
+        let cap = capacity::instances(&scheduler, &cluster, &one).unwrap();
+        let mut scratch = Scratch::new();
+        group.bench_with_input(BenchmarkId::new("instances", hosts), &cluster, |b, cluster| {
+            b.iter(|| capacity::instances(&scheduler, black_box(cluster), black_box(&one)).unwrap())
+        });
+        group.bench_with_input(BenchmarkId::new("one_instance", hosts), &cluster, |b, cluster| {
+            b.iter(|| scheduler.schedule_with(&mut scratch, black_box(cluster), black_box(&one)).unwrap())
+        });
+        if hosts == 10_000 {
+            let all = request(cap.total as u32);
+            group.bench_with_input(BenchmarkId::new("replay", hosts), &cluster, |b, cluster| {
+                b.iter(|| scheduler.schedule_with(&mut scratch, black_box(cluster), black_box(&all)).unwrap())
+            });
+        } else {
+            assert_eq!(u64::from(naive_bisect(&scheduler, &mut scratch, &cluster, cap.total as u32 + 1)), cap.total);
+            group.bench_with_input(BenchmarkId::new("naive_bisect", hosts), &cluster, |b, cluster| {
+                b.iter(|| naive_bisect(&scheduler, &mut scratch, black_box(cluster), cap.total as u32 + 1))
+            });
+        }
+    }
+    group.finish();
+}
+
+fn engines(c: &mut Criterion) {
+    let mut group = c.benchmark_group("capacity");
+    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    const G: i64 = 1 << 30;
+    let mut b = Cluster::builder();
+    for i in 0..300 {
+        b = b.host(
+            HostSpec::new(format!("n{i:03}"))
+                .zone(format!("z{}", i % 3))
+                .disk(DiskSpec::new("d1", 2048 * G, 2048 * G))
+                .disk(DiskSpec::new("d2", 1024 * G, 1024 * G)),
+        );
+    }
+    let storage = b.build().unwrap();
+    let replicas = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    let volume = Volume::new("v", 100 * G, 3);
+    group.bench_function(BenchmarkId::new("volumes_limit_100", 300), |b| {
+        b.iter(|| capacity::volumes(&replicas, black_box(&storage), &volume, 100).unwrap())
+    });
+
+    let nodes = support::cluster(1_000, 7);
+    let spread = SpreadScheduler::new();
+    let service = SpreadRequest::new("web", 1)
+        .preference(Preference::spread("tier"))
+        .preference(Preference::spread("maintenance"))
+        .resource("vcpus", 2.0)
+        .mode(Mode::Balanced);
+    group.bench_function(BenchmarkId::new("tasks", 1_000), |b| {
+        b.iter(|| capacity::tasks(&spread, black_box(&nodes), &service, 20_000).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, instances, engines);
+criterion_main!(benches);

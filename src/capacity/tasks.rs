@@ -1,0 +1,163 @@
+//! How many more tasks a spread service takes before a preference branch runs out: [`tasks`].
+
+use crate::schedule::DEFAULT_MAX_COUNT;
+use crate::snapshot::Cluster;
+use crate::spread::{BranchReport, SpreadError, SpreadOutcome, SpreadRequest, SpreadScheduler, SpreadScratch};
+
+/// One branch of the spread tree, with what it can still take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BranchCapacity {
+    /// The branch's value at each level, outermost first (empty for the root).
+    pub path: Vec<String>,
+    /// Nodes beneath that pass the filters.
+    pub eligible_nodes: u32,
+    /// The service's tasks beneath before the batch.
+    pub existing: u64,
+    /// More tasks its eligible nodes take: what it placed in a batch as large as the whole
+    /// service can take.
+    pub capacity: u32,
+}
+
+/// The answer of [`tasks`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskCapacity {
+    /// More tasks one batch of the service places in all (up to the limit).
+    pub total: u32,
+    /// Whether `total` reached the limit.
+    pub capped: bool,
+    /// The largest batch that places every task with no branch running out: no branch with an
+    /// eligible node is asked for more tasks than it can place.
+    pub until_branch_full: u32,
+    /// The branches that run out in a batch of `until_branch_full + 1` tasks (empty when the
+    /// service fills up before any branch runs out).
+    pub first_full: Vec<Vec<String>>,
+    /// Every branch, parents before children, in value order.
+    pub branches: Vec<BranchCapacity>,
+}
+
+/// How many more tasks of `request`'s service `scheduler` places on `cluster` (the request's
+/// task count is ignored): in all, up to `limit` (at most the engine's largest batch,
+/// [`DEFAULT_MAX_COUNT`]); per branch of the preference tree; and how large a batch can be
+/// before a branch runs out, naming that branch.
+///
+/// A branch runs out in a batch when it has an eligible node and is asked for more tasks than
+/// it places; the batch then leans on the other branches and the spread is lost. The count is
+/// found by bisection over batch sizes, each batch one call of the engine itself, so the answer
+/// is what the engine does; it assumes that a branch that runs out in a batch also runs out in
+/// every larger one (a property test checks this against asking every batch size in turn).
+///
+/// Computes in O(log total) engine calls of at most `limit` tasks, each O(nodes + tasks ×
+/// levels) (see the [spread engine's cost](crate::spread#cost)), with one reused
+/// [`SpreadScratch`].
+///
+/// # Errors
+///
+/// As [`SpreadScheduler::schedule`]: a request the engine refuses.
+pub fn tasks(
+    scheduler: &SpreadScheduler,
+    cluster: &Cluster,
+    request: &SpreadRequest,
+    limit: u32,
+) -> Result<TaskCapacity, SpreadError> {
+    let limit = limit.min(DEFAULT_MAX_COUNT);
+    let mut scratch = SpreadScratch::new();
+    let mut run = |n: u32| {
+        let mut r = request.clone();
+        r.tasks = n;
+        scheduler.schedule_with(&mut scratch, cluster, &r)
+    };
+    let all = run(limit)?;
+    let total = all.assignments.len() as u32;
+    let mut branches = Vec::new();
+    collect(&all.explanation.tree, &mut Vec::new(), &mut branches);
+    // `lo` tasks place with no branch running out; `hi` tasks make one run out.
+    let (mut lo, mut hi) = (0u32, None);
+    let first = run(total)?;
+    if spread_holds(&first) {
+        lo = total;
+    } else {
+        hi = Some((total, first));
+        let mut hi_n = total;
+        while hi_n - lo > 1 {
+            let mid = lo + (hi_n - lo) / 2;
+            let out = run(mid)?;
+            if spread_holds(&out) {
+                lo = mid;
+            } else {
+                hi_n = mid;
+                hi = Some((mid, out));
+            }
+        }
+    }
+    let mut first_full = Vec::new();
+    if let Some((_, out)) = &hi {
+        run_out(&out.explanation.tree, &mut Vec::new(), &mut first_full);
+    }
+    Ok(TaskCapacity { total, capped: total >= limit, until_branch_full: lo, first_full, branches })
+}
+
+/// Whether a batch placed every task and no branch ran out.
+fn spread_holds(out: &SpreadOutcome) -> bool {
+    let mut full = Vec::new();
+    out.is_complete() && {
+        run_out(&out.explanation.tree, &mut Vec::new(), &mut full);
+        full.is_empty()
+    }
+}
+
+/// The paths of the branches below `b` (at `path`) that have an eligible node and placed fewer
+/// than they were asked for, deepest last.
+fn run_out(b: &BranchReport, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    for c in &b.children {
+        path.push(c.value.clone());
+        if c.eligible_nodes > 0 && c.asked > c.placed {
+            out.push(path.clone());
+        }
+        run_out(c, path, out);
+        path.pop();
+    }
+}
+
+fn collect(b: &BranchReport, path: &mut Vec<String>, out: &mut Vec<BranchCapacity>) {
+    out.push(BranchCapacity {
+        path: path.clone(),
+        eligible_nodes: b.eligible_nodes,
+        existing: b.existing,
+        capacity: b.placed,
+    });
+    for c in &b.children {
+        path.push(c.value.clone());
+        collect(c, path, out);
+        path.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::HostSpec;
+    use crate::spread::{Mode, Preference};
+
+    #[test]
+    fn the_smaller_zone_runs_out_first() {
+        let mut b = Cluster::builder();
+        for (name, az) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+            b = b.host(HostSpec::new(name).label("az", az).vcpus(4.0).memory_mb(4096.0));
+        }
+        let cluster = b.build().unwrap();
+        let request = SpreadRequest::new("web", 1)
+            .preference(Preference::spread("node.labels.az"))
+            .resource("vcpus", 1.0)
+            .mode(Mode::Balanced);
+        let cap = tasks(&SpreadScheduler::new(), &cluster, &request, 1000).unwrap();
+        assert_eq!(cap.total, 12);
+        // Even spread: a batch of 9 is 5 + 4; one of 10 asks b for a fifth task.
+        assert_eq!(cap.until_branch_full, 9);
+        assert_eq!(cap.first_full, vec![vec!["b".to_owned()]]);
+        let caps: Vec<(Vec<String>, u32)> = cap.branches.iter().map(|b| (b.path.clone(), b.capacity)).collect();
+        assert_eq!(caps[0].1, 12);
+        assert!(caps.contains(&(vec!["a".into()], 8)) && caps.contains(&(vec!["b".into()], 4)));
+    }
+}

@@ -1,0 +1,344 @@
+//! Capacity against naive models: the core count is the largest request count `schedule`
+//! places in full; the volume count is a loop of engine calls on snapshots rebuilt from their
+//! spec; the spread count is every batch size tried in turn.
+
+use placewise::capacity::{self, Method};
+use placewise::filter::builtin::{
+    AvailabilityZoneFilter, ComputeFilter, GroupAffinityFilter, GroupAntiAffinityFilter, NumInstancesFilter,
+    ResourceFilter,
+};
+use placewise::filter::{filter_fn, Filter};
+use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
+use placewise::request::{Request, ServerGroup, VmSpec};
+use placewise::schedule::Scheduler;
+use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState, ResourceSpec};
+use placewise::spread::{BranchReport, Mode, Preference, SpreadRequest, SpreadScheduler};
+use placewise::weigh::builtin::FreeResourceWeigher;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+struct GenHost {
+    vcpus: u32,
+    ratio: u32,
+    memory: u32,
+    used_memory: u32,
+    zone: usize,
+    rack: usize,
+    down: bool,
+}
+
+fn gen_host() -> impl Strategy<Value = GenHost> {
+    (1u32..9, 1u32..3, 1u32..17, 0u32..6, 0usize..3, 0usize..2, prop::bool::weighted(0.1)).prop_map(
+        |(vcpus, ratio, memory, used_memory, zone, rack, down)| GenHost {
+            vcpus,
+            ratio,
+            memory: memory * 1024,
+            used_memory: (used_memory * 1024).min(memory * 1024),
+            zone,
+            rack,
+            down,
+        },
+    )
+}
+
+fn build(hosts: &[GenHost]) -> Cluster {
+    let mut spec = ClusterSpec::default();
+    spec.topology_levels = vec!["region".into(), "zone".into(), "rack".into()];
+    for (i, h) in hosts.iter().enumerate() {
+        let zone = format!("z{}", h.zone);
+        let mut host = HostSpec::new(format!("h{i:02}"))
+            .zone(zone.clone())
+            .topology("rack", format!("{zone}-r{}", h.rack))
+            .resource("vcpus", ResourceSpec::new(f64::from(h.vcpus)).allocation_ratio(f64::from(h.ratio)))
+            .resource("memory_mb", ResourceSpec::new(f64::from(h.memory)).used(f64::from(h.used_memory)));
+        if h.down {
+            host = host.state(HostState { up: false, ..HostState::default() });
+        }
+        spec.hosts.push(host);
+    }
+    Cluster::from_spec(&spec).unwrap()
+}
+
+#[derive(Debug, Clone)]
+struct GenCase {
+    vcpus: u32,
+    memory: u32,
+    zone: Option<usize>,
+    /// 0: compute + resources (+ zone); 1: + per-host instance limit; 2: + legacy
+    /// anti-affinity group; 3: + a filter that couples hosts (at most 5 in all); 4: legacy
+    /// affinity group.
+    extra: u8,
+    per_host: i64,
+    weigh: bool,
+}
+
+fn gen_case() -> impl Strategy<Value = GenCase> {
+    (0u32..4, 0u32..5, prop::option::of(0usize..3), 0u8..5, 1i64..4, any::<bool>()).prop_map(
+        |(vcpus, memory, zone, extra, per_host, weigh)| GenCase {
+            vcpus: vcpus.max(u32::from(memory == 0)),
+            memory: memory * 512,
+            zone,
+            extra,
+            per_host,
+            weigh,
+        },
+    )
+}
+
+fn scheduler(case: &GenCase) -> Scheduler {
+    let mut b = Scheduler::builder().filter(ComputeFilter).filter(ResourceFilter::new()).filter(AvailabilityZoneFilter);
+    match case.extra {
+        1 => b = b.filter(NumInstancesFilter::new().max_instances_per_host(case.per_host)),
+        2 => b = b.filter(GroupAntiAffinityFilter),
+        3 => b = b.filter(filter_fn("five in all", |cx, _| cx.overlay().picks().len() < 5)),
+        4 => b = b.filter(GroupAffinityFilter),
+        _ => {}
+    }
+    if case.weigh {
+        b = b.weigher(FreeResourceWeigher::ram(), 1.0);
+    }
+    b.max_count(2_000).build().unwrap()
+}
+
+fn request(case: &GenCase, count: u32) -> Request {
+    let mut r = Request::new(count).vcpus(f64::from(case.vcpus)).memory_mb(f64::from(case.memory));
+    if let Some(z) = case.zone {
+        r = r.zone(format!("z{z}"));
+    }
+    if case.extra == 2 || case.extra == 4 {
+        let mut group = ServerGroup::default();
+        group.policy = "legacy".into();
+        let mut vm = VmSpec::default();
+        vm.server_group = Some(group);
+        r = r.vm(vm);
+    }
+    r
+}
+
+/// The naive model: the largest count `schedule` places in full, asking count by count.
+fn naive_instances(s: &Scheduler, cluster: &Cluster, case: &GenCase) -> u64 {
+    let mut n = 0;
+    while s.schedule(cluster, &request(case, n + 1)).unwrap().is_complete() {
+        n += 1;
+    }
+    u64::from(n)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn instance_capacity_is_the_largest_count_schedule_places(
+        hosts in prop::collection::vec(gen_host(), 1..10),
+        case in gen_case(),
+    ) {
+        let cluster = build(&hosts);
+        let s = scheduler(&case);
+        let cap = capacity::instances(&s, &cluster, &request(&case, 1)).unwrap();
+        let naive = naive_instances(&s, &cluster, &case);
+        prop_assert_eq!(cap.total, naive, "{:?}", cap);
+        // One more never places.
+        let over = request(&case, (naive + 1) as u32);
+        prop_assert!(!s.schedule(&cluster, &over).unwrap().is_complete());
+        let expect = if matches!(case.extra, 3 | 4) { Method::Replay } else { Method::PerHost };
+        prop_assert_eq!(cap.method, expect);
+        // The zones and racks add up to the total, and every stopped host names a stop.
+        prop_assert_eq!(cap.zones.iter().map(|z| z.fits).sum::<u64>(), cap.total);
+        prop_assert_eq!(cap.racks.iter().map(|z| z.fits).sum::<u64>(), cap.total);
+        for h in &cap.hosts {
+            prop_assert!(h.stop.is_some_and(|i| (i as usize) < cap.stops.len()));
+        }
+        if cap.method == Method::PerHost {
+            // A host counted alone takes what `schedule` puts on it when only it may be used.
+            for h in &cap.hosts {
+                let target = h.host;
+                let only = Scheduler::builder()
+                    .filter(ComputeFilter)
+                    .filter(ResourceFilter::new())
+                    .filter(AvailabilityZoneFilter)
+                    .filter(filter_fn("only", move |_, x| x == target))
+                    .filter_boxed(match case.extra {
+                        1 => Box::new(NumInstancesFilter::new().max_instances_per_host(case.per_host)) as Box<dyn Filter>,
+                        2 => Box::new(GroupAntiAffinityFilter),
+                        _ => Box::new(filter_fn("any", |_, _| true)),
+                    })
+                    .max_count(2_000)
+                    .build()
+                    .unwrap();
+                let placed = only.schedule(&cluster, &request(&case, 2_000)).unwrap().selections.len() as u32;
+                prop_assert_eq!(h.fits, placed, "host {:?}", h.host);
+            }
+        }
+    }
+}
+
+#[test]
+fn anti_affinity_caps_each_host_at_one() {
+    let hosts: Vec<GenHost> = (0..4)
+        .map(|i| GenHost { vcpus: 8, ratio: 1, memory: 8192, used_memory: 0, zone: i % 2, rack: 0, down: false })
+        .collect();
+    let cluster = build(&hosts);
+    let case = GenCase { vcpus: 1, memory: 512, zone: None, extra: 2, per_host: 1, weigh: false };
+    let cap = capacity::instances(&scheduler(&case), &cluster, &request(&case, 1)).unwrap();
+    assert_eq!(cap.method, Method::PerHost);
+    assert_eq!(cap.total, 4);
+    assert_eq!(cap.stops[cap.hosts[0].stop.unwrap() as usize].reason, "host of a group member");
+}
+
+// Replica engine: volumes one after another.
+
+const G: i64 = 1 << 30;
+
+fn replica_spec(disks: &[(usize, i64, i64)]) -> ClusterSpec {
+    let mut spec = ClusterSpec::default();
+    for (i, &(zone, max, avail)) in disks.iter().enumerate() {
+        spec.hosts.push(
+            HostSpec::new(format!("n{i}"))
+                .zone(format!("z{zone}"))
+                .disk(DiskSpec::new("d1", max * G, avail.min(max) * G))
+                .disk(DiskSpec::new("d2", max * G / 2, avail.min(max) * G / 2)),
+        );
+    }
+    spec
+}
+
+/// The naive loop: every volume scheduled on a snapshot rebuilt from its spec, with the
+/// earlier volumes' replicas added to the spec's disks.
+fn naive_volumes(s: &ReplicaScheduler, mut spec: ClusterSpec, volume: &Volume, limit: u32) -> u32 {
+    let mut n = 0;
+    while n < limit {
+        let cluster = Cluster::from_spec(&spec).unwrap();
+        let mut v = volume.clone();
+        v.name = if n == 0 { volume.name.clone() } else { format!("{}-{n}", volume.name) };
+        let out = s.schedule_volume(&cluster, &v, &[], 0);
+        if out.condition_message().is_some() || out.placed().count() < volume.number_of_replicas as usize {
+            break;
+        }
+        for (name, p) in out.placed() {
+            let host = spec.hosts.iter_mut().find(|h| h.name == p.node_id).unwrap();
+            let disk = host.disks.iter_mut().find(|d| d.name == p.disk_id).unwrap();
+            disk.scheduled += volume.size;
+            disk.scheduled_replicas.push(name.to_owned());
+        }
+        n += 1;
+    }
+    n
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn volume_capacity_matches_the_naive_loop(
+        disks in prop::collection::vec((0usize..3, 10i64..200, 5i64..200), 1..6),
+        size in 1i64..40,
+        replicas in 1u32..4,
+        soft in any::<bool>(),
+    ) {
+        let spec = replica_spec(&disks);
+        let cluster = Cluster::from_spec(&spec).unwrap();
+        let mut settings = ReplicaSettings::default();
+        settings.replica_soft_anti_affinity = soft;
+        let s = ReplicaScheduler::new(settings).unwrap();
+        let volume = Volume::new("v", size * G, replicas);
+        let cap = capacity::volumes(&s, &cluster, &volume, 200).unwrap();
+        prop_assert_eq!(cap.total, naive_volumes(&s, spec, &volume, 200));
+        prop_assert_eq!(cap.replicas.iter().map(|r| r.1).sum::<u32>(), cap.total * replicas);
+        prop_assert_eq!(cap.capped, cap.stop.is_none());
+    }
+}
+
+// Spread engine: batch sizes one after another.
+
+fn ran_out(b: &BranchReport) -> bool {
+    b.children.iter().any(|c| (c.eligible_nodes > 0 && c.asked > c.placed) || ran_out(c))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn task_capacity_matches_every_batch_size(
+        nodes in prop::collection::vec((0usize..3, 0usize..2, 1u32..5), 1..8),
+        balanced in any::<bool>(),
+        two_levels in any::<bool>(),
+    ) {
+        let mut b = Cluster::builder();
+        for (i, &(az, rack, cpus)) in nodes.iter().enumerate() {
+            b = b.host(
+                HostSpec::new(format!("n{i}"))
+                    .label("az", format!("a{az}"))
+                    .label("rack", format!("r{rack}"))
+                    .vcpus(f64::from(cpus))
+                    .memory_mb(4096.0),
+            );
+        }
+        let cluster = b.build().unwrap();
+        let mut request = SpreadRequest::new("svc", 1).preference(Preference::spread("node.labels.az")).resource("vcpus", 1.0);
+        if two_levels {
+            request = request.preference(Preference::spread("node.labels.rack"));
+        }
+        if balanced {
+            request = request.mode(Mode::Balanced);
+        }
+        let s = SpreadScheduler::new();
+        let cap = capacity::tasks(&s, &cluster, &request, 500).unwrap();
+        let total: u32 = nodes.iter().map(|n| n.2).sum();
+        prop_assert_eq!(cap.total, total);
+        prop_assert_eq!(cap.branches[0].capacity, total);
+        // Naive: the first batch size at which a branch runs out.
+        let mut naive = 0;
+        loop {
+            let mut r = request.clone();
+            r.tasks = naive + 1;
+            let out = s.schedule(&cluster, &r).unwrap();
+            if naive + 1 > total || !out.is_complete() || ran_out(&out.explanation.tree) {
+                break;
+            }
+            naive += 1;
+        }
+        prop_assert_eq!(cap.until_branch_full, naive);
+        prop_assert_eq!(cap.first_full.is_empty(), naive == total);
+    }
+}
+
+// Scenarios as data: `tests/data/capacity/*.json` hold a cluster, a request and the expected
+// counts per host, zone and rack with each host's stop, worked by hand.
+
+#[test]
+fn capacity_scenarios() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/capacity");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for path in files {
+        let name = path.display().to_string();
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let cluster = Cluster::from_json(&doc["cluster"].to_string()).unwrap();
+        let request = Request::from_json(&doc["request"].to_string()).unwrap();
+        let scheduler = Scheduler::standard();
+        let cap = capacity::instances(&scheduler, &cluster, &request).unwrap();
+        let expect = &doc["expect"];
+        assert_eq!(cap.total, expect["total"].as_u64().unwrap(), "{name}");
+        for (level, domains) in [("zones", &cap.zones), ("racks", &cap.racks)] {
+            let got: std::collections::BTreeMap<String, u64> =
+                domains.iter().map(|d| (d.name.clone(), d.fits)).collect();
+            let want: std::collections::BTreeMap<String, u64> =
+                expect[level].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect();
+            assert_eq!(got, want, "{name}: {level}");
+        }
+        for (host, want) in expect["hosts"].as_object().unwrap() {
+            let id = cluster.host_id(host).unwrap();
+            let h = cap.hosts.iter().find(|h| h.host == id).unwrap();
+            let reason = h.stop.map(|i| cap.stops[i as usize].reason.as_str());
+            assert_eq!(u64::from(h.fits), want[0].as_u64().unwrap(), "{name}: {host}");
+            assert_eq!(reason, want[1].as_str(), "{name}: {host}");
+        }
+        // And `schedule` agrees.
+        let mut all = request.clone();
+        all.count = cap.total as u32;
+        assert!(scheduler.schedule(&cluster, &all).unwrap().is_complete(), "{name}");
+        all.count += 1;
+        assert!(!scheduler.schedule(&cluster, &all).unwrap().is_complete(), "{name}");
+    }
+}
