@@ -108,6 +108,7 @@ fn check_chunk_summaries(cluster: &Cluster) -> Outcome {
     for c in 0..cluster.chunk_count() {
         let hot = cluster.hot_chunk(c);
         let mut room = [f64::INFINITY; 3];
+        let mut range = [(f64::INFINITY, f64::NEG_INFINITY); 3];
         let (mut up, mut enabled, mut cordoned) = (0u64, 0u64, 0u64);
         for lane in 0..CHUNK {
             let Some(host) = cluster.host(HostId::from_index(c * CHUNK + lane)) else { continue };
@@ -117,10 +118,14 @@ fn check_chunk_summaries(cluster: &Cluster) -> Outcome {
             cordoned |= bit * u64::from(host.state.cordoned);
             for (r, least) in room.iter_mut().enumerate() {
                 *least = least.min(hot.free[r][lane].min(hot.physical[r][lane]));
+                range[r] = (range[r].0.min(hot.free[r][lane]), range[r].1.max(hot.free[r][lane]));
             }
         }
         if (up, enabled, cordoned) != (hot.up, hot.enabled, hot.cordoned) {
             return Err(format!("chunk {c}: state masks disagree with its hosts"));
+        }
+        if range != hot.free_range {
+            return Err(format!("chunk {c}: free range {:?} but its hosts give {range:?}", hot.free_range));
         }
         if room.map(f64::to_bits) != hot.room.map(f64::to_bits) {
             return Err(format!("chunk {c}: room {:?} but its hosts give {room:?}", hot.room));

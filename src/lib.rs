@@ -136,7 +136,7 @@ pub use weigh::builtin::{
     MetricsWeigher, NumInstancesWeigher, RamWeigher, ServerGroupSoftAffinityWeigher,
     ServerGroupSoftAntiAffinityWeigher,
 };
-pub use weigh::{normalize, weigher_fn, Bounds, Weigher};
+pub use weigh::{normalize, weigher_fn, Bounds, Column, Weigher};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -4,7 +4,10 @@
 //!
 //! 1. **Filter and fold.** Chunk by chunk, the filters cut the chunk's mask, then every weigher
 //!    writes the survivors' raw values into a 64-lane buffer ([`Weigher::weigh_chunk`]) and its
-//!    clamped extremes are folded in. Only the candidate masks are written.
+//!    clamped extremes are folded in. Only the candidate masks are written. A weigher whose
+//!    values are a snapshot column ([`Weigher::column`]) is not folded at first: the column's
+//!    own extremes bound the chunk, and afterwards only the chunks whose bounds reach past the
+//!    range found so far are folded, most extreme first, until none does.
 //! 2. **Score and keep.** Over the chunks that kept a host, the weighers write the raw values
 //!    again, the tier scores are computed column-wise with the ranking's own arithmetic
 //!    ([`add_terms`]), and the best `k` are kept in a heap whose root is the worst kept. A chunk
@@ -37,8 +40,10 @@ pub(super) struct OnePass {
     extremes: Vec<(f64, f64)>,
     /// Each weigher's raw values for the chunk at hand.
     raw: Vec<[f64; CHUNK]>,
-    /// Per chunk and weigher (`chunk · weighers + w`): the clamped extremes of the survivors.
-    chunk_extremes: Vec<(f64, f64)>,
+    /// Per chunk and weigher (`chunk · weighers + w`): the clamped extremes of the survivors,
+    /// and whether they are exact (`false`: the extremes of the chunk's whole column, bounds
+    /// around the survivors' own).
+    chunk_extremes: Vec<(f64, f64, bool)>,
     /// Per chunk: an upper bound of its survivors' tier-0 scores.
     ceilings: Vec<f64>,
     /// Each tier's scores for the chunk at hand.
@@ -86,7 +91,7 @@ impl OnePass {
         self.extremes.clear();
         self.extremes.resize(count, (f64::INFINITY, f64::NEG_INFINITY));
         self.raw.resize(count, [0.0; CHUNK]);
-        self.chunk_extremes.resize(masks.len() * count, (0.0, 0.0));
+        self.chunk_extremes.resize(masks.len() * count, (0.0, 0.0, true));
         let bounds: smallvec::SmallVec<[Bounds; 8]> =
             scheduler.tiers.iter().flatten().map(|x| x.weigher.bounds()).collect();
         let validating = scheduler.tiers.iter().flatten().any(|x| x.weigher.validates());
@@ -97,6 +102,7 @@ impl OnePass {
         let mut invalid = false;
         let mut ids = [HostId(0); CHUNK];
         let mut keep = [0u64; CHUNK];
+        let mut inexact = false;
         for chunk in 0..masks.len() {
             if masks[chunk] == 0 {
                 continue;
@@ -109,25 +115,22 @@ impl OnePass {
                 continue;
             }
             survivors += m.count_ones();
-            keep_of(m, &mut keep);
             let n = if validating { crate::weigh::lanes_of(chunk, m, &mut ids) } else { 0 };
             for (w, x) in scheduler.tiers.iter().flatten().enumerate() {
                 let wcx = cx.with_state(weigher_states[w].as_deref());
                 if validating && x.weigher.validates() && x.weigher.validate(&wcx, &ids[..n]).is_err() {
                     invalid = true;
                 }
-                x.weigher.weigh_chunk(&wcx, chunk, m, &mut self.raw[w]);
-                // A set minimum bound is the range's minimum; the survivors' own minimum is
-                // only a negative multiplier's ceiling.
-                let (lo, hi) = fold(&self.raw[w], &keep, bounds[w], x.multiplier < 0.0);
-                self.chunk_extremes[chunk * count + w] = (lo, hi);
-                let e = &mut self.extremes[w];
-                if lo < e.0 {
-                    e.0 = lo;
+                if let Some(column) = x.weigher.column(&wcx, chunk, m) {
+                    let (lo, hi) = (bounds[w].clamp(column.min), bounds[w].clamp(column.max));
+                    if !lo.is_nan() && !hi.is_nan() {
+                        // Folded later only if these bounds can move the survivors' range.
+                        self.chunk_extremes[chunk * count + w] = (lo, hi, false);
+                        inexact = true;
+                        continue;
+                    }
                 }
-                if hi > e.1 {
-                    e.1 = hi;
-                }
+                self.fold_exact(scheduler, cx, weigher_states, &bounds, chunk, m, w, &mut keep);
             }
         }
         self.survivors = survivors;
@@ -139,6 +142,9 @@ impl OnePass {
             invalid = true;
         } else {
             rejections.order_by_filter(from);
+        }
+        if inexact {
+            self.settle(scheduler, cx, weigher_states, &bounds, masks, &mut keep);
         }
         if invalid {
             // The ranking validates every weigher over the whole candidate list, in order, when
@@ -157,6 +163,82 @@ impl OnePass {
             }
         }
         Ok(())
+    }
+
+    /// Folds weigher `w`'s survivors of chunk `chunk` (mask `m`) exactly into the chunk's
+    /// entry and the range.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_exact(
+        &mut self,
+        scheduler: &Scheduler,
+        cx: &Cx<'_>,
+        weigher_states: &[Prepared],
+        bounds: &[Bounds],
+        chunk: usize,
+        m: u64,
+        w: usize,
+        keep: &mut [u64; CHUNK],
+    ) {
+        let Some(x) = scheduler.tiers.iter().flatten().nth(w) else { return };
+        let wcx = cx.with_state(weigher_states[w].as_deref());
+        keep_of(m, keep);
+        let raw = match x.weigher.column(&wcx, chunk, m) {
+            Some(column) => column.values,
+            None => {
+                x.weigher.weigh_chunk(&wcx, chunk, m, &mut self.raw[w]);
+                &self.raw[w]
+            }
+        };
+        // A set minimum bound is the range's minimum; the survivors' own minimum is only a
+        // negative multiplier's ceiling.
+        let (lo, hi) = fold(raw, keep, bounds[w], x.multiplier < 0.0);
+        self.chunk_extremes[chunk * bounds.len() + w] = (lo, hi, true);
+        let e = &mut self.extremes[w];
+        if lo < e.0 {
+            e.0 = lo;
+        }
+        if hi > e.1 {
+            e.1 = hi;
+        }
+    }
+
+    /// Makes the range exact where chunks were left with their columns' bounds: while some
+    /// such chunk's maximum lies above the range's (or, where the minimum counts, its minimum
+    /// below), the chunk with the most extreme bound is folded exactly. A chunk left unfolded
+    /// holds no survivor beyond the range, so the range is the survivors' own.
+    fn settle(
+        &mut self,
+        scheduler: &Scheduler,
+        cx: &Cx<'_>,
+        weigher_states: &[Prepared],
+        bounds: &[Bounds],
+        masks: &[u64],
+        keep: &mut [u64; CHUNK],
+    ) {
+        let count = bounds.len();
+        for (w, x) in scheduler.tiers.iter().flatten().enumerate() {
+            let low_counts = bounds[w].min.is_none() || x.multiplier < 0.0;
+            loop {
+                let (range_lo, range_hi) = self.extremes[w];
+                let mut next: Option<(usize, f64)> = None;
+                for (chunk, &m) in masks.iter().enumerate() {
+                    let (lo, hi, exact) = self.chunk_extremes[chunk * count + w];
+                    if m == 0 || exact {
+                        continue;
+                    }
+                    // How far past the range the chunk may reach, on either side that counts.
+                    let over = if hi > range_hi { hi - range_hi } else { 0.0 };
+                    let under = if low_counts && lo < range_lo { range_lo - lo } else { 0.0 };
+                    let reach = if over > under { over } else { under };
+                    let beyond = hi > range_hi || (low_counts && lo < range_lo);
+                    if beyond && next.is_none_or(|(_, r)| reach > r || r.is_nan()) {
+                        next = Some((chunk, reach));
+                    }
+                }
+                let Some((chunk, _)) = next else { break };
+                self.fold_exact(scheduler, cx, weigher_states, bounds, chunk, masks[chunk], w, keep);
+            }
+        }
     }
 
     /// Picks among the survivors of the last [`filter_and_fold`](OnePass::filter_and_fold):
@@ -263,7 +345,7 @@ impl OnePass {
             let mut sum = 0.0;
             for (w, x) in tier0.iter().enumerate() {
                 let (bounds, min, max) = ranges[w];
-                let (lo, hi) = self.chunk_extremes[chunk * weighers + w];
+                let (lo, hi, _) = self.chunk_extremes[chunk * weighers + w];
                 let m = x.multiplier;
                 let term = if !Bounds::usable(min, max) {
                     m * 0.0
@@ -303,8 +385,13 @@ impl OnePass {
             out.fill(0.0);
             for x in tier {
                 let wcx = cx.with_state(weigher_states[w].as_deref());
-                let raw = &mut self.raw[w];
-                x.weigher.weigh_chunk(&wcx, chunk, mask, raw);
+                let raw = match x.weigher.column(&wcx, chunk, mask) {
+                    Some(column) => column.values,
+                    None => {
+                        x.weigher.weigh_chunk(&wcx, chunk, mask, &mut self.raw[w]);
+                        &self.raw[w]
+                    }
+                };
                 let mults = if x.weigher.per_host_multiplier() {
                     let mut rest = mask;
                     while rest != 0 {

@@ -123,6 +123,9 @@ pub struct HotChunk {
     /// Per kind, the smallest of `free` and `physical` over the live lanes (+∞ when none is
     /// live): an amount up to this fits every host of the chunk.
     pub room: [f64; HOT_RESOURCES],
+    /// Per kind, the smallest and largest `free` over the live lanes (+∞ and −∞ when none is
+    /// live).
+    pub free_range: [(f64, f64); HOT_RESOURCES],
     /// The domain of the `zone` topology level by lane ([`DomainId::NONE`] when unset).
     pub zone: [DomainId; CHUNK],
     /// Lanes holding a host.
@@ -233,6 +236,7 @@ impl Chunk {
                 free: [[0.0; CHUNK]; HOT_RESOURCES],
                 physical: [[0.0; CHUNK]; HOT_RESOURCES],
                 room: [f64::INFINITY; HOT_RESOURCES],
+                free_range: [(f64::INFINITY, f64::NEG_INFINITY); HOT_RESOURCES],
                 zone: [DomainId::NONE; CHUNK],
                 live: 0,
                 schedulable: 0,
@@ -294,13 +298,17 @@ impl Chunk {
             hot.zone[slot] = zone_level.map_or(DomainId::NONE, |l| h.domain(l));
         }
         for r in 0..HOT_RESOURCES {
-            let mut least = f64::INFINITY;
+            let (mut least, mut lo, mut hi) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY);
             for lane in 0..CHUNK {
                 if hot.live >> lane & 1 == 1 {
-                    least = least.min(hot.free[r][lane].min(hot.physical[r][lane]));
+                    let free = hot.free[r][lane];
+                    least = least.min(free.min(hot.physical[r][lane]));
+                    lo = lo.min(free);
+                    hi = hi.max(free);
                 }
             }
             hot.room[r] = least;
+            hot.free_range[r] = (lo, hi);
         }
         if slot == self.hosts.len() {
             self.hosts.push(host);

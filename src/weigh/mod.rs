@@ -102,6 +102,25 @@ impl Bounds {
     }
 }
 
+/// A weigher's raw values for one chunk as the snapshot holds them ([`Weigher::column`]).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Column<'c> {
+    /// The values by lane.
+    pub values: &'c [f64; CHUNK],
+    /// The smallest value over the chunk's hosts (a NaN means unknown).
+    pub min: f64,
+    /// The largest value over the chunk's hosts (a NaN means unknown).
+    pub max: f64,
+}
+
+impl<'c> Column<'c> {
+    /// A column with the extremes of its hosts' values.
+    pub fn new(values: &'c [f64; CHUNK], min: f64, max: f64) -> Self {
+        Column { values, min, max }
+    }
+}
+
 /// Gives each candidate host a raw score; see the [module docs](self).
 pub trait Weigher: Send + Sync {
     /// A short name for explanations and configuration.
@@ -142,6 +161,16 @@ pub trait Weigher: Send + Sync {
         for (&h, &v) in hosts[..n].iter().zip(&values[..n]) {
             out[h.index() % CHUNK] = v;
         }
+    }
+
+    /// The raw values of chunk `chunk` as a column the snapshot already holds, when every lane
+    /// of `mask` reads its value there unchanged (so [`weigh_chunk`](Weigher::weigh_chunk)
+    /// would only copy it), with the column's extremes over the chunk's hosts; `None`
+    /// otherwise, the default. The one-pass path then reads the column in place, and skips a
+    /// chunk whose extremes cannot move the survivors' range.
+    fn column<'c>(&self, cx: &Cx<'c>, chunk: usize, mask: u64) -> Option<Column<'c>> {
+        let _ = (cx, chunk, mask);
+        None
     }
 
     /// Whether [`validate`](Weigher::validate) can refuse anything. The default says yes, so
@@ -202,6 +231,9 @@ macro_rules! forward_weigher {
                 (**self).weigh_chunk(cx, chunk, mask, out)
             }
             fn validates(&self) -> bool { (**self).validates() }
+            fn column<'c>(&self, cx: &Cx<'c>, chunk: usize, mask: u64) -> Option<Column<'c>> {
+                (**self).column(cx, chunk, mask)
+            }
             fn bounds(&self) -> Bounds { (**self).bounds() }
             fn host_local(&self) -> bool { (**self).host_local() }
             fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {

@@ -37,6 +37,9 @@ impl Filter for ComputeFilter {
         let pass = mask & hot.schedulable;
         // The reasons come from the state masks, in `check`'s order, without a host record.
         let failed = mask & !pass;
+        if failed == 0 {
+            return pass;
+        }
         let down = failed & !hot.up;
         let disabled = failed & hot.up & !hot.enabled;
         let cordoned = failed & hot.up & hot.enabled & hot.cordoned;

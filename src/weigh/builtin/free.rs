@@ -3,7 +3,7 @@
 use crate::id::{HostId, ResourceId};
 use crate::request::Cx;
 use crate::snapshot::{CHUNK, HOT_RESOURCES};
-use crate::weigh::{Bounds, Weigher};
+use crate::weigh::{Bounds, Column, Weigher};
 
 /// Scores a host by what is left of one resource kind after earlier instances of the request:
 /// `(capacity − reserved) × allocation_ratio − used`. Normalised with the minimum fixed at 0
@@ -67,6 +67,17 @@ impl Weigher for FreeResourceWeigher {
             }
             *o = left;
         }
+    }
+
+    fn column<'c>(&self, cx: &Cx<'c>, chunk: usize, mask: u64) -> Option<Column<'c>> {
+        let r = self.kind.index();
+        // The free column, unless an earlier pick of the request changed one of the lanes.
+        if r >= HOT_RESOURCES || cx.overlay().touched_mask(chunk) & mask != 0 {
+            return None;
+        }
+        let hot = cx.cluster().hot_chunk(chunk);
+        let (min, max) = hot.free_range[r];
+        Some(Column::new(&hot.free[r], min, max))
     }
 
     fn weigh_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, out: &mut [f64; CHUNK]) {
