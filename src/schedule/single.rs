@@ -143,9 +143,6 @@ impl OnePass {
         } else {
             rejections.order_by_filter(from);
         }
-        if inexact {
-            self.settle(scheduler, cx, weigher_states, &bounds, masks, &mut keep);
-        }
         if invalid {
             // The ranking validates every weigher over the whole candidate list, in order, when
             // two or more are left, and only then reports a filter's error.
@@ -161,6 +158,9 @@ impl OnePass {
             if let Some(error) = rejections.take_error().or(failed) {
                 return Err(error);
             }
+        }
+        if inexact {
+            self.settle(scheduler, cx, weigher_states, &bounds, masks, &mut keep);
         }
         Ok(())
     }
