@@ -115,12 +115,14 @@
 
 mod choice;
 mod disk_stage;
+mod hooks;
 mod node;
 mod node_stage;
 mod plan;
 mod prep;
 mod reasons;
 mod reuse;
+mod scratch;
 mod settings;
 mod space;
 mod volume;
@@ -129,6 +131,10 @@ mod volume;
 mod tests;
 
 pub use choice::DiskChoice;
+pub use hooks::{
+    disk_filter_fn, disk_weigher_fn, DiskCx, DiskFilter, DiskFilterFn, DiskWeigher, DiskWeigherFn, Level, MAX_HOOKS,
+};
+pub use scratch::ReplicaScratch;
 pub use node::{
     LonghornNode, ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED, NODE_ATTRIBUTES,
 };
@@ -144,8 +150,12 @@ pub use volume::{
     MAX_VOLUME_REPLICAS,
 };
 
+use crate::filter::Filter;
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
+use crate::weigh::Weigher;
+use hooks::{weighed_choice, HookCx, Hooks, LevelPasses};
+use std::sync::Arc;
 use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
 use choice::{Agg, Entry, Pool};
 use prep::Prep;
@@ -185,6 +195,12 @@ pub enum ReplicaError {
     UnknownReplica {
         /// The name given.
         name: String,
+    },
+    /// A scheduler configuration the builder refuses (a non-finite multiplier, too many hooks).
+    #[error("{message}")]
+    Config {
+        /// What is wrong.
+        message: String,
     },
     /// A node attribute the scheduler reads holds a value of the wrong kind (it would otherwise
     /// read as its default).
@@ -272,6 +288,10 @@ pub(crate) struct Ctx<'a> {
     pub(crate) best_effort: bool,
     /// The attached node, when it exists.
     pub(crate) local_host: Option<HostId>,
+    /// The caller's hooks; `None` for Longhorn's configuration.
+    pub(crate) hooks: Option<&'a Hooks>,
+    /// The core-trait context of the caller's node filters and weighers (with hooks only).
+    pub(crate) hook_cx: Option<HookCx>,
 }
 
 impl<'a> Ctx<'a> {
@@ -298,6 +318,8 @@ impl<'a> Ctx<'a> {
                 .then_some(s.settings.replica_auto_balance_disk_pressure_percentage),
             best_effort: s.effective_auto_balance(volume) == AutoBalance::BestEffort,
             local_host: if volume.node_id.is_empty() { None } else { cluster.host_id(&volume.node_id) },
+            hooks: s.hooks.as_deref(),
+            hook_cx: s.hooks.as_deref().map(|h| HookCx::new(cluster, h)),
         }
     }
 
@@ -328,9 +350,10 @@ pub(crate) fn attr_bool(h: &Host, name: &str, default: bool) -> bool {
     h.attribute(name).and_then(|v| v.as_bool()).unwrap_or(default)
 }
 
-/// The replica scheduler: settings, the Longhorn version to follow, and the disk choice.
+/// The replica scheduler: settings, the Longhorn version to follow, the disk choice, and the
+/// caller's hooks ([`ReplicaScheduler::builder`]).
 ///
-/// Cheap to clone; holds no per-call state.
+/// Cheap to clone (the hooks are shared); holds no per-call state.
 #[derive(Debug, Clone)]
 pub struct ReplicaScheduler {
     settings: ReplicaSettings,
@@ -338,6 +361,109 @@ pub struct ReplicaScheduler {
     disk_choice: DiskChoice,
     explain: bool,
     seed: u64,
+    /// `None` without hooks: Longhorn's configuration never looks at them.
+    hooks: Option<Arc<Hooks>>,
+}
+
+/// Builds a [`ReplicaScheduler`] with the caller's hooks; see the
+/// [module docs](self#composing-the-two-stage-selector).
+///
+/// Extra node [`Filter`]s run after Longhorn's node checks, in the order added; node
+/// [`Weigher`]s rank the nodes of the chosen tier. [`DiskFilter`]s run after Longhorn's disk
+/// eligibility checks and before the space check; [`DiskWeigher`]s rank the candidate disks of
+/// the best-ranked nodes. [`Level`]s add anti-affinity tiers beyond zone and node.
+#[derive(Debug)]
+pub struct ReplicaSchedulerBuilder {
+    settings: ReplicaSettings,
+    hooks: Hooks,
+}
+
+impl ReplicaSchedulerBuilder {
+    /// Appends a node filter: a host it rejects takes no replica (in any tier); replicas already
+    /// on it still count for anti-affinity.
+    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
+        self.filter_boxed(Box::new(filter))
+    }
+
+    /// Appends a boxed node filter.
+    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
+        self.hooks.filters.push(filter);
+        self
+    }
+
+    /// Adds a node weigher with its multiplier.
+    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
+        self.weigher_boxed(Box::new(weigher), multiplier)
+    }
+
+    /// Adds a boxed node weigher with its multiplier.
+    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
+        self.hooks.weighers.push((weigher, multiplier));
+        self
+    }
+
+    /// Appends a disk filter.
+    pub fn disk_filter<F: DiskFilter + 'static>(self, filter: F) -> Self {
+        self.disk_filter_boxed(Box::new(filter))
+    }
+
+    /// Appends a boxed disk filter.
+    pub fn disk_filter_boxed(mut self, filter: Box<dyn DiskFilter>) -> Self {
+        self.hooks.disk_filters.push(filter);
+        self
+    }
+
+    /// Adds a disk weigher with its multiplier.
+    pub fn disk_weigher<W: DiskWeigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
+        self.disk_weigher_boxed(Box::new(weigher), multiplier)
+    }
+
+    /// Adds a boxed disk weigher with its multiplier.
+    pub fn disk_weigher_boxed(mut self, weigher: Box<dyn DiskWeigher>, multiplier: f64) -> Self {
+        self.hooks.disk_weighers.push((weigher, multiplier));
+        self
+    }
+
+    /// Adds an anti-affinity level (soft levels are relaxed last added first).
+    pub fn level(mut self, level: Level) -> Self {
+        self.hooks.levels.push(level);
+        self
+    }
+
+    /// Validates and builds (Longhorn HEAD, balance score; chain
+    /// [`version`](ReplicaScheduler::version) and the other settings after it).
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::InvalidSetting`] for a setting out of range; [`ReplicaError::Config`] for
+    /// a non-finite multiplier, an empty level key, or more than [`MAX_HOOKS`] node filters,
+    /// disk filters or levels.
+    pub fn build(self) -> Result<ReplicaScheduler, ReplicaError> {
+        let mut scheduler = ReplicaScheduler::new(self.settings)?;
+        let mut hooks = self.hooks;
+        let multipliers = hooks.weighers.iter().map(|(w, m)| (w.name(), *m));
+        let disk_multipliers = hooks.disk_weighers.iter().map(|(w, m)| (w.name(), *m));
+        if let Some((name, m)) = multipliers.chain(disk_multipliers).find(|(_, m)| !m.is_finite()) {
+            return Err(ReplicaError::Config { message: format!("weigher `{name}` has a non-finite multiplier ({m})") });
+        }
+        for (what, n) in [("node filters", hooks.filters.len()), ("disk filters", hooks.disk_filters.len()), ("levels", hooks.levels.len())] {
+            if n > MAX_HOOKS {
+                return Err(ReplicaError::Config { message: format!("{n} {what}: at most {MAX_HOOKS}") });
+            }
+        }
+        if hooks.levels.iter().any(|l| l.key().is_empty()) {
+            return Err(ReplicaError::Config { message: "a level has an empty key".to_owned() });
+        }
+        if hooks.is_empty() {
+            return Ok(scheduler);
+        }
+        let names = hooks.filters.iter().map(|f| f.name().to_owned());
+        let disk_names = hooks.disk_filters.iter().map(|f| f.name().to_owned());
+        let level_names = hooks.levels.iter().map(|l| format!("{} anti-affinity", l.key()));
+        hooks.names = names.chain(disk_names).chain(level_names).collect();
+        scheduler.hooks = Some(Arc::new(hooks));
+        Ok(scheduler)
+    }
 }
 
 fn name_hash(parts: &[&str]) -> u64 {
@@ -366,7 +492,22 @@ impl ReplicaScheduler {
             disk_choice: DiskChoice::BalanceScore,
             explain: false,
             seed: 0,
+            hooks: None,
         })
+    }
+
+    /// A builder for a scheduler with the caller's filters, weighers and levels; with none it
+    /// builds exactly [`ReplicaScheduler::new`].
+    pub fn builder(settings: ReplicaSettings) -> ReplicaSchedulerBuilder {
+        let hooks = Hooks {
+            filters: Vec::new(),
+            weighers: Vec::new(),
+            disk_filters: Vec::new(),
+            disk_weighers: Vec::new(),
+            levels: Vec::new(),
+            names: Vec::new(),
+        };
+        ReplicaSchedulerBuilder { settings, hooks }
     }
 
     /// The attributes of `cluster` that this engine would silently read as their defaults: keys
@@ -565,6 +706,9 @@ impl ReplicaScheduler {
         let (node_soft, zone_soft, disk_soft) = self.effective_anti_affinity(volume);
         let replenishing = self.replenishing(volume, now);
         let used = node_stage::used(prep, &cands, replicas, replenishing);
+        let hooks = cx.hooks;
+        // Caller node filters that rejected a node this call (by position).
+        let mut caller_nodes = 0u64;
 
         // Step 8: node classes (selector and pressure flags prepared once per call).
         let [mut t_new_zone, mut t_unused, mut t_evict, mut t_evict_zone] = std::mem::take(&mut prep.tiers);
@@ -576,6 +720,13 @@ impl ReplicaScheduler {
             if !hp.selector_ok {
                 if let Some(v) = node_notes.as_mut() {
                     v.push((id, NodeNote::NodeSelector));
+                }
+                continue;
+            }
+            if hp.caller != 0 {
+                caller_nodes |= 1u64 << (hp.caller - 1);
+                if let Some(v) = node_notes.as_mut() {
+                    v.push((id, NodeNote::Caller(hp.caller - 1)));
                 }
                 continue;
             }
@@ -594,7 +745,13 @@ impl ReplicaScheduler {
                 t_new_zone.push(id);
             }
         }
-        let t_used: Vec<HostId> = used.nodes.iter().map(|n| n.0).collect();
+        let mut t_used: Vec<HostId> = used.nodes.iter().map(|n| n.0).collect();
+        if hooks.is_some() {
+            t_used.retain(|&id| prep.host(id).is_some_and(|h| h.caller == 0));
+        }
+        // The caller's levels: which domains hold a replica, and which levels each pass keeps.
+        let levels = hooks.filter(|h| !h.levels.is_empty()).map(|h| LevelPasses::new(h, &prep.level_values, &used));
+        let passes = levels.as_ref().map_or(1, |l| l.passes.len());
         let mut tiers: SmallVec<[(Tier, &[HostId]); 3]> = SmallVec::new();
         tiers.push((Tier::UnusedNodesInUnusedZones, &t_new_zone));
         match (zone_soft, node_soft) {
@@ -622,14 +779,29 @@ impl ReplicaScheduler {
             }
         };
         let mut bits = 0u16;
+        let mut caller_disks = 0u64;
         let mut chosen_tier = None;
-        for (tier, nodes) in tiers {
+        let mut level_noted = if self.explain && levels.is_some() { vec![false; prep.hosts.len()] } else { Vec::new() };
+        'tiers: for (tier, nodes) in tiers {
+          for pass in 0..passes {
             prep.entries.clear();
             prep.dyn_cands.clear();
             prep.dyn_aggs.clear();
             let mut dirty = false;
             for &id in nodes {
                 let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
+                if let Some(lv) = &levels {
+                    if let Some(l) = lv.excludes(id, pass) {
+                        if let (Some(v), Some(seen)) = (node_notes.as_mut(), level_noted.get_mut(id.index())) {
+                            if lv.hard(l) && !*seen {
+                                *seen = true;
+                                v.push((id, NodeNote::Caller(lv.name_index(l))));
+                            }
+                        }
+                        continue;
+                    }
+                }
+                caller_disks |= hp.disks.caller;
                 let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
                 if hp.dirty {
                     let start = prep.dyn_cands.len();
@@ -703,14 +875,18 @@ impl ReplicaScheduler {
             }
             if !prep.entries.is_empty() {
                 chosen_tier = Some(tier);
-                break;
+                break 'tiers;
             }
+          }
         }
         prep.cand_hosts = cands;
         prep.tiers = [t_new_zone, t_unused, t_evict, t_evict_zone];
         out.explanation.tier = chosen_tier;
         out.explanation.nodes = node_notes.unwrap_or_default();
         out.explanation.disks = disk_notes.unwrap_or_default();
+        if let (true, Some(h)) = (self.explain, hooks) {
+            out.explanation.callers = h.names.clone();
+        }
 
         // Step 12: best-effort locality, then the choice.
         if volume.data_locality == DataLocality::BestEffort {
@@ -724,7 +900,10 @@ impl ReplicaScheduler {
         }
         let pool =
             Pool { stat: &prep.cands, dynamic: &prep.dyn_cands, stat_aggs: &prep.aggs, dyn_aggs: &prep.dyn_aggs };
-        let pick = choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size);
+        let pick = match hooks.filter(|h| !h.weighers.is_empty() || !h.disk_weighers.is_empty()) {
+            Some(h) => weighed_choice(cx, h, self.disk_choice, &mut prep.entries, pool),
+            None => choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size),
+        };
         let placed = pick.and_then(|p| {
             let host = cluster.host(p.host)?;
             Some((p, host, host.disks.get(p.disk.index())?))
@@ -732,6 +911,16 @@ impl ReplicaScheduler {
         let Some((pick, host, disk)) = placed else {
             out.explanation.tier = None;
             out.reasons.insert_bits(bits);
+            if let Some(h) = hooks {
+                for (i, f) in h.filters.iter().enumerate().filter(|&(i, _)| caller_nodes & (1u64 << i) != 0) {
+                    let _ = i;
+                    out.reasons.insert_caller(f.name());
+                }
+                for (i, f) in h.disk_filters.iter().enumerate().filter(|&(i, _)| caller_disks & (1u64 << i) != 0) {
+                    let _ = i;
+                    out.reasons.insert_caller(f.name());
+                }
+            }
             return out;
         };
         out.placement = Some(ReplicaPlacement {
@@ -766,9 +955,47 @@ impl ReplicaScheduler {
     /// volume is attached; strict-local replicas get a hard node affinity to the attached node.
     ///
     /// Computes in O(hosts + disks) per replica created or reused, plus O(hosts + replicas ×
-    /// disks of the hosts holding replicas) per replica scheduled.
+    /// disks of the hosts holding replicas) per replica scheduled. Allocates a fresh
+    /// [`ReplicaScratch`]; a stream of volumes on one snapshot is cheaper through
+    /// [`schedule_volume_with`](ReplicaScheduler::schedule_volume_with).
     pub fn schedule_volume(
         &self,
+        cluster: &Cluster,
+        volume: &Volume,
+        replicas: &[Replica],
+        now: i64,
+    ) -> VolumeSchedule {
+        self.schedule_volume_with(&mut ReplicaScratch::new(), cluster, volume, replicas, now)
+    }
+
+    /// As [`schedule_volume`](ReplicaScheduler::schedule_volume), keeping the
+    /// volume-independent preparation and the buffers in `scratch`: the preparation is rebuilt
+    /// only when `cluster` is not the snapshot it was made from (another cluster, or any event
+    /// applied), or the settings or hooks differ; the result is always the one a fresh scratch
+    /// gives. See [`ReplicaScratch`].
+    ///
+    /// ```
+    /// use placewise::replica::{ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
+    /// use placewise::{Cluster, DiskSpec, HostSpec};
+    ///
+    /// const G: i64 = 1 << 30;
+    /// let cluster = Cluster::builder()
+    ///     .host(HostSpec::new("n1").zone("z1").disk(DiskSpec::new("d1", 100 * G, 80 * G)))
+    ///     .host(HostSpec::new("n2").zone("z2").disk(DiskSpec::new("d1", 100 * G, 90 * G)))
+    ///     .build()?;
+    /// let scheduler = ReplicaScheduler::new(ReplicaSettings::default())?;
+    /// let mut scratch = ReplicaScratch::new();
+    /// for name in ["a", "b", "c"] {
+    ///     let volume = Volume::new(name, G, 2);
+    ///     let warm = scheduler.schedule_volume_with(&mut scratch, &cluster, &volume, &[], 0);
+    ///     assert_eq!(warm, scheduler.schedule_volume(&cluster, &volume, &[], 0));
+    /// }
+    /// assert_eq!(scratch.rebuilds(), 1); // prepared once for the three volumes
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn schedule_volume_with(
+        &self,
+        scratch: &mut ReplicaScratch,
         cluster: &Cluster,
         volume: &Volume,
         replicas: &[Replica],
@@ -802,14 +1029,17 @@ impl ReplicaScheduler {
             if volume.data_locality == DataLocality::StrictLocal { volume.node_id.clone() } else { String::new() };
         let cx = Ctx::new(self, cluster, volume);
         // One preparation serves every check and placement of the call (`bind` re-points it).
-        let mut prep = Prep::new(&cx, &[]);
+        scratch.ensure(&cx, self.hooks.as_ref());
+        let (base, prep) = scratch.parts();
+        prep.fill(&cx, base);
+        prep.bind(&cx, &[]);
         // Appending an unscheduled replica changes nothing the precheck reads (it occupies no
         // node, zone or disk), so a passed precheck stays valid until a replica is reused. Its
         // outcome is also the first scheduling's, when that replica is as plain as the probe.
         let mut precheck: Option<ReplicaOutcome> = None;
         for _ in 0..missing {
             if !new_volume {
-                if let Some(i) = self.reusable_in(&cx, &mut prep, &list, &hard) {
+                if let Some(i) = self.reusable_in(&cx, prep, &list, &hard) {
                     let r = &mut list[i];
                     r.failed_at = None;
                     r.rebuild_retry_count += 1;
@@ -825,7 +1055,7 @@ impl ReplicaScheduler {
                 }
             }
             if hard.is_empty() && precheck.is_none() {
-                let out = self.precheck_in(&cx, &mut prep, &mut list, now);
+                let out = self.precheck_in(&cx, prep, &mut list, now);
                 if out.placement.is_none() {
                     precheck_failure = Some(out.reasons.precheck_message());
                     break;
@@ -861,10 +1091,10 @@ impl ReplicaScheduler {
                         }
                         out
                     }
-                    None => self.schedule_one(&cx, &mut prep, &list, i, now),
+                    None => self.schedule_one(&cx, prep, &list, i, now),
                 };
                 if let Some(p) = &outcome.placement {
-                    write_placement(&mut prep, &mut list, i, p);
+                    write_placement(prep, &mut list, i, p);
                 }
                 results.push((list[i].name.clone(), outcome));
             }
@@ -927,6 +1157,9 @@ impl VolumeSchedule {
             if o.placement.is_none() {
                 for &r in o.reasons.as_slice() {
                     all.insert(r);
+                }
+                for name in o.reasons.callers() {
+                    all.insert_caller(name);
                 }
             }
         }
