@@ -277,7 +277,7 @@ pub(crate) struct Hooks {
     pub(crate) disk_filters: Vec<Box<dyn DiskFilter>>,
     pub(crate) disk_weighers: Vec<(Box<dyn DiskWeigher>, f64)>,
     pub(crate) levels: Vec<Level>,
-    /// Node filters, then disk filters, then levels (`<key> anti-affinity`).
+    /// Node filters, disk filters, levels (`<key> anti-affinity`), node weighers, disk weighers.
     pub(crate) names: Vec<String>,
 }
 

@@ -460,7 +460,10 @@ impl ReplicaSchedulerBuilder {
         let names = hooks.filters.iter().map(|f| f.name().to_owned());
         let disk_names = hooks.disk_filters.iter().map(|f| f.name().to_owned());
         let level_names = hooks.levels.iter().map(|l| format!("{} anti-affinity", l.key()));
-        hooks.names = names.chain(disk_names).chain(level_names).collect();
+        let weigher_names = hooks.weighers.iter().map(|(w, _)| w.name().to_owned());
+        let disk_weigher_names = hooks.disk_weighers.iter().map(|(w, _)| w.name().to_owned());
+        hooks.names =
+            names.chain(disk_names).chain(level_names).chain(weigher_names).chain(disk_weigher_names).collect();
         scheduler.hooks = Some(Arc::new(hooks));
         Ok(scheduler)
     }

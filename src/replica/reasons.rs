@@ -251,9 +251,9 @@ pub struct ReplicaExplanation {
     pub disks: Vec<(HostId, DiskId, DiskNote)>,
     /// The tier that produced the result (0 = new node in a new zone …), if any.
     pub tier: Option<Tier>,
-    /// The names of the caller's hooks that [`NodeNote::Caller`] and [`DiskNote::Caller`] index:
-    /// node filters, then disk filters, then levels (`<key> anti-affinity`), in the order
-    /// added. Empty without hooks.
+    /// The names of the caller's hooks, which [`NodeNote::Caller`] and [`DiskNote::Caller`]
+    /// index: node filters, disk filters, levels (`<key> anti-affinity`), node weighers, disk
+    /// weighers, each in the order added. Empty without hooks.
     pub callers: Vec<String>,
 }
 
