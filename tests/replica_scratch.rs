@@ -1,6 +1,7 @@
 //! [`ReplicaScratch`] across calls: a reused scratch gives exactly the answer of a fresh one,
 //! whatever happened in between (events applied to the cluster, another cluster passed, other
-//! settings, a scheduler with other hooks), and keeps its preparation while nothing changed.
+//! settings, a scheduler with other hooks, other volumes and existing replicas), and keeps its
+//! preparation while nothing changed.
 
 use placewise::replica::{
     disk_filter_fn, Level, Replica, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume,
@@ -105,7 +106,7 @@ proptest! {
     fn a_reused_scratch_answers_as_a_fresh_one(
         first in cluster_strategy(),
         second in cluster_strategy(),
-        steps in prop::collection::vec((step_strategy(), 1i64..=12, 1u32..=4, any::<bool>()), 1..=14),
+        steps in prop::collection::vec((step_strategy(), 1i64..=3, 1u32..=4, any::<bool>()), 1..=14),
     ) {
         let schedulers = schedulers();
         let mut current = build(&first);
@@ -149,7 +150,9 @@ proptest! {
                 current = current.apply(&e).unwrap();
             }
             let scheduler = &schedulers[which];
-            let volume = Volume::new("vol", size * G, count);
+            // Sizes from a small set: the scratch often reuses the volume's part of the
+            // preparation too (same shape as the call before).
+            let volume = Volume::new("vol", size * 4 * G, count);
             let replicas: Vec<Replica> = if keep { previous.clone() } else { Vec::new() };
             let before = scratch.rebuilds();
             let warm = scheduler.schedule_volume_with(&mut scratch, &current, &volume, &replicas, 1000);

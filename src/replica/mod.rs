@@ -1032,10 +1032,7 @@ impl ReplicaScheduler {
             if volume.data_locality == DataLocality::StrictLocal { volume.node_id.clone() } else { String::new() };
         let cx = Ctx::new(self, cluster, volume);
         // One preparation serves every check and placement of the call (`bind` re-points it).
-        scratch.ensure(&cx, self.hooks.as_ref());
-        let (base, prep) = scratch.parts();
-        prep.fill(&cx, base);
-        prep.bind(&cx, &[]);
+        let prep = scratch.prepare(&cx, self.hooks.as_ref());
         // Appending an unscheduled replica changes nothing the precheck reads (it occupies no
         // node, zone or disk), so a passed precheck stays valid until a replica is reused. Its
         // outcome is also the first scheduling's, when that replica is as plain as the probe.

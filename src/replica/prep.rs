@@ -9,9 +9,10 @@ use super::choice::{Agg, Candidate, Entry};
 use super::disk_stage::{self, DiskBase, DiskPrep, HostDisks};
 use super::hooks;
 use super::node::{ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED};
-use super::reasons::NodeNote;
+use super::node_stage;
+use super::reasons::{FailureReason, NodeNote};
 use super::space::{is_under_pressure, DiskSpace};
-use super::volume::{DataEngine, Replica};
+use super::volume::{BackingImage, DataEngine, Replica, TopologyTerm};
 use super::{attr_bool, Ctx, LonghornVersion};
 use crate::id::{DiskId, DomainId, HostId, Symbol};
 use crate::snapshot::{ChunkLabels, CHUNK};
@@ -125,7 +126,7 @@ impl Base {
 
 /// The prepared state of one call. Building it costs O(hosts + disks) from a [`Base`]; each
 /// replica then costs O(hosts + replicas × disks of the hosts holding them).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Prep {
     pub(crate) hosts: Vec<HostPrep>,
     pub(crate) disks: Vec<DiskPrep>,
@@ -142,6 +143,68 @@ pub(crate) struct Prep {
     pub(crate) entries: Vec<Entry>,
     /// With caller levels: [`Base::level_values`].
     pub(crate) level_values: Vec<Option<Symbol>>,
+    /// Steps 2 and 4 without a hard node affinity: the candidate nodes, or the failure (the
+    /// same for every replica of the call; see [`node_stage::candidates`](super::node_stage::candidates)).
+    pub(crate) plain_cands: Result<Vec<HostId>, FailureReason>,
+    /// What the volume-dependent part was last filled for (`None`: not reusable).
+    pub(crate) filled: Option<FillKey>,
+}
+
+impl Default for Prep {
+    fn default() -> Self {
+        Prep {
+            hosts: Vec::new(),
+            disks: Vec::new(),
+            cands: Vec::new(),
+            aggs: Vec::new(),
+            dyn_aggs: Vec::new(),
+            replica_at: Vec::new(),
+            cand_hosts: Vec::new(),
+            tiers: Default::default(),
+            dyn_cands: Vec::new(),
+            entries: Vec::new(),
+            level_values: Vec::new(),
+            plain_cands: Ok(Vec::new()),
+            filled: None,
+        }
+    }
+}
+
+/// Everything of a call that [`Prep::fill`] reads besides the snapshot, the settings and the
+/// node hooks (which the scratch's stamp covers): equal keys give equal fills.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FillKey {
+    version: LonghornVersion,
+    size: i64,
+    actual_size: i64,
+    data_engine: DataEngine,
+    node_selector: Vec<String>,
+    disk_selector: Vec<String>,
+    backing_image: Option<BackingImage>,
+    topology_requirement: Vec<TopologyTerm>,
+    pressure_pct: Option<i64>,
+}
+
+impl FillKey {
+    /// The key of `cx`, or `None` when the fill cannot be reused (the caller's disk filters see
+    /// the whole volume).
+    pub(crate) fn of(cx: &Ctx<'_>) -> Option<FillKey> {
+        if cx.hooks.is_some_and(|h| !h.disk_filters.is_empty()) {
+            return None;
+        }
+        let v = cx.volume;
+        Some(FillKey {
+            version: cx.version,
+            size: v.size,
+            actual_size: v.actual_size,
+            data_engine: v.data_engine,
+            node_selector: v.node_selector.clone(),
+            disk_selector: v.disk_selector.clone(),
+            backing_image: v.backing_image.clone(),
+            topology_requirement: v.topology_requirement.clone(),
+            pressure_pct: cx.pressure_pct,
+        })
+    }
 }
 
 /// One host's volume-dependent state (indexed by host id).
@@ -202,6 +265,7 @@ impl Prep {
     /// reusing this preparation's buffers; no replica bound. O(hosts + disks): a host itself is
     /// visited only when the volume asks for topology or disk detail.
     pub(crate) fn fill(&mut self, cx: &Ctx<'_>, base: &Base) {
+        self.filled = None;
         let cluster = cx.cluster;
         let volume = cx.volume;
         let settings = cx.settings;
@@ -278,6 +342,21 @@ impl Prep {
                 self.aggs.push(agg);
             }
         }
+        let mut plain = std::mem::replace(&mut self.plain_cands, Ok(Vec::new())).unwrap_or_default();
+        self.plain_cands = node_stage::plain_candidates(cx, self, &mut plain).map(|()| plain);
+    }
+
+    /// [`Prep::fill`], or nothing when this preparation was filled for an equal [`FillKey`]
+    /// since `base` was built (`fresh_base` says it was just rebuilt); unbinds any replica.
+    pub(crate) fn refill(&mut self, cx: &Ctx<'_>, base: &Base, fresh_base: bool) {
+        let key = FillKey::of(cx);
+        if !fresh_base && key.is_some() && self.filled == key {
+            self.bind(cx, &[]);
+            return;
+        }
+        self.fill(cx, base);
+        self.bind(cx, &[]);
+        self.filled = key;
     }
 
     /// Resolves each replica's host and disk and marks the hosts holding one for per-replica

@@ -24,8 +24,8 @@ use std::sync::Arc;
 #[derive(Default)]
 pub struct ReplicaScratch {
     stamp: Option<Stamp>,
-    pub(crate) base: Base,
-    pub(crate) prep: Prep,
+    base: Base,
+    prep: Prep,
     rebuilds: u64,
 }
 
@@ -89,20 +89,26 @@ impl ReplicaScratch {
         self.stamp = None;
     }
 
-    /// The kept preparation and the call buffers.
-    pub(crate) fn parts(&mut self) -> (&Base, &mut Prep) {
-        (&self.base, &mut self.prep)
+    /// Makes the kept preparation match `cx`'s snapshot, settings and hooks, then fills the
+    /// volume's part (unless it was filled for an equal volume shape on this very preparation).
+    /// Returns the call's prepared state, bound to no replica.
+    pub(crate) fn prepare(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<Hooks>>) -> &mut Prep {
+        let fresh = self.ensure(cx, hooks);
+        self.prep.refill(cx, &self.base, fresh);
+        &mut self.prep
     }
 
-    /// Makes the kept preparation match `cx`'s snapshot, settings and hooks.
-    pub(crate) fn ensure(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<Hooks>>) {
+    /// Makes the kept preparation match `cx`'s snapshot, settings and hooks; `true` when it
+    /// was rebuilt.
+    fn ensure(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<Hooks>>) -> bool {
         if self.stamp.as_ref().is_some_and(|s| s.matches(cx.cluster, cx.settings, hooks)) {
-            return;
+            return false;
         }
         // Drop the old stamp first: the old snapshot's chunks may then be freed.
         self.stamp = None;
         self.base.build(cx);
         self.rebuilds += 1;
         self.stamp = Some(Stamp { cluster: cx.cluster.clone(), settings: cx.settings.clone(), hooks: hooks.cloned() });
+        true
     }
 }
