@@ -3,8 +3,7 @@
 //! appear in the explanation (and, for filters, the failure reasons) under its name.
 
 use placewise::replica::{
-    disk_filter_fn, disk_weigher_fn, DiskNote, Level, NodeNote, ReplicaError, ReplicaScheduler, ReplicaSettings,
-    Volume,
+    disk_filter_fn, disk_weigher_fn, DiskNote, Level, NodeNote, ReplicaError, ReplicaScheduler, ReplicaSettings, Volume,
 };
 use placewise::{filter_fn, weigher_fn, Cluster, DiskSpec, HostSpec};
 
@@ -103,7 +102,8 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
     assert_eq!(placed(&r), ["n1/d1"]);
 
     let fewer = disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64));
-    let s = ReplicaScheduler::builder(ReplicaSettings::default()).disk_weigher(fewer, 1.0).build().unwrap().explain(true);
+    let s =
+        ReplicaScheduler::builder(ReplicaSettings::default()).disk_weigher(fewer, 1.0).build().unwrap().explain(true);
     let r = s.schedule_volume(&cluster, &volume, &[], 0);
     assert_eq!(placed(&r), ["n1/d3"]);
     assert_eq!(r.results[0].1.explanation.callers, ["fewer replicas"]);
@@ -161,11 +161,8 @@ fn hard_rack_level_never_puts_two_replicas_in_one_rack() {
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
     assert_eq!(plain.schedule_volume(&cluster, &volume, &[], 0).placed().count(), 3);
 
-    let s = ReplicaScheduler::builder(ReplicaSettings::default())
-        .level(Level::hard("rack"))
-        .build()
-        .unwrap()
-        .explain(true);
+    let s =
+        ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("rack")).build().unwrap().explain(true);
     let r = s.schedule_volume(&cluster, &volume, &[], 0);
     let racks: Vec<&str> = r.placed().map(|(_, p)| cluster.label(p.host, "rack").unwrap()).collect();
     assert_eq!(racks.len(), 2);
@@ -242,7 +239,8 @@ fn builder_without_hooks_is_longhorn_and_refuses_bad_input() {
     let built = ReplicaScheduler::builder(ReplicaSettings::default()).build().unwrap();
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
     assert_eq!(built.schedule_volume(&cluster, &volume, &[], 0), plain.schedule_volume(&cluster, &volume, &[], 0));
-    let bad = ReplicaScheduler::builder(ReplicaSettings::default()).weigher(weigher_fn("w", |_, _| 0.0), f64::NAN).build();
+    let bad =
+        ReplicaScheduler::builder(ReplicaSettings::default()).weigher(weigher_fn("w", |_, _| 0.0), f64::NAN).build();
     assert!(matches!(bad, Err(ReplicaError::Config { .. })));
     let bad = ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("")).build();
     assert!(matches!(bad, Err(ReplicaError::Config { .. })));

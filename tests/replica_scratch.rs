@@ -3,9 +3,7 @@
 //! settings, a scheduler with other hooks, other volumes and existing replicas), and keeps its
 //! preparation while nothing changed.
 
-use placewise::replica::{
-    disk_filter_fn, Level, Replica, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume,
-};
+use placewise::replica::{disk_filter_fn, Level, Replica, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
 use placewise::{filter_fn, Cluster, ClusterEvent, DiskSpec, HostSpec, StateChange};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -184,7 +182,9 @@ fn the_scratch_rebuilds_exactly_when_something_changed() {
     assert_eq!(scratch.rebuilds(), 1);
     run(&mut scratch, &scheduler, &b);
     assert_eq!(scratch.rebuilds(), 2);
-    let c = b.apply(&ClusterEvent::HostStateChanged { host: "n0".into(), change: StateChange::default().up(false) }).unwrap();
+    let c = b
+        .apply(&ClusterEvent::HostStateChanged { host: "n0".into(), change: StateChange::default().up(false) })
+        .unwrap();
     run(&mut scratch, &scheduler, &c);
     assert_eq!(scratch.rebuilds(), 3);
     let mut settings = ReplicaSettings::default();

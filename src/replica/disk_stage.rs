@@ -7,11 +7,11 @@
 //! ([`dynamic_host`]), because in-cycle accounting and disk anti-affinity can change them.
 
 use super::choice::{Agg, Candidate};
+use super::hooks::{DiskCx, Hooks};
 use super::reasons::{DiskNote, FailureReason};
+use super::settings::ReplicaSettings;
 use super::space::{is_schedulable_to_disk, percent_of, DiskSpace, SpaceFailure};
 use super::volume::{tags_match, DataEngine, Replica};
-use super::hooks::{DiskCx, Hooks};
-use super::settings::ReplicaSettings;
 use super::{Ctx, LonghornVersion};
 use crate::id::{DiskId, HostId};
 use crate::snapshot::{Disk, DiskType, Host, HotDisk};

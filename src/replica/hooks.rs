@@ -345,7 +345,14 @@ impl HookCx {
 
     /// Runs the node filters over chunk `chunk`'s lanes `mask`: writes into `out[lane]` the name
     /// index + 1 of the first filter rejecting each lane (0 when every filter passes).
-    pub(crate) fn filter_chunk(&self, cluster: &Cluster, hooks: &Hooks, chunk: usize, mask: u64, out: &mut [u16; CHUNK]) {
+    pub(crate) fn filter_chunk(
+        &self,
+        cluster: &Cluster,
+        hooks: &Hooks,
+        chunk: usize,
+        mask: u64,
+        out: &mut [u16; CHUNK],
+    ) {
         let cx = self.cx(cluster);
         let mut rejected = Rejections::new(false);
         let mut left = mask;
@@ -491,9 +498,8 @@ impl<'a> LevelPasses<'a> {
         }
         let hard: u64 = hooks.levels.iter().enumerate().filter(|(_, l)| l.hard).fold(0, |m, (i, _)| m | 1u64 << i);
         let soft: Vec<usize> = (0..n).filter(|&i| !hooks.levels[i].hard).collect();
-        let passes = (0..=soft.len())
-            .map(|p| soft[..soft.len() - p].iter().fold(hard, |m, &i| m | 1u64 << i))
-            .collect();
+        let passes =
+            (0..=soft.len()).map(|p| soft[..soft.len() - p].iter().fold(hard, |m, &i| m | 1u64 << i)).collect();
         LevelPasses { hooks, values, used: domains, passes }
     }
 

@@ -3,10 +3,12 @@
 //! # Contents
 //!
 //! - [Quick example](#quick-example)
+//! - [Composing the two-stage selector](#composing-the-two-stage-selector)
 //! - [Mapping Longhorn onto the snapshot](#mapping-longhorn-onto-the-snapshot)
 //! - [Step order](#step-order)
 //! - [Not modelled](#not-modelled)
 //! - [Cost](#cost)
+//! - [Reusing the preparation across calls](#reusing-the-preparation-across-calls)
 //! - [Versions](#versions)
 //! - [Determinism](#determinism)
 //!
@@ -25,6 +27,71 @@
 //! let result = scheduler.schedule_volume(&cluster, &Volume::new("vol", G, 3), &[], 0);
 //! assert_eq!(result.placed().count(), 2); // node anti-affinity is hard by default
 //! assert_eq!(result.condition_message().as_deref(), Some("replica scheduling failed"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Composing the two-stage selector
+//!
+//! Longhorn's selector is one configuration of a general two-stage engine: with no hooks
+//! ([`ReplicaScheduler::new`], or [`ReplicaScheduler::builder`] with nothing added) it is
+//! Longhorn exactly, and the hook code is never entered. [`ReplicaSchedulerBuilder`] adds:
+//!
+//! - **Node [`Filter`]s** (the crate's core trait, as in the spread engine's builder): after
+//!   Longhorn's node checks and the node selector (step 8), a host that a filter rejects is left
+//!   out of **every** tier, the used-node tier included; replicas already on it still count for
+//!   anti-affinity. The filters see the snapshot through [`Cx`](crate::request::Cx) with an empty
+//!   one-instance request: their verdict depends on the snapshot only, so a
+//!   [`ReplicaScratch`] keeps it across volumes. A filter whose `prepare` fails rejects every
+//!   host.
+//! - **Node [`Weigher`]s**: rank the nodes of the tier that will place the replica (after
+//!   best-effort data locality), normalised over those nodes, times their multipliers, summed;
+//!   only the best-scored nodes stay, and Longhorn's disk choice picks among them. They never
+//!   move a replica to a later tier (anti-affinity first). A weigher whose `prepare` or
+//!   `validate` fails adds 0.
+//! - **[`DiskFilter`]s** (see [`disk_filter_fn`]): after Longhorn's disk eligibility (pre-filter,
+//!   type, filesystem size, tags) and before the space check; they see the volume
+//!   ([`DiskCx`]).
+//! - **[`DiskWeigher`]s** (see [`disk_weigher_fn`]): rank the candidate disks of the
+//!   best-scored nodes; only the best-scored disks stay for the disk choice.
+//! - **[`Level`]s**: anti-affinity tiers beyond zone and node from a topology level or a host
+//!   label (rack, row …), hard or soft. Within each of Longhorn's tiers the hosts whose domains
+//!   hold no replica at every level come first; soft levels are dropped one at a time, last added
+//!   first; hard levels are never dropped. Longhorn's tiers stay the outer order (zone, then
+//!   node), so for nested topologies the preference is zone, rack, node.
+//!
+//! A caller filter's rejections are named in the explanation ([`NodeNote::Caller`],
+//! [`DiskNote::Caller`], [`ReplicaExplanation::caller_rejections`]) and, when the replica is not
+//! placed, in the reasons ([`Reasons::callers`]; the message adds `rejected by <name>`). A hard
+//! level's exclusions are named in the explanation only: like Longhorn's own anti-affinity they
+//! add no reason key.
+//!
+//! ```
+//! use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaSettings, Volume};
+//! use placewise::{filter_fn, Cluster, DiskSpec, HostSpec};
+//!
+//! const G: i64 = 1 << 30;
+//! let host = |name: &str, rack: &str| {
+//!     HostSpec::new(name).zone("z1").label("rack", rack).disk(DiskSpec::new("d1", 100 * G, 90 * G))
+//! };
+//! let cluster = Cluster::builder()
+//!     .host(host("n1", "r1").label("maintenance", "true"))
+//!     .host(host("n2", "r1"))
+//!     .host(host("n3", "r2"))
+//!     .host(host("n4", "r2"))
+//!     .build()?;
+//! let scheduler = ReplicaScheduler::builder(ReplicaSettings::default())
+//!     .filter(filter_fn("maintenance", |cx, h| cx.cluster().label(h, "maintenance").is_none()))
+//!     .disk_weigher(disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64)), 1.0)
+//!     .level(Level::hard("rack"))
+//!     .build()?
+//!     .explain(true);
+//! let result = scheduler.schedule_volume(&cluster, &Volume::new("vol", G, 3), &[], 0);
+//! // One replica per rack, none on the host under maintenance: the third has no rack left.
+//! assert_eq!(result.placed().count(), 2);
+//! let (_, failed) = result.results.iter().find(|(_, o)| o.placement.is_none()).unwrap();
+//! let names: Vec<&str> = failed.explanation.caller_rejections().iter().map(|r| r.2).collect();
+//! assert!(names.contains(&"maintenance") && names.contains(&"rack anti-affinity"));
+//! assert_eq!(result.condition_message().as_deref(), Some("rejected by maintenance"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -89,7 +156,31 @@
 //! every placement of the call; a passed precheck's outcome is the first placement's. Each
 //! replica then costs O(hosts) plus the disks of the hosts that hold a replica of the volume
 //! (re-checked for in-cycle accounting and disk anti-affinity). No per-disk allocation; buffers
-//! are reused across the call's replicas.
+//! are reused across the call's replicas. The candidate nodes of steps 2–4 are the same for every
+//! replica without a hard node affinity and are listed once per call.
+//!
+//! With no hooks nothing of the hook code runs. Node filters cost one call per host per
+//! preparation; levels O(hosts × levels) per preparation and O(hosts × levels) per replica; node
+//! and disk weighers run per replica over the chosen tier's nodes and their candidate disks;
+//! disk filters run per eligible disk per call.
+//!
+//! # Reusing the preparation across calls
+//!
+//! Part of the preparation depends only on the snapshot and the settings (and the caller's node
+//! filters): each host's state and node attributes, each disk's pre-filter (its `Schedulable`
+//! condition), its space limits and summary. [`ReplicaScheduler::schedule_volume_with`] keeps
+//! it in a [`ReplicaScratch`], stamped with the snapshot it was made from (its generation and
+//! the identity of its shared parts: the scratch holds a clone), the settings and the hooks, and
+//! rebuilds it only when a call passes anything else: any event applied, another cluster (even
+//! one with equal content), other settings, a scheduler with other hooks. The volume's part
+//! (eligibility, the space check for its size, the static candidates and their summaries) is
+//! also kept, and reused while the next volume has the same shape (Longhorn version, size,
+//! actual size, data engine, node and disk selectors, backing image, topology requirement,
+//! effective disk pressure; not with caller disk filters, which see the whole volume). A stream
+//! of volumes on one snapshot pays the snapshot's part once and, per volume, only what its
+//! shape changes; the answer is always the one a fresh scratch gives (a property test replays
+//! random event sequences against fresh calls). [`ReplicaScheduler::schedule_volume`] is the
+//! same call with a fresh scratch.
 //!
 //! # Versions
 //!
@@ -134,12 +225,12 @@ pub use choice::DiskChoice;
 pub use hooks::{
     disk_filter_fn, disk_weigher_fn, DiskCx, DiskFilter, DiskFilterFn, DiskWeigher, DiskWeigherFn, Level, MAX_HOOKS,
 };
-pub use scratch::ReplicaScratch;
 pub use node::{
     LonghornNode, ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED, NODE_ATTRIBUTES,
 };
 pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, Move, MoveKind};
 pub use reasons::{DiskNote, FailureReason, NodeNote, Reasons, ReplicaExplanation, Tier};
+pub use scratch::ReplicaScratch;
 pub use settings::{ReplicaSettings, SETTING_NAMES};
 pub use space::{
     is_pressure_move_target, is_schedulable_to_disk, is_under_pressure, percent_of, unused_percentage, DiskSpace,
@@ -153,14 +244,14 @@ pub use volume::{
 use crate::filter::Filter;
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
-use crate::weigh::Weigher;
-use hooks::{weighed_choice, HookCx, Hooks, LevelPasses};
-use std::sync::Arc;
 use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
+use crate::weigh::Weigher;
 use choice::{Agg, Entry, Pool};
+use hooks::{weighed_choice, HookCx, Hooks, LevelPasses};
 use prep::Prep;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
+use std::sync::Arc;
 
 /// Wrong input to the replica scheduler. Scheduling failures are outcomes, not errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -444,9 +535,15 @@ impl ReplicaSchedulerBuilder {
         let multipliers = hooks.weighers.iter().map(|(w, m)| (w.name(), *m));
         let disk_multipliers = hooks.disk_weighers.iter().map(|(w, m)| (w.name(), *m));
         if let Some((name, m)) = multipliers.chain(disk_multipliers).find(|(_, m)| !m.is_finite()) {
-            return Err(ReplicaError::Config { message: format!("weigher `{name}` has a non-finite multiplier ({m})") });
+            return Err(ReplicaError::Config {
+                message: format!("weigher `{name}` has a non-finite multiplier ({m})"),
+            });
         }
-        for (what, n) in [("node filters", hooks.filters.len()), ("disk filters", hooks.disk_filters.len()), ("levels", hooks.levels.len())] {
+        for (what, n) in [
+            ("node filters", hooks.filters.len()),
+            ("disk filters", hooks.disk_filters.len()),
+            ("levels", hooks.levels.len()),
+        ] {
             if n > MAX_HOOKS {
                 return Err(ReplicaError::Config { message: format!("{n} {what}: at most {MAX_HOOKS}") });
             }
@@ -786,101 +883,102 @@ impl ReplicaScheduler {
         let mut chosen_tier = None;
         let mut level_noted = if self.explain && levels.is_some() { vec![false; prep.hosts.len()] } else { Vec::new() };
         'tiers: for (tier, nodes) in tiers {
-          for pass in 0..passes {
-            prep.entries.clear();
-            prep.dyn_cands.clear();
-            prep.dyn_aggs.clear();
-            let mut dirty = false;
-            for &id in nodes {
-                let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
-                if let Some(lv) = &levels {
-                    if let Some(l) = lv.excludes(id, pass) {
-                        if let (Some(v), Some(seen)) = (node_notes.as_mut(), level_noted.get_mut(id.index())) {
-                            if lv.hard(l) && !*seen {
-                                *seen = true;
-                                v.push((id, NodeNote::Caller(lv.name_index(l))));
-                            }
-                        }
-                        continue;
-                    }
-                }
-                caller_disks |= hp.disks.caller;
-                let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
-                if hp.dirty {
-                    let start = prep.dyn_cands.len();
-                    bits |= disk_stage::dynamic_host(
-                        cx,
-                        id,
-                        cluster.hot_disks(id),
-                        cluster.host(id),
-                        disk_prep,
-                        hp.disks,
-                        replicas,
-                        &prep.replica_at,
-                        &mut prep.dyn_cands,
-                        |i, n| note_disk(hp.disk_start, id, i, n),
-                    );
-                    let len = prep.dyn_cands.len() - start;
-                    if len > 0 {
-                        let e = Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: 0 };
-                        prep.entries.push(e);
-                        dirty = true;
-                    }
-                } else {
-                    bits |= hp.disks.static_bits;
-                    if let (true, Some(h)) = (self.explain, cluster.host(id)) {
-                        for (i, dp) in disk_prep.iter().take(h.disks.len()).enumerate() {
-                            if let Some(n) = dp.note {
-                                note_disk(hp.disk_start, id, i, n);
-                            }
-                        }
-                    }
-                    if hp.cand_len > 0 {
-                        let e = Entry { host: id, dynamic: false, start: hp.cand_start, len: hp.cand_len, agg: id.0 };
-                        prep.entries.push(e);
-                    }
-                }
-            }
-            // Step 11. Hosts without a replica of the volume hold no disk of it, so only dynamic
-            // entries are filtered (and summarised).
-            if dirty {
-                let dyn_cands = &mut prep.dyn_cands;
-                let any_free = prep.entries.iter().any(|e| {
-                    !e.dynamic
-                        || dyn_cands[e.start as usize..(e.start + e.len) as usize]
-                            .iter()
-                            .any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
-                });
-                let filter = any_free || !disk_soft;
-                let mut w = 0usize;
-                for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
-                    let start = w;
-                    let mut agg = Agg::EMPTY;
-                    for k in e.start as usize..(e.start + e.len) as usize {
-                        let c = dyn_cands[k];
-                        if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
-                            if let Some(hp) = prep.hosts.get(c.host.index()) {
-                                note_disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
+            for pass in 0..passes {
+                prep.entries.clear();
+                prep.dyn_cands.clear();
+                prep.dyn_aggs.clear();
+                let mut dirty = false;
+                for &id in nodes {
+                    let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
+                    if let Some(lv) = &levels {
+                        if let Some(l) = lv.excludes(id, pass) {
+                            if let (Some(v), Some(seen)) = (node_notes.as_mut(), level_noted.get_mut(id.index())) {
+                                if lv.hard(l) && !*seen {
+                                    *seen = true;
+                                    v.push((id, NodeNote::Caller(lv.name_index(l))));
+                                }
                             }
                             continue;
                         }
-                        agg.push(&c);
-                        dyn_cands[w] = c;
-                        w += 1;
                     }
-                    e.start = start as u32;
-                    e.len = (w - start) as u32;
-                    e.agg = prep.dyn_aggs.len() as u32;
-                    prep.dyn_aggs.push(agg);
+                    caller_disks |= hp.disks.caller;
+                    let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
+                    if hp.dirty {
+                        let start = prep.dyn_cands.len();
+                        bits |= disk_stage::dynamic_host(
+                            cx,
+                            id,
+                            cluster.hot_disks(id),
+                            cluster.host(id),
+                            disk_prep,
+                            hp.disks,
+                            replicas,
+                            &prep.replica_at,
+                            &mut prep.dyn_cands,
+                            |i, n| note_disk(hp.disk_start, id, i, n),
+                        );
+                        let len = prep.dyn_cands.len() - start;
+                        if len > 0 {
+                            let e = Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: 0 };
+                            prep.entries.push(e);
+                            dirty = true;
+                        }
+                    } else {
+                        bits |= hp.disks.static_bits;
+                        if let (true, Some(h)) = (self.explain, cluster.host(id)) {
+                            for (i, dp) in disk_prep.iter().take(h.disks.len()).enumerate() {
+                                if let Some(n) = dp.note {
+                                    note_disk(hp.disk_start, id, i, n);
+                                }
+                            }
+                        }
+                        if hp.cand_len > 0 {
+                            let e =
+                                Entry { host: id, dynamic: false, start: hp.cand_start, len: hp.cand_len, agg: id.0 };
+                            prep.entries.push(e);
+                        }
+                    }
                 }
-                dyn_cands.truncate(w);
-                prep.entries.retain(|e| e.len > 0);
+                // Step 11. Hosts without a replica of the volume hold no disk of it, so only dynamic
+                // entries are filtered (and summarised).
+                if dirty {
+                    let dyn_cands = &mut prep.dyn_cands;
+                    let any_free = prep.entries.iter().any(|e| {
+                        !e.dynamic
+                            || dyn_cands[e.start as usize..(e.start + e.len) as usize]
+                                .iter()
+                                .any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
+                    });
+                    let filter = any_free || !disk_soft;
+                    let mut w = 0usize;
+                    for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
+                        let start = w;
+                        let mut agg = Agg::EMPTY;
+                        for k in e.start as usize..(e.start + e.len) as usize {
+                            let c = dyn_cands[k];
+                            if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
+                                if let Some(hp) = prep.hosts.get(c.host.index()) {
+                                    note_disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
+                                }
+                                continue;
+                            }
+                            agg.push(&c);
+                            dyn_cands[w] = c;
+                            w += 1;
+                        }
+                        e.start = start as u32;
+                        e.len = (w - start) as u32;
+                        e.agg = prep.dyn_aggs.len() as u32;
+                        prep.dyn_aggs.push(agg);
+                    }
+                    dyn_cands.truncate(w);
+                    prep.entries.retain(|e| e.len > 0);
+                }
+                if !prep.entries.is_empty() {
+                    chosen_tier = Some(tier);
+                    break 'tiers;
+                }
             }
-            if !prep.entries.is_empty() {
-                chosen_tier = Some(tier);
-                break 'tiers;
-            }
-          }
         }
         prep.cand_hosts = cands;
         prep.tiers = [t_new_zone, t_unused, t_evict, t_evict_zone];
@@ -915,13 +1013,15 @@ impl ReplicaScheduler {
             out.explanation.tier = None;
             out.reasons.insert_bits(bits);
             if let Some(h) = hooks {
-                for (i, f) in h.filters.iter().enumerate().filter(|&(i, _)| caller_nodes & (1u64 << i) != 0) {
-                    let _ = i;
-                    out.reasons.insert_caller(f.name());
+                for (i, f) in h.filters.iter().enumerate() {
+                    if caller_nodes & (1u64 << i) != 0 {
+                        out.reasons.insert_caller(f.name());
+                    }
                 }
-                for (i, f) in h.disk_filters.iter().enumerate().filter(|&(i, _)| caller_disks & (1u64 << i) != 0) {
-                    let _ = i;
-                    out.reasons.insert_caller(f.name());
+                for (i, f) in h.disk_filters.iter().enumerate() {
+                    if caller_disks & (1u64 << i) != 0 {
+                        out.reasons.insert_caller(f.name());
+                    }
                 }
             }
             return out;

@@ -27,8 +27,6 @@ pub(crate) struct HostBase {
     pub(crate) v2_disabled: bool,
     pub(crate) im_running: bool,
     pub(crate) engine_image: bool,
-    /// A disk is under the settings' disk pressure (pressure% > 0).
-    pub(crate) under_pressure: bool,
     /// The first caller node filter rejecting it: its position + 1, or 0.
     pub(crate) caller: u16,
     /// Its disks in [`Base::disks`] (and [`Prep::disks`]).
@@ -41,7 +39,6 @@ const ABSENT_BASE: HostBase = HostBase {
     v2_disabled: false,
     im_running: false,
     engine_image: false,
-    under_pressure: false,
     caller: 0,
     disk_start: 0,
 };
@@ -70,7 +67,6 @@ impl Base {
         self.disks.clear();
         self.hosts.reserve(len);
         self.disks.reserve(disk_count);
-        let pressure_pct = settings.replica_auto_balance_disk_pressure_percentage;
         let hooks = cx.hooks.filter(|h| !h.filters.is_empty()).zip(cx.hook_cx.as_ref());
         let mut caller = [0u16; CHUNK];
         for c in 0..cluster.chunk_count() {
@@ -110,8 +106,6 @@ impl Base {
                     v2_disabled: full.is_some_and(|h| attr_bool(h, ATTR_V2_DISABLED, false)),
                     im_running: full.is_none_or(|h| attr_bool(h, ATTR_INSTANCE_MANAGER_RUNNING, true)),
                     engine_image: full.is_none_or(|h| attr_bool(h, ATTR_ENGINE_IMAGE_DEPLOYED, true)),
-                    under_pressure: pressure_pct > 0
-                        && hot_disks.iter().any(|d| is_under_pressure(DiskSpace::of_hot(d), pressure_pct)),
                     caller: caller[lane],
                     disk_start,
                 });
@@ -284,7 +278,6 @@ impl Prep {
         let v2 = !v1;
         let topo = !volume.topology_requirement.is_empty() && cx.version != LonghornVersion::V1_10;
         let detail = cx.disk_detail;
-        let pressure = cx.pressure_pct.is_some();
         self.level_values.clone_from(&base.level_values);
         for c in 0..cluster.chunk_count() {
             let hot = cluster.hot_chunk(c);
@@ -330,7 +323,10 @@ impl Prep {
                     topo_ok,
                     engine_ok: hb.im_running && (!v1 || hb.engine_image),
                     selector_ok: selected & (1u64 << lane) != 0,
-                    pressured: pressure && hb.under_pressure,
+                    // Only under best-effort auto-balance: the volume decides (rarely on).
+                    pressured: cx.pressure_pct.is_some_and(|p| {
+                        hot.lane_disks(lane).iter().any(|d| is_under_pressure(DiskSpace::of_hot(d), p))
+                    }),
                     caller: hb.caller,
                     zone: hot.zone[lane],
                     disk_start,
