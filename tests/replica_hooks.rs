@@ -321,3 +321,23 @@ mod neutral {
         }
     }
 }
+
+#[test]
+fn a_failed_replica_on_a_rejected_host_is_not_reused() {
+    use placewise::replica::{Replica, Robustness};
+    let cluster = maintenance_cluster();
+    let mut volume = Volume::new("vol", G, 2);
+    volume.robustness = Robustness::Degraded;
+    let mut healthy = Replica::new("vol-r-1");
+    healthy.node_id = "n2".into();
+    healthy.disk_id = "d1".into();
+    let mut failed = Replica::new("vol-r-2");
+    failed.node_id = "n1".into();
+    failed.disk_id = "d1".into();
+    failed.failed_at = Some(10);
+    failed.healthy_at = Some(5);
+    let replicas = [healthy, failed];
+    let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    assert_eq!(plain.reusable_failed_replica(&cluster, &volume, &replicas, ""), Some(1));
+    assert_eq!(no_maintenance().reusable_failed_replica(&cluster, &volume, &replicas, ""), None);
+}
