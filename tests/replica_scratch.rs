@@ -26,7 +26,7 @@ fn host(i: usize, zone: usize, disks: &[(i64, i64, i64)]) -> HostSpec {
     h
 }
 
-fn build(hosts: &[(usize, Vec<(i64, i64, i64)>)]) -> Cluster {
+fn build(hosts: &[(usize, Disks)]) -> Cluster {
     hosts.iter().enumerate().fold(Cluster::builder(), |b, (i, (z, d))| b.host(host(i, *z, d))).build().unwrap()
 }
 

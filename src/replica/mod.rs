@@ -1068,7 +1068,7 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         now: i64,
     ) -> VolumeSchedule {
-        self.schedule_volume_with(&mut ReplicaScratch::new(), cluster, volume, replicas, now)
+        self.schedule_volume_with(&mut ReplicaScratch::one_off(), cluster, volume, replicas, now)
     }
 
     /// As [`schedule_volume`](ReplicaScheduler::schedule_volume), keeping the

@@ -15,7 +15,7 @@ use super::space::{is_under_pressure, DiskSpace};
 use super::volume::{BackingImage, DataEngine, Replica, TopologyTerm};
 use super::{attr_bool, Ctx, LonghornVersion};
 use crate::id::{DiskId, DomainId, HostId, Symbol};
-use crate::snapshot::{ChunkLabels, CHUNK};
+use crate::snapshot::{ChunkLabels, HotChunk, CHUNK};
 
 /// One host's volume-independent state: what the snapshot and the settings say about it
 /// (indexed by host id; part of [`Base`]).
@@ -54,6 +54,53 @@ pub(crate) struct Base {
     pub(crate) level_values: Vec<Option<Symbol>>,
 }
 
+impl HostBase {
+    /// Lane `lane` of chunk `c` (`hot`), whose first caller node filter rejecting it is
+    /// `caller` (position + 1, or 0) and whose disks start at `disk_start`. A host itself is
+    /// visited only when its lane is not plainly schedulable or has attributes.
+    #[inline]
+    fn compute(cx: &Ctx<'_>, hot: &HotChunk, c: usize, lane: usize, caller: u16, disk_start: u32) -> HostBase {
+        let bit = 1u64 << lane;
+        if hot.live & bit == 0 {
+            return ABSENT_BASE;
+        }
+        let id = HostId::from_index(c * CHUNK + lane);
+        let visit = hot.schedulable & bit == 0 || hot.attributed & bit != 0;
+        // Not visited: up, enabled, not cordoned, not evicting, no attributes.
+        let full = if visit { cx.cluster.host(id) } else { None };
+        let state_note = full.and_then(|h| {
+            let st = h.state;
+            if !st.up {
+                Some(NodeNote::NotReady)
+            } else if st.cordoned && cx.settings.disable_scheduling_on_cordoned_node {
+                Some(NodeNote::Cordoned)
+            } else if !st.enabled || st.evicting {
+                Some(NodeNote::SchedulingDisabled)
+            } else {
+                None
+            }
+        });
+        HostBase {
+            exists: true,
+            state_note,
+            v2_disabled: full.is_some_and(|h| attr_bool(h, ATTR_V2_DISABLED, false)),
+            im_running: full.is_none_or(|h| attr_bool(h, ATTR_INSTANCE_MANAGER_RUNNING, true)),
+            engine_image: full.is_none_or(|h| attr_bool(h, ATTR_ENGINE_IMAGE_DEPLOYED, true)),
+            caller,
+            disk_start,
+        }
+    }
+}
+
+/// The caller's node filter verdicts for chunk `c` (see [`HookCx::filter_chunk`](hooks::HookCx::filter_chunk)),
+/// all 0 without node filters.
+fn caller_chunk(cx: &Ctx<'_>, c: usize, live: u64, out: &mut [u16; CHUNK]) {
+    if let (Some(hooks), Some(hcx)) = (cx.hooks.filter(|h| !h.filters.is_empty()), cx.hook_cx.as_ref()) {
+        *out = [0; CHUNK];
+        hcx.filter_chunk(cx.cluster, hooks, c, live, out);
+    }
+}
+
 impl Base {
     /// Rebuilds in place (keeping the allocations). O(hosts + disks), plus the caller's node
     /// filters over every live host when there are any. A host itself is visited only when its
@@ -67,48 +114,17 @@ impl Base {
         self.disks.clear();
         self.hosts.reserve(len);
         self.disks.reserve(disk_count);
-        let hooks = cx.hooks.filter(|h| !h.filters.is_empty()).zip(cx.hook_cx.as_ref());
         let mut caller = [0u16; CHUNK];
         for c in 0..cluster.chunk_count() {
             let hot = cluster.hot_chunk(c);
-            if let Some((hooks, hcx)) = hooks {
-                caller = [0; CHUNK];
-                hcx.filter_chunk(cluster, hooks, c, hot.live, &mut caller);
-            }
+            caller_chunk(cx, c, hot.live, &mut caller);
             for lane in 0..CHUNK.min(len.saturating_sub(c * CHUNK)) {
-                let bit = 1u64 << lane;
-                if hot.live & bit == 0 {
-                    self.hosts.push(ABSENT_BASE);
-                    continue;
+                let caller = caller.get(lane).copied().unwrap_or(0);
+                let hb = HostBase::compute(cx, hot, c, lane, caller, self.disks.len() as u32);
+                if hb.exists {
+                    self.disks.extend(hot.lane_disks(lane).iter().map(|d| DiskBase::new(settings, d)));
                 }
-                let id = HostId::from_index(c * CHUNK + lane);
-                let visit = hot.schedulable & bit == 0 || hot.attributed & bit != 0;
-                // Not visited: up, enabled, not cordoned, not evicting, no attributes.
-                let full = if visit { cluster.host(id) } else { None };
-                let state_note = full.and_then(|h| {
-                    let st = h.state;
-                    if !st.up {
-                        Some(NodeNote::NotReady)
-                    } else if st.cordoned && settings.disable_scheduling_on_cordoned_node {
-                        Some(NodeNote::Cordoned)
-                    } else if !st.enabled || st.evicting {
-                        Some(NodeNote::SchedulingDisabled)
-                    } else {
-                        None
-                    }
-                });
-                let hot_disks = hot.lane_disks(lane);
-                let disk_start = self.disks.len() as u32;
-                self.disks.extend(hot_disks.iter().map(|d| DiskBase::new(settings, d)));
-                self.hosts.push(HostBase {
-                    exists: true,
-                    state_note,
-                    v2_disabled: full.is_some_and(|h| attr_bool(h, ATTR_V2_DISABLED, false)),
-                    im_running: full.is_none_or(|h| attr_bool(h, ATTR_INSTANCE_MANAGER_RUNNING, true)),
-                    engine_image: full.is_none_or(|h| attr_bool(h, ATTR_ENGINE_IMAGE_DEPLOYED, true)),
-                    caller: caller[lane],
-                    disk_start,
-                });
+                self.hosts.push(hb);
             }
         }
         match cx.hooks.filter(|h| !h.levels.is_empty()) {
@@ -245,12 +261,11 @@ const ABSENT: HostPrep = HostPrep {
 };
 
 impl Prep {
-    /// Prepares a fresh [`Base`] and the volume, then binds `replicas` ([`Prep::bind`]).
+    /// Prepares the volume in one pass (no [`Base`] kept), then binds `replicas`
+    /// ([`Prep::bind`]).
     pub(crate) fn new(cx: &Ctx<'_>, replicas: &[Replica]) -> Self {
-        let mut base = Base::default();
-        base.build(cx);
         let mut prep = Prep::default();
-        prep.fill(cx, &base);
+        prep.fill(cx, None);
         prep.bind(cx, replicas);
         prep
     }
@@ -258,7 +273,10 @@ impl Prep {
     /// The volume-dependent part, from `base` (made for this snapshot, settings and hooks),
     /// reusing this preparation's buffers; no replica bound. O(hosts + disks): a host itself is
     /// visited only when the volume asks for topology or disk detail.
-    pub(crate) fn fill(&mut self, cx: &Ctx<'_>, base: &Base) {
+    ///
+    /// Without `base` the volume-independent state is computed on the way, in the same pass, and
+    /// not kept: a one-off call then costs no more than one pass.
+    pub(crate) fn fill(&mut self, cx: &Ctx<'_>, base: Option<&Base>) {
         self.filled = None;
         let cluster = cx.cluster;
         let volume = cx.volume;
@@ -271,27 +289,46 @@ impl Prep {
         self.replica_at.clear();
         self.hosts.reserve(len);
         self.aggs.reserve(len);
-        self.disks.reserve(base.disks.len());
-        self.cands.reserve(base.disks.len());
+        let disk_count = match base {
+            Some(b) => b.disks.len(),
+            None => (0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).disks.len()).sum(),
+        };
+        self.disks.reserve(disk_count);
+        self.cands.reserve(disk_count);
+        // Without a kept base: this host's disks' volume-independent state, and the caller's
+        // node filter verdicts of the chunk.
+        let mut disk_buf: Vec<DiskBase> = Vec::new();
+        let mut caller = [0u16; CHUNK];
         let allow_empty = settings.allow_empty_node_selector_volume;
         let v1 = volume.data_engine == DataEngine::V1;
         let v2 = !v1;
         let topo = !volume.topology_requirement.is_empty() && cx.version != LonghornVersion::V1_10;
         let detail = cx.disk_detail;
-        self.level_values.clone_from(&base.level_values);
+        match (base, cx.hooks.filter(|h| !h.levels.is_empty())) {
+            (Some(b), _) => self.level_values.clone_from(&b.level_values),
+            (None, Some(h)) => hooks::level_values(cluster, &h.levels, &mut self.level_values),
+            (None, None) => self.level_values.clear(),
+        }
         for c in 0..cluster.chunk_count() {
             let hot = cluster.hot_chunk(c);
             let mut selected = selector_mask(&hot.labels, &cx.node_selector, allow_empty);
             if cx.has_backing_image {
                 selected &= selector_mask(&hot.labels, &cx.image_node_selector, allow_empty);
             }
+            if base.is_none() {
+                caller_chunk(cx, c, hot.live, &mut caller);
+            }
             for lane in 0..CHUNK.min(len.saturating_sub(c * CHUNK)) {
                 let id = HostId::from_index(c * CHUNK + lane);
-                let Some(hb) = base.hosts.get(id.index()).filter(|h| h.exists) else {
+                let hb = match base {
+                    Some(b) => b.hosts.get(id.index()).copied().unwrap_or(ABSENT_BASE),
+                    None => HostBase::compute(cx, hot, c, lane, caller.get(lane).copied().unwrap_or(0), 0),
+                };
+                if !hb.exists {
                     self.hosts.push(ABSENT);
                     self.aggs.push(Agg::EMPTY);
                     continue;
-                };
+                }
                 let step2 = hb.state_note.or((v2 && hb.v2_disabled).then_some(NodeNote::V2Disabled));
                 // v1.10 has no topology requirement.
                 let topo_ok = !topo || {
@@ -306,11 +343,19 @@ impl Prep {
                 let cand_start = self.cands.len() as u32;
                 let mut agg = Agg::EMPTY;
                 let full = if detail { cluster.host(id) } else { None };
-                let disk_base = base.disks.get(hb.disk_start as usize..).unwrap_or(&[]);
+                let hot_disks = hot.lane_disks(lane);
+                let disk_base = match base {
+                    Some(b) => b.disks.get(hb.disk_start as usize..).unwrap_or(&[]),
+                    None => {
+                        disk_buf.clear();
+                        disk_buf.extend(hot_disks.iter().map(|d| DiskBase::new(settings, d)));
+                        &disk_buf
+                    }
+                };
                 let summary = disk_stage::prepare_host(
                     cx,
                     id,
-                    hot.lane_disks(lane),
+                    hot_disks,
                     disk_base,
                     full,
                     &mut self.disks,
@@ -350,7 +395,7 @@ impl Prep {
             self.bind(cx, &[]);
             return;
         }
-        self.fill(cx, base);
+        self.fill(cx, Some(base));
         self.bind(cx, &[]);
         self.filled = key;
     }

@@ -27,6 +27,8 @@ pub struct ReplicaScratch {
     base: Base,
     prep: Prep,
     rebuilds: u64,
+    /// Used for one call and dropped: keep nothing (no snapshot clone, no base).
+    one_off: bool,
 }
 
 impl fmt::Debug for ReplicaScratch {
@@ -79,6 +81,12 @@ impl ReplicaScratch {
         ReplicaScratch::default()
     }
 
+    /// A scratch for a single call that is then dropped: it prepares in one pass and keeps
+    /// nothing, so the one-call path costs what it did before scratches existed.
+    pub(crate) fn one_off() -> Self {
+        ReplicaScratch { one_off: true, ..ReplicaScratch::default() }
+    }
+
     /// How many times the volume-independent preparation was built (for tests and tuning).
     pub fn rebuilds(&self) -> u64 {
         self.rebuilds
@@ -91,8 +99,14 @@ impl ReplicaScratch {
 
     /// Makes the kept preparation match `cx`'s snapshot, settings and hooks, then fills the
     /// volume's part (unless it was filled for an equal volume shape on this very preparation).
-    /// Returns the call's prepared state, bound to no replica.
+    /// Returns the call's prepared state, bound to no replica. A one-off scratch
+    /// ([`ReplicaScratch::one_off`]) keeps nothing and prepares in one pass.
     pub(crate) fn prepare(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<Hooks>>) -> &mut Prep {
+        if self.one_off {
+            self.prep.fill(cx, None);
+            self.prep.bind(cx, &[]);
+            return &mut self.prep;
+        }
         let fresh = self.ensure(cx, hooks);
         self.prep.refill(cx, &self.base, fresh);
         &mut self.prep
