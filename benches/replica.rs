@@ -61,7 +61,9 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("replica_volume_3_warm");
     for (nodes, cl) in &clusters {
         let mut scratch = ReplicaScratch::new();
-        scheduler.schedule_volume_with(&mut scratch, cl, &volume, &[], 0);
+        let warm = scheduler.schedule_volume_with(&mut scratch, cl, &volume, &[], 0);
+        assert_eq!(warm, scheduler.schedule_volume(cl, &volume, &[], 0), "a warm scratch changed the answer");
+        assert_eq!(warm, scheduler.schedule_volume_with(&mut scratch, cl, &volume, &[], 0));
         group.bench_with_input(BenchmarkId::from_parameter(nodes), cl, |b, cl| {
             b.iter(|| scheduler.schedule_volume_with(&mut scratch, black_box(cl), black_box(&volume), &[], 0))
         });

@@ -180,7 +180,7 @@
 //! of volumes on one snapshot pays the snapshot's part once and, per volume, only what its
 //! shape changes; the answer is always the one a fresh scratch gives (a property test replays
 //! random event sequences against fresh calls). [`ReplicaScheduler::schedule_volume`] is the
-//! same call with a fresh scratch.
+//! same call without a scratch to keep: it prepares in one pass, as before scratches existed.
 //!
 //! # Versions
 //!
@@ -1058,9 +1058,9 @@ impl ReplicaScheduler {
     /// volume is attached; strict-local replicas get a hard node affinity to the attached node.
     ///
     /// Computes in O(hosts + disks) per replica created or reused, plus O(hosts + replicas ×
-    /// disks of the hosts holding replicas) per replica scheduled. Allocates a fresh
-    /// [`ReplicaScratch`]; a stream of volumes on one snapshot is cheaper through
-    /// [`schedule_volume_with`](ReplicaScheduler::schedule_volume_with).
+    /// disks of the hosts holding replicas) per replica scheduled. Prepares in one pass and keeps
+    /// nothing; a stream of volumes on one snapshot is cheaper through
+    /// [`schedule_volume_with`](ReplicaScheduler::schedule_volume_with) and a [`ReplicaScratch`].
     pub fn schedule_volume(
         &self,
         cluster: &Cluster,
