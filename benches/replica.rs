@@ -4,6 +4,8 @@
 //! - `replica_volume_3_warm`: the same volume through a reused scratch, as a stream of volumes
 //!   on one snapshot pays it (`schedule_volume_with`): the volume-independent preparation is
 //!   made once, before the measurement.
+//! - `replica_volume_3_stream`: volumes of alternating sizes through one scratch: the snapshot's
+//!   part is kept, the volume's part is redone for each (the warm group above reuses both).
 //! - `replica_floor`: the memory floor, measured in the same run: one pass that only reads the
 //!   hot disk columns the scheduler reads (space numbers and flags of every disk, chunk by
 //!   chunk) and decides nothing. A report states the volume's cost as "N× the floor".
@@ -68,6 +70,23 @@ fn bench(c: &mut Criterion) {
             b.iter(|| scheduler.schedule_volume_with(&mut scratch, black_box(cl), black_box(&volume), &[], 0))
         });
         assert_eq!(scratch.rebuilds(), 1, "the warm scratch was rebuilt");
+    }
+    group.finish();
+
+    // A stream of volumes of alternating sizes: the snapshot's part is kept, the volume's part
+    // (eligibility and space for its size) is redone for every volume.
+    let mut group = c.benchmark_group("replica_volume_3_stream");
+    let sizes = [Volume::new("vol", 10 * G, 3), Volume::new("vol", 11 * G, 3)];
+    for (nodes, cl) in &clusters {
+        let mut scratch = ReplicaScratch::new();
+        let mut k = 0usize;
+        group.bench_with_input(BenchmarkId::from_parameter(nodes), cl, |b, cl| {
+            b.iter(|| {
+                k += 1;
+                scheduler.schedule_volume_with(&mut scratch, black_box(cl), &sizes[k % 2], &[], 0)
+            })
+        });
+        assert_eq!(scratch.rebuilds(), 1, "the stream's scratch was rebuilt");
     }
     group.finish();
 
