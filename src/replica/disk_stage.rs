@@ -108,6 +108,7 @@ pub(crate) struct DiskBase {
 }
 
 impl DiskBase {
+    #[inline]
     pub(crate) fn new(settings: &ReplicaSettings, disk: &HotDisk) -> Self {
         let space = DiskSpace::of_hot(disk);
         let lim = Limits::new(settings, space);
@@ -169,9 +170,9 @@ fn space_check(cx: &Ctx<'_>, space: DiskSpace) -> Result<(), DiskNote> {
     .map_err(DiskNote::Space)
 }
 
-/// Prepares one host's disks for the volume (`disks` in hot form with `base` their
-/// volume-independent state; `full`, the host, only when [`Ctx::disk_detail`] is set or the
-/// caller has disk filters): appends one [`DiskPrep`] per disk to `prep` and the static
+/// Prepares one host's disks for the volume (`disks` in hot form with `base` their kept
+/// volume-independent state, or `None` to compute it on the way; `full`, the host, only when
+/// [`Ctx::disk_detail`] is set): appends one [`DiskPrep`] per disk to `prep` and the static
 /// candidates (status values, no replica of the volume considered) to `cands`, summarised in
 /// `agg`.
 #[allow(clippy::too_many_arguments)]
@@ -179,7 +180,7 @@ pub(crate) fn prepare_host(
     cx: &Ctx<'_>,
     id: HostId,
     disks: &[HotDisk],
-    base: &[DiskBase],
+    base: Option<&[DiskBase]>,
     full: Option<&Host>,
     prep: &mut Vec<DiskPrep>,
     cands: &mut Vec<Candidate>,
@@ -190,7 +191,11 @@ pub(crate) fn prepare_host(
     let mut space_bits = 0u16;
     let mut caller = 0u64;
     let (size, actual) = (cx.volume.size, cx.volume.actual_size);
-    for (i, (disk, b)) in disks.iter().zip(base).enumerate() {
+    for (i, disk) in disks.iter().enumerate() {
+        let b = match base {
+            Some(kept) => kept.get(i).copied().unwrap_or_else(|| DiskBase::new(cx.settings, disk)),
+            None => DiskBase::new(cx.settings, disk),
+        };
         let (space, lim) = (b.space, b.lim);
         let fit = match b.pre {
             Some(note) => Err((note, 0, false)),

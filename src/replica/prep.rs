@@ -295,9 +295,7 @@ impl Prep {
         };
         self.disks.reserve(disk_count);
         self.cands.reserve(disk_count);
-        // Without a kept base: this host's disks' volume-independent state, and the caller's
-        // node filter verdicts of the chunk.
-        let mut disk_buf: Vec<DiskBase> = Vec::new();
+        // Without a kept base: the caller's node filter verdicts of the chunk.
         let mut caller = [0u16; CHUNK];
         let allow_empty = settings.allow_empty_node_selector_volume;
         let v1 = volume.data_engine == DataEngine::V1;
@@ -344,14 +342,7 @@ impl Prep {
                 let mut agg = Agg::EMPTY;
                 let full = if detail { cluster.host(id) } else { None };
                 let hot_disks = hot.lane_disks(lane);
-                let disk_base = match base {
-                    Some(b) => b.disks.get(hb.disk_start as usize..).unwrap_or(&[]),
-                    None => {
-                        disk_buf.clear();
-                        disk_buf.extend(hot_disks.iter().map(|d| DiskBase::new(settings, d)));
-                        &disk_buf
-                    }
-                };
+                let disk_base = base.map(|b| b.disks.get(hb.disk_start as usize..).unwrap_or(&[]));
                 let summary = disk_stage::prepare_host(
                     cx,
                     id,
