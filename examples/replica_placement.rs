@@ -4,10 +4,12 @@
 //! Run with `cargo run --release --example replica_placement`.
 //!
 //! Each volume's placements are applied to the cluster (the disk's `scheduled` bytes grow) before
-//! the next volume is scheduled, as Longhorn's node controller would recompute them.
+//! the next volume is scheduled, as Longhorn's node controller would recompute them. Then the
+//! same engine runs with the caller's own rules (a node filter, a disk weigher, a hard zone
+//! level) through one reusable scratch.
 
-use placewise::replica::{DiskNote, ReplicaScheduler, ReplicaSettings, Volume};
-use placewise::{Cluster, ClusterSpec, DiskSpec, HostSpec};
+use placewise::replica::{disk_weigher_fn, DiskNote, Level, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
+use placewise::{filter_fn, Cluster, ClusterSpec, DiskSpec, HostSpec};
 
 const G: i64 = 1 << 30;
 
@@ -86,5 +88,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         println!();
     }
+    composed(&Cluster::from_spec(&cluster_spec())?)?;
+    Ok(())
+}
+
+/// The same engine with the caller's rules: no replica on `node-a1` (under maintenance), at most
+/// one replica per zone (a hard level over the zone topology level), and among equal nodes the
+/// disk with the fewest scheduled replicas. One scratch serves the stream of volumes.
+fn composed(cluster: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
+    let scheduler = ReplicaScheduler::builder(ReplicaSettings::default())
+        .filter(filter_fn("maintenance", |cx, h| cx.cluster().host_name(h) != "node-a1"))
+        .disk_weigher(disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64)), 1.0)
+        .level(Level::hard("zone"))
+        .build()?
+        .explain(true);
+    let mut scratch = ReplicaScratch::new();
+    println!("with the caller's rules (maintenance filter, one replica per zone):");
+    for volume in [Volume::new("pvc-a", 10 * G, 3), Volume::new("pvc-b", 10 * G, 4)] {
+        let result = scheduler.schedule_volume_with(&mut scratch, cluster, &volume, &[], 0);
+        let placed: Vec<String> = result.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect();
+        println!("  {}: {}", volume.name, placed.join(", "));
+        if let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) {
+            for (host, _, hook) in outcome.explanation.caller_rejections() {
+                println!("    {name}: {} left out by {hook}", cluster.host_name(host));
+            }
+        }
+    }
+    println!("  (snapshot prepared {} time(s) for both volumes)", scratch.rebuilds());
     Ok(())
 }

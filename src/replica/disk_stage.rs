@@ -7,7 +7,9 @@
 //! ([`dynamic_host`]), because in-cycle accounting and disk anti-affinity can change them.
 
 use super::choice::{Agg, Candidate};
+use super::hooks::{DiskCx, Hooks};
 use super::reasons::{DiskNote, FailureReason};
+use super::settings::ReplicaSettings;
 use super::space::{is_schedulable_to_disk, percent_of, DiskSpace, SpaceFailure};
 use super::volume::{tags_match, DataEngine, Replica};
 use super::{Ctx, LonghornVersion};
@@ -34,24 +36,17 @@ pub(crate) struct HostDisks {
     pub(crate) nonspace_bits: u16,
     /// `nonspace_bits` plus `insufficient storage` when a space check failed.
     pub(crate) static_bits: u16,
+    /// The caller's disk filters (by position) that rejected one of its disks.
+    pub(crate) caller: u64,
 }
 
 /// Step 5's pre-filter (including Longhorn's disk `Schedulable` condition: `Ready` and the space
-/// check with size 0 and actual 0) and step 10's eligibility, in order. `full` is the disk itself,
-/// needed only when [`Ctx::disk_detail`] is set. `Err((note, bits, prefiltered))`: `prefiltered`
-/// is false when the pre-filter already dropped the disk.
-fn eligibility(
-    cx: &Ctx<'_>,
-    disk: &HotDisk,
-    full: Option<&Disk>,
-    space: DiskSpace,
-    lim: Limits,
-) -> Result<(), (DiskNote, u16, bool)> {
+/// check with size 0 and actual 0): volume-independent, kept in [`DiskBase::pre`].
+fn prefilter(disk: &HotDisk, space: DiskSpace, lim: Limits) -> Option<DiskNote> {
     if !disk.allow_scheduling || disk.eviction_requested {
-        return Err((DiskNote::Unavailable, 0, false));
+        return Some(DiskNote::Unavailable);
     }
-    schedulable_condition(disk.schedulable, disk.ready, || lim.check(0, 0, space)).map_err(|n| (n, 0, false))?;
-    volume_fit(cx, disk, full)
+    schedulable_condition(disk.schedulable, disk.ready, || lim.check(0, 0, space)).err()
 }
 
 /// The disk's `Schedulable` condition as the pre-filter reads it: the reported one when the
@@ -102,10 +97,29 @@ pub(crate) fn volume_fit(cx: &Ctx<'_>, disk: &HotDisk, full: Option<&Disk>) -> R
     Ok(())
 }
 
+/// One disk's volume-independent state: its space, its limits and the pre-filter's verdict.
+/// Depends only on the snapshot and the settings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DiskBase {
+    pub(crate) space: DiskSpace,
+    pub(crate) lim: Limits,
+    /// Why the pre-filter drops it, if it does.
+    pub(crate) pre: Option<DiskNote>,
+}
+
+impl DiskBase {
+    #[inline]
+    pub(crate) fn new(settings: &ReplicaSettings, disk: &HotDisk) -> Self {
+        let space = DiskSpace::of_hot(disk);
+        let lim = Limits::new(settings, space);
+        DiskBase { space, lim, pre: prefilter(disk, space, lim) }
+    }
+}
+
 /// `IsSchedulableToDisk` with the two percentages of one disk computed once (they depend only
 /// on `maximum` and `reserved`, not on the size or `scheduled`).
 #[derive(Debug, Clone, Copy)]
-struct Limits {
+pub(crate) struct Limits {
     minimal: i64,
     limit: i64,
     min_pct: i64,
@@ -113,8 +127,7 @@ struct Limits {
 }
 
 impl Limits {
-    fn new(cx: &Ctx<'_>, space: DiskSpace) -> Self {
-        let s = cx.settings;
+    fn new(s: &ReplicaSettings, space: DiskSpace) -> Self {
         let (min_pct, over_pct) = (s.storage_minimal_available_percentage, s.storage_over_provisioning_percentage);
         Limits {
             minimal: percent_of(space.maximum, min_pct),
@@ -126,7 +139,7 @@ impl Limits {
 
     /// Exactly [`is_schedulable_to_disk`] for the disk the limits were made from.
     #[inline]
-    fn check(&self, size: i64, actual: i64, space: DiskSpace) -> Result<(), SpaceFailure> {
+    pub(crate) fn check(&self, size: i64, actual: i64, space: DiskSpace) -> Result<(), SpaceFailure> {
         if space.maximum <= 0 {
             return Err(SpaceFailure::MaximumNotPositive);
         }
@@ -157,14 +170,17 @@ fn space_check(cx: &Ctx<'_>, space: DiskSpace) -> Result<(), DiskNote> {
     .map_err(DiskNote::Space)
 }
 
-/// Prepares one host's disks (`disks` in hot form; `full`, the host, only when
+/// Prepares one host's disks for the volume (`disks` in hot form with `base` their kept
+/// volume-independent state, or `None` to compute it on the way; `full`, the host, only when
 /// [`Ctx::disk_detail`] is set): appends one [`DiskPrep`] per disk to `prep` and the static
 /// candidates (status values, no replica of the volume considered) to `cands`, summarised in
 /// `agg`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare_host(
     cx: &Ctx<'_>,
     id: HostId,
     disks: &[HotDisk],
+    base: Option<&[DiskBase]>,
     full: Option<&Host>,
     prep: &mut Vec<DiskPrep>,
     cands: &mut Vec<Candidate>,
@@ -173,11 +189,19 @@ pub(crate) fn prepare_host(
     let mut any = false;
     let mut nonspace = 0u16;
     let mut space_bits = 0u16;
+    let mut caller = 0u64;
     let (size, actual) = (cx.volume.size, cx.volume.actual_size);
     for (i, disk) in disks.iter().enumerate() {
-        let space = DiskSpace::of_hot(disk);
-        let lim = Limits::new(cx, space);
-        match eligibility(cx, disk, full.and_then(|h| h.disks.get(i)), space, lim) {
+        let b = match base {
+            Some(kept) => kept.get(i).copied().unwrap_or_else(|| DiskBase::new(cx.settings, disk)),
+            None => DiskBase::new(cx.settings, disk),
+        };
+        let (space, lim) = (b.space, b.lim);
+        let fit = match b.pre {
+            Some(note) => Err((note, 0, false)),
+            None => volume_fit(cx, disk, full.and_then(|h| h.disks.get(i))),
+        };
+        match fit {
             // v1.10 checks the space before the tags: a disk failing both is short of storage.
             Err((DiskNote::Tags, bits, true)) if cx.version == LonghornVersion::V1_10 => {
                 any = true;
@@ -195,6 +219,12 @@ pub(crate) fn prepare_host(
             }
             Ok(()) => {
                 any = true;
+                if let Some(k) = cx.hooks.and_then(|h| caller_disk_reject(cx, h, id, i)) {
+                    caller |= 1u64 << k;
+                    let note = cx.hooks.map_or(0, |h| h.disk_filter_index(k));
+                    prep.push(DiskPrep { note: Some(DiskNote::Caller(note)), eligible: false });
+                    continue;
+                }
                 match lim.check(size, actual, space).map_err(DiskNote::Space) {
                     Err(n) => {
                         space_bits |= FailureReason::InsufficientStorage.bit();
@@ -213,7 +243,16 @@ pub(crate) fn prepare_host(
     if !any {
         nonspace |= FailureReason::DisksUnavailable.bit();
     }
-    HostDisks { nonspace_bits: nonspace, static_bits: nonspace | space_bits }
+    HostDisks { nonspace_bits: nonspace, static_bits: nonspace | space_bits, caller }
+}
+
+/// The position of the first caller disk filter rejecting disk `i` of host `id`, if any.
+pub(crate) fn caller_disk_reject(cx: &Ctx<'_>, hooks: &Hooks, id: HostId, i: usize) -> Option<usize> {
+    if hooks.disk_filters.is_empty() {
+        return None;
+    }
+    let dcx = DiskCx::new(cx.cluster, cx.volume, id, DiskId::from_index(i))?;
+    hooks.disk_filters.iter().position(|f| !f.check(&dcx))
 }
 
 /// Step 10 for a host that holds a replica of the volume: the space check with in-cycle

@@ -3,10 +3,12 @@
 //! # Contents
 //!
 //! - [Quick example](#quick-example)
+//! - [Composing the two-stage selector](#composing-the-two-stage-selector)
 //! - [Mapping Longhorn onto the snapshot](#mapping-longhorn-onto-the-snapshot)
 //! - [Step order](#step-order)
 //! - [Not modelled](#not-modelled)
 //! - [Cost](#cost)
+//! - [Reusing the preparation across calls](#reusing-the-preparation-across-calls)
 //! - [Versions](#versions)
 //! - [Determinism](#determinism)
 //!
@@ -25,6 +27,71 @@
 //! let result = scheduler.schedule_volume(&cluster, &Volume::new("vol", G, 3), &[], 0);
 //! assert_eq!(result.placed().count(), 2); // node anti-affinity is hard by default
 //! assert_eq!(result.condition_message().as_deref(), Some("replica scheduling failed"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Composing the two-stage selector
+//!
+//! Longhorn's selector is one configuration of a general two-stage engine: with no hooks
+//! ([`ReplicaScheduler::new`], or [`ReplicaScheduler::builder`] with nothing added) it is
+//! Longhorn exactly, and the hook code is never entered. [`ReplicaSchedulerBuilder`] adds:
+//!
+//! - **Node [`Filter`]s** (the crate's core trait, as in the spread engine's builder): after
+//!   Longhorn's node checks and the node selector (step 8), a host that a filter rejects is left
+//!   out of **every** tier, the used-node tier included; replicas already on it still count for
+//!   anti-affinity. The filters see the snapshot through [`Cx`](crate::request::Cx) with an empty
+//!   one-instance request: their verdict depends on the snapshot only, so a
+//!   [`ReplicaScratch`] keeps it across volumes. A filter whose `prepare` fails rejects every
+//!   host.
+//! - **Node [`Weigher`]s**: rank the nodes of the tier that will place the replica (after
+//!   best-effort data locality), normalised over those nodes, times their multipliers, summed;
+//!   only the best-scored nodes stay, and Longhorn's disk choice picks among them. They never
+//!   move a replica to a later tier (anti-affinity first). A weigher whose `prepare` or
+//!   `validate` fails adds 0.
+//! - **[`DiskFilter`]s** (see [`disk_filter_fn`]): after Longhorn's disk eligibility (pre-filter,
+//!   type, filesystem size, tags) and before the space check; they see the volume
+//!   ([`DiskCx`]).
+//! - **[`DiskWeigher`]s** (see [`disk_weigher_fn`]): rank the candidate disks of the
+//!   best-scored nodes; only the best-scored disks stay for the disk choice.
+//! - **[`Level`]s**: anti-affinity tiers beyond zone and node from a topology level or a host
+//!   label (rack, row …), hard or soft. Within each of Longhorn's tiers the hosts whose domains
+//!   hold no replica at every level come first; soft levels are dropped one at a time, last added
+//!   first; hard levels are never dropped. Longhorn's tiers stay the outer order (zone, then
+//!   node), so for nested topologies the preference is zone, rack, node.
+//!
+//! A caller filter's rejections are named in the explanation ([`NodeNote::Caller`],
+//! [`DiskNote::Caller`], [`ReplicaExplanation::caller_rejections`]) and, when the replica is not
+//! placed, in the reasons ([`Reasons::callers`]; the message adds `rejected by <name>`). A hard
+//! level's exclusions are named in the explanation only: like Longhorn's own anti-affinity they
+//! add no reason key.
+//!
+//! ```
+//! use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaSettings, Volume};
+//! use placewise::{filter_fn, Cluster, DiskSpec, HostSpec};
+//!
+//! const G: i64 = 1 << 30;
+//! let host = |name: &str, rack: &str| {
+//!     HostSpec::new(name).zone("z1").label("rack", rack).disk(DiskSpec::new("d1", 100 * G, 90 * G))
+//! };
+//! let cluster = Cluster::builder()
+//!     .host(host("n1", "r1").label("maintenance", "true"))
+//!     .host(host("n2", "r1"))
+//!     .host(host("n3", "r2"))
+//!     .host(host("n4", "r2"))
+//!     .build()?;
+//! let scheduler = ReplicaScheduler::builder(ReplicaSettings::default())
+//!     .filter(filter_fn("maintenance", |cx, h| cx.cluster().label(h, "maintenance").is_none()))
+//!     .disk_weigher(disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64)), 1.0)
+//!     .level(Level::hard("rack"))
+//!     .build()?
+//!     .explain(true);
+//! let result = scheduler.schedule_volume(&cluster, &Volume::new("vol", G, 3), &[], 0);
+//! // One replica per rack, none on the host under maintenance: the third has no rack left.
+//! assert_eq!(result.placed().count(), 2);
+//! let (_, failed) = result.results.iter().find(|(_, o)| o.placement.is_none()).unwrap();
+//! let names: Vec<&str> = failed.explanation.caller_rejections().iter().map(|r| r.2).collect();
+//! assert!(names.contains(&"maintenance") && names.contains(&"rack anti-affinity"));
+//! assert_eq!(result.condition_message().as_deref(), Some("rejected by maintenance"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -89,7 +156,31 @@
 //! every placement of the call; a passed precheck's outcome is the first placement's. Each
 //! replica then costs O(hosts) plus the disks of the hosts that hold a replica of the volume
 //! (re-checked for in-cycle accounting and disk anti-affinity). No per-disk allocation; buffers
-//! are reused across the call's replicas.
+//! are reused across the call's replicas. The candidate nodes of steps 2–4 are the same for every
+//! replica without a hard node affinity and are listed once per call.
+//!
+//! With no hooks nothing of the hook code runs. Node filters cost one call per host per
+//! preparation; levels O(hosts × levels) per preparation and O(hosts × levels) per replica; node
+//! and disk weighers run per replica over the chosen tier's nodes and their candidate disks;
+//! disk filters run per eligible disk per call.
+//!
+//! # Reusing the preparation across calls
+//!
+//! Part of the preparation depends only on the snapshot and the settings (and the caller's node
+//! filters): each host's state and node attributes, each disk's pre-filter (its `Schedulable`
+//! condition), its space limits and summary. [`ReplicaScheduler::schedule_volume_with`] keeps
+//! it in a [`ReplicaScratch`], stamped with the snapshot it was made from (its generation and
+//! the identity of its shared parts: the scratch holds a clone), the settings and the hooks, and
+//! rebuilds it only when a call passes anything else: any event applied, another cluster (even
+//! one with equal content), other settings, a scheduler with other hooks. The volume's part
+//! (eligibility, the space check for its size, the static candidates and their summaries) is
+//! also kept, and reused while the next volume has the same shape (Longhorn version, size,
+//! actual size, data engine, node and disk selectors, backing image, topology requirement,
+//! effective disk pressure; not with caller disk filters, which see the whole volume). A stream
+//! of volumes on one snapshot pays the snapshot's part once and, per volume, only what its
+//! shape changes; the answer is always the one a fresh scratch gives (a property test replays
+//! random event sequences against fresh calls). [`ReplicaScheduler::schedule_volume`] is the
+//! same call without a scratch to keep: it prepares in one pass, as before scratches existed.
 //!
 //! # Versions
 //!
@@ -115,12 +206,14 @@
 
 mod choice;
 mod disk_stage;
+mod hooks;
 mod node;
 mod node_stage;
 mod plan;
 mod prep;
 mod reasons;
 mod reuse;
+mod scratch;
 mod settings;
 mod space;
 mod volume;
@@ -129,11 +222,15 @@ mod volume;
 mod tests;
 
 pub use choice::DiskChoice;
+pub use hooks::{
+    disk_filter_fn, disk_weigher_fn, DiskCx, DiskFilter, DiskFilterFn, DiskWeigher, DiskWeigherFn, Level, MAX_HOOKS,
+};
 pub use node::{
     LonghornNode, ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED, NODE_ATTRIBUTES,
 };
 pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, Move, MoveKind};
 pub use reasons::{DiskNote, FailureReason, NodeNote, Reasons, ReplicaExplanation, Tier};
+pub use scratch::ReplicaScratch;
 pub use settings::{ReplicaSettings, SETTING_NAMES};
 pub use space::{
     is_pressure_move_target, is_schedulable_to_disk, is_under_pressure, percent_of, unused_percentage, DiskSpace,
@@ -144,13 +241,17 @@ pub use volume::{
     MAX_VOLUME_REPLICAS,
 };
 
+use crate::filter::Filter;
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
 use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
+use crate::weigh::Weigher;
 use choice::{Agg, Entry, Pool};
+use hooks::{weighed_choice, HookCx, Hooks, LevelPasses};
 use prep::Prep;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
+use std::sync::Arc;
 
 /// Wrong input to the replica scheduler. Scheduling failures are outcomes, not errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -185,6 +286,12 @@ pub enum ReplicaError {
     UnknownReplica {
         /// The name given.
         name: String,
+    },
+    /// A scheduler configuration the builder refuses (a non-finite multiplier, too many hooks).
+    #[error("{message}")]
+    Config {
+        /// What is wrong.
+        message: String,
     },
     /// A node attribute the scheduler reads holds a value of the wrong kind (it would otherwise
     /// read as its default).
@@ -272,6 +379,10 @@ pub(crate) struct Ctx<'a> {
     pub(crate) best_effort: bool,
     /// The attached node, when it exists.
     pub(crate) local_host: Option<HostId>,
+    /// The caller's hooks; `None` for Longhorn's configuration.
+    pub(crate) hooks: Option<&'a Hooks>,
+    /// The core-trait context of the caller's node filters and weighers (with hooks only).
+    pub(crate) hook_cx: Option<HookCx>,
 }
 
 impl<'a> Ctx<'a> {
@@ -298,6 +409,8 @@ impl<'a> Ctx<'a> {
                 .then_some(s.settings.replica_auto_balance_disk_pressure_percentage),
             best_effort: s.effective_auto_balance(volume) == AutoBalance::BestEffort,
             local_host: if volume.node_id.is_empty() { None } else { cluster.host_id(&volume.node_id) },
+            hooks: s.hooks.as_deref(),
+            hook_cx: s.hooks.as_deref().map(|h| HookCx::new(cluster, h)),
         }
     }
 
@@ -328,9 +441,10 @@ pub(crate) fn attr_bool(h: &Host, name: &str, default: bool) -> bool {
     h.attribute(name).and_then(|v| v.as_bool()).unwrap_or(default)
 }
 
-/// The replica scheduler: settings, the Longhorn version to follow, and the disk choice.
+/// The replica scheduler: settings, the Longhorn version to follow, the disk choice, and the
+/// caller's hooks ([`ReplicaScheduler::builder`]).
 ///
-/// Cheap to clone; holds no per-call state.
+/// Cheap to clone (the hooks are shared); holds no per-call state.
 #[derive(Debug, Clone)]
 pub struct ReplicaScheduler {
     settings: ReplicaSettings,
@@ -338,6 +452,118 @@ pub struct ReplicaScheduler {
     disk_choice: DiskChoice,
     explain: bool,
     seed: u64,
+    /// `None` without hooks: Longhorn's configuration never looks at them.
+    hooks: Option<Arc<Hooks>>,
+}
+
+/// Builds a [`ReplicaScheduler`] with the caller's hooks; see the
+/// [module docs](self#composing-the-two-stage-selector).
+///
+/// Extra node [`Filter`]s run after Longhorn's node checks, in the order added; node
+/// [`Weigher`]s rank the nodes of the chosen tier. [`DiskFilter`]s run after Longhorn's disk
+/// eligibility checks and before the space check; [`DiskWeigher`]s rank the candidate disks of
+/// the best-ranked nodes. [`Level`]s add anti-affinity tiers beyond zone and node.
+#[derive(Debug)]
+pub struct ReplicaSchedulerBuilder {
+    settings: ReplicaSettings,
+    hooks: Hooks,
+}
+
+impl ReplicaSchedulerBuilder {
+    /// Appends a node filter: a host it rejects takes no replica (in any tier); replicas already
+    /// on it still count for anti-affinity.
+    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
+        self.filter_boxed(Box::new(filter))
+    }
+
+    /// Appends a boxed node filter.
+    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
+        self.hooks.filters.push(filter);
+        self
+    }
+
+    /// Adds a node weigher with its multiplier.
+    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
+        self.weigher_boxed(Box::new(weigher), multiplier)
+    }
+
+    /// Adds a boxed node weigher with its multiplier.
+    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
+        self.hooks.weighers.push((weigher, multiplier));
+        self
+    }
+
+    /// Appends a disk filter.
+    pub fn disk_filter<F: DiskFilter + 'static>(self, filter: F) -> Self {
+        self.disk_filter_boxed(Box::new(filter))
+    }
+
+    /// Appends a boxed disk filter.
+    pub fn disk_filter_boxed(mut self, filter: Box<dyn DiskFilter>) -> Self {
+        self.hooks.disk_filters.push(filter);
+        self
+    }
+
+    /// Adds a disk weigher with its multiplier.
+    pub fn disk_weigher<W: DiskWeigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
+        self.disk_weigher_boxed(Box::new(weigher), multiplier)
+    }
+
+    /// Adds a boxed disk weigher with its multiplier.
+    pub fn disk_weigher_boxed(mut self, weigher: Box<dyn DiskWeigher>, multiplier: f64) -> Self {
+        self.hooks.disk_weighers.push((weigher, multiplier));
+        self
+    }
+
+    /// Adds an anti-affinity level (soft levels are relaxed last added first).
+    pub fn level(mut self, level: Level) -> Self {
+        self.hooks.levels.push(level);
+        self
+    }
+
+    /// Validates and builds (Longhorn HEAD, balance score; chain
+    /// [`version`](ReplicaScheduler::version) and the other settings after it).
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::InvalidSetting`] for a setting out of range; [`ReplicaError::Config`] for
+    /// a non-finite multiplier, an empty level key, or more than [`MAX_HOOKS`] node filters,
+    /// disk filters or levels.
+    pub fn build(self) -> Result<ReplicaScheduler, ReplicaError> {
+        let mut scheduler = ReplicaScheduler::new(self.settings)?;
+        let mut hooks = self.hooks;
+        let multipliers = hooks.weighers.iter().map(|(w, m)| (w.name(), *m));
+        let disk_multipliers = hooks.disk_weighers.iter().map(|(w, m)| (w.name(), *m));
+        if let Some((name, m)) = multipliers.chain(disk_multipliers).find(|(_, m)| !m.is_finite()) {
+            return Err(ReplicaError::Config {
+                message: format!("weigher `{name}` has a non-finite multiplier ({m})"),
+            });
+        }
+        for (what, n) in [
+            ("node filters", hooks.filters.len()),
+            ("disk filters", hooks.disk_filters.len()),
+            ("levels", hooks.levels.len()),
+        ] {
+            if n > MAX_HOOKS {
+                return Err(ReplicaError::Config { message: format!("{n} {what}: at most {MAX_HOOKS}") });
+            }
+        }
+        if hooks.levels.iter().any(|l| l.key().is_empty()) {
+            return Err(ReplicaError::Config { message: "a level has an empty key".to_owned() });
+        }
+        if hooks.is_empty() {
+            return Ok(scheduler);
+        }
+        let names = hooks.filters.iter().map(|f| f.name().to_owned());
+        let disk_names = hooks.disk_filters.iter().map(|f| f.name().to_owned());
+        let level_names = hooks.levels.iter().map(|l| format!("{} anti-affinity", l.key()));
+        let weigher_names = hooks.weighers.iter().map(|(w, _)| w.name().to_owned());
+        let disk_weigher_names = hooks.disk_weighers.iter().map(|(w, _)| w.name().to_owned());
+        hooks.names =
+            names.chain(disk_names).chain(level_names).chain(weigher_names).chain(disk_weigher_names).collect();
+        scheduler.hooks = Some(Arc::new(hooks));
+        Ok(scheduler)
+    }
 }
 
 fn name_hash(parts: &[&str]) -> u64 {
@@ -366,7 +592,22 @@ impl ReplicaScheduler {
             disk_choice: DiskChoice::BalanceScore,
             explain: false,
             seed: 0,
+            hooks: None,
         })
+    }
+
+    /// A builder for a scheduler with the caller's filters, weighers and levels; with none it
+    /// builds exactly [`ReplicaScheduler::new`].
+    pub fn builder(settings: ReplicaSettings) -> ReplicaSchedulerBuilder {
+        let hooks = Hooks {
+            filters: Vec::new(),
+            weighers: Vec::new(),
+            disk_filters: Vec::new(),
+            disk_weighers: Vec::new(),
+            levels: Vec::new(),
+            names: Vec::new(),
+        };
+        ReplicaSchedulerBuilder { settings, hooks }
     }
 
     /// The attributes of `cluster` that this engine would silently read as their defaults: keys
@@ -565,6 +806,9 @@ impl ReplicaScheduler {
         let (node_soft, zone_soft, disk_soft) = self.effective_anti_affinity(volume);
         let replenishing = self.replenishing(volume, now);
         let used = node_stage::used(prep, &cands, replicas, replenishing);
+        let hooks = cx.hooks;
+        // Caller node filters that rejected a node this call (by position).
+        let mut caller_nodes = 0u64;
 
         // Step 8: node classes (selector and pressure flags prepared once per call).
         let [mut t_new_zone, mut t_unused, mut t_evict, mut t_evict_zone] = std::mem::take(&mut prep.tiers);
@@ -576,6 +820,13 @@ impl ReplicaScheduler {
             if !hp.selector_ok {
                 if let Some(v) = node_notes.as_mut() {
                     v.push((id, NodeNote::NodeSelector));
+                }
+                continue;
+            }
+            if hp.caller != 0 {
+                caller_nodes |= 1u64 << (hp.caller - 1);
+                if let Some(v) = node_notes.as_mut() {
+                    v.push((id, NodeNote::Caller(hp.caller - 1)));
                 }
                 continue;
             }
@@ -594,7 +845,13 @@ impl ReplicaScheduler {
                 t_new_zone.push(id);
             }
         }
-        let t_used: Vec<HostId> = used.nodes.iter().map(|n| n.0).collect();
+        let mut t_used: Vec<HostId> = used.nodes.iter().map(|n| n.0).collect();
+        if hooks.is_some() {
+            t_used.retain(|&id| prep.host(id).is_some_and(|h| h.caller == 0));
+        }
+        // The caller's levels: which domains hold a replica, and which levels each pass keeps.
+        let levels = hooks.filter(|h| !h.levels.is_empty()).map(|h| LevelPasses::new(h, &prep.level_values, &used));
+        let passes = levels.as_ref().map_or(1, |l| l.passes.len());
         let mut tiers: SmallVec<[(Tier, &[HostId]); 3]> = SmallVec::new();
         tiers.push((Tier::UnusedNodesInUnusedZones, &t_new_zone));
         match (zone_soft, node_soft) {
@@ -622,88 +879,105 @@ impl ReplicaScheduler {
             }
         };
         let mut bits = 0u16;
+        let mut caller_disks = 0u64;
         let mut chosen_tier = None;
-        for (tier, nodes) in tiers {
-            prep.entries.clear();
-            prep.dyn_cands.clear();
-            prep.dyn_aggs.clear();
-            let mut dirty = false;
-            for &id in nodes {
-                let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
-                let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
-                if hp.dirty {
-                    let start = prep.dyn_cands.len();
-                    bits |= disk_stage::dynamic_host(
-                        cx,
-                        id,
-                        cluster.hot_disks(id),
-                        cluster.host(id),
-                        disk_prep,
-                        hp.disks,
-                        replicas,
-                        &prep.replica_at,
-                        &mut prep.dyn_cands,
-                        |i, n| note_disk(hp.disk_start, id, i, n),
-                    );
-                    let len = prep.dyn_cands.len() - start;
-                    if len > 0 {
-                        let e = Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: 0 };
-                        prep.entries.push(e);
-                        dirty = true;
-                    }
-                } else {
-                    bits |= hp.disks.static_bits;
-                    if let (true, Some(h)) = (self.explain, cluster.host(id)) {
-                        for (i, dp) in disk_prep.iter().take(h.disks.len()).enumerate() {
-                            if let Some(n) = dp.note {
-                                note_disk(hp.disk_start, id, i, n);
-                            }
-                        }
-                    }
-                    if hp.cand_len > 0 {
-                        let e = Entry { host: id, dynamic: false, start: hp.cand_start, len: hp.cand_len, agg: id.0 };
-                        prep.entries.push(e);
-                    }
-                }
-            }
-            // Step 11. Hosts without a replica of the volume hold no disk of it, so only dynamic
-            // entries are filtered (and summarised).
-            if dirty {
-                let dyn_cands = &mut prep.dyn_cands;
-                let any_free = prep.entries.iter().any(|e| {
-                    !e.dynamic
-                        || dyn_cands[e.start as usize..(e.start + e.len) as usize]
-                            .iter()
-                            .any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
-                });
-                let filter = any_free || !disk_soft;
-                let mut w = 0usize;
-                for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
-                    let start = w;
-                    let mut agg = Agg::EMPTY;
-                    for k in e.start as usize..(e.start + e.len) as usize {
-                        let c = dyn_cands[k];
-                        if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
-                            if let Some(hp) = prep.hosts.get(c.host.index()) {
-                                note_disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
+        let mut level_noted = if self.explain && levels.is_some() { vec![false; prep.hosts.len()] } else { Vec::new() };
+        'tiers: for (tier, nodes) in tiers {
+            for pass in 0..passes {
+                prep.entries.clear();
+                prep.dyn_cands.clear();
+                prep.dyn_aggs.clear();
+                let mut dirty = false;
+                for &id in nodes {
+                    let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
+                    if let Some(lv) = &levels {
+                        if let Some(l) = lv.excludes(id, pass) {
+                            if let (Some(v), Some(seen)) = (node_notes.as_mut(), level_noted.get_mut(id.index())) {
+                                if lv.hard(l) && !*seen {
+                                    *seen = true;
+                                    v.push((id, NodeNote::Caller(lv.name_index(l))));
+                                }
                             }
                             continue;
                         }
-                        agg.push(&c);
-                        dyn_cands[w] = c;
-                        w += 1;
                     }
-                    e.start = start as u32;
-                    e.len = (w - start) as u32;
-                    e.agg = prep.dyn_aggs.len() as u32;
-                    prep.dyn_aggs.push(agg);
+                    caller_disks |= hp.disks.caller;
+                    let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
+                    if hp.dirty {
+                        let start = prep.dyn_cands.len();
+                        bits |= disk_stage::dynamic_host(
+                            cx,
+                            id,
+                            cluster.hot_disks(id),
+                            cluster.host(id),
+                            disk_prep,
+                            hp.disks,
+                            replicas,
+                            &prep.replica_at,
+                            &mut prep.dyn_cands,
+                            |i, n| note_disk(hp.disk_start, id, i, n),
+                        );
+                        let len = prep.dyn_cands.len() - start;
+                        if len > 0 {
+                            let e = Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: 0 };
+                            prep.entries.push(e);
+                            dirty = true;
+                        }
+                    } else {
+                        bits |= hp.disks.static_bits;
+                        if let (true, Some(h)) = (self.explain, cluster.host(id)) {
+                            for (i, dp) in disk_prep.iter().take(h.disks.len()).enumerate() {
+                                if let Some(n) = dp.note {
+                                    note_disk(hp.disk_start, id, i, n);
+                                }
+                            }
+                        }
+                        if hp.cand_len > 0 {
+                            let e =
+                                Entry { host: id, dynamic: false, start: hp.cand_start, len: hp.cand_len, agg: id.0 };
+                            prep.entries.push(e);
+                        }
+                    }
                 }
-                dyn_cands.truncate(w);
-                prep.entries.retain(|e| e.len > 0);
-            }
-            if !prep.entries.is_empty() {
-                chosen_tier = Some(tier);
-                break;
+                // Step 11. Hosts without a replica of the volume hold no disk of it, so only dynamic
+                // entries are filtered (and summarised).
+                if dirty {
+                    let dyn_cands = &mut prep.dyn_cands;
+                    let any_free = prep.entries.iter().any(|e| {
+                        !e.dynamic
+                            || dyn_cands[e.start as usize..(e.start + e.len) as usize]
+                                .iter()
+                                .any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
+                    });
+                    let filter = any_free || !disk_soft;
+                    let mut w = 0usize;
+                    for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
+                        let start = w;
+                        let mut agg = Agg::EMPTY;
+                        for k in e.start as usize..(e.start + e.len) as usize {
+                            let c = dyn_cands[k];
+                            if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
+                                if let Some(hp) = prep.hosts.get(c.host.index()) {
+                                    note_disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
+                                }
+                                continue;
+                            }
+                            agg.push(&c);
+                            dyn_cands[w] = c;
+                            w += 1;
+                        }
+                        e.start = start as u32;
+                        e.len = (w - start) as u32;
+                        e.agg = prep.dyn_aggs.len() as u32;
+                        prep.dyn_aggs.push(agg);
+                    }
+                    dyn_cands.truncate(w);
+                    prep.entries.retain(|e| e.len > 0);
+                }
+                if !prep.entries.is_empty() {
+                    chosen_tier = Some(tier);
+                    break 'tiers;
+                }
             }
         }
         prep.cand_hosts = cands;
@@ -711,6 +985,9 @@ impl ReplicaScheduler {
         out.explanation.tier = chosen_tier;
         out.explanation.nodes = node_notes.unwrap_or_default();
         out.explanation.disks = disk_notes.unwrap_or_default();
+        if let (true, Some(h)) = (self.explain, hooks) {
+            out.explanation.callers = h.names.clone();
+        }
 
         // Step 12: best-effort locality, then the choice.
         if volume.data_locality == DataLocality::BestEffort {
@@ -724,7 +1001,10 @@ impl ReplicaScheduler {
         }
         let pool =
             Pool { stat: &prep.cands, dynamic: &prep.dyn_cands, stat_aggs: &prep.aggs, dyn_aggs: &prep.dyn_aggs };
-        let pick = choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size);
+        let pick = match hooks.filter(|h| !h.weighers.is_empty() || !h.disk_weighers.is_empty()) {
+            Some(h) => weighed_choice(cx, h, self.disk_choice, &mut prep.entries, pool),
+            None => choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size),
+        };
         let placed = pick.and_then(|p| {
             let host = cluster.host(p.host)?;
             Some((p, host, host.disks.get(p.disk.index())?))
@@ -732,6 +1012,18 @@ impl ReplicaScheduler {
         let Some((pick, host, disk)) = placed else {
             out.explanation.tier = None;
             out.reasons.insert_bits(bits);
+            if let Some(h) = hooks {
+                for (i, f) in h.filters.iter().enumerate() {
+                    if caller_nodes & (1u64 << i) != 0 {
+                        out.reasons.insert_caller(f.name());
+                    }
+                }
+                for (i, f) in h.disk_filters.iter().enumerate() {
+                    if caller_disks & (1u64 << i) != 0 {
+                        out.reasons.insert_caller(f.name());
+                    }
+                }
+            }
             return out;
         };
         out.placement = Some(ReplicaPlacement {
@@ -766,9 +1058,47 @@ impl ReplicaScheduler {
     /// volume is attached; strict-local replicas get a hard node affinity to the attached node.
     ///
     /// Computes in O(hosts + disks) per replica created or reused, plus O(hosts + replicas ×
-    /// disks of the hosts holding replicas) per replica scheduled.
+    /// disks of the hosts holding replicas) per replica scheduled. Prepares in one pass and keeps
+    /// nothing; a stream of volumes on one snapshot is cheaper through
+    /// [`schedule_volume_with`](ReplicaScheduler::schedule_volume_with) and a [`ReplicaScratch`].
     pub fn schedule_volume(
         &self,
+        cluster: &Cluster,
+        volume: &Volume,
+        replicas: &[Replica],
+        now: i64,
+    ) -> VolumeSchedule {
+        self.schedule_volume_with(&mut ReplicaScratch::one_off(), cluster, volume, replicas, now)
+    }
+
+    /// As [`schedule_volume`](ReplicaScheduler::schedule_volume), keeping the
+    /// volume-independent preparation and the buffers in `scratch`: the preparation is rebuilt
+    /// only when `cluster` is not the snapshot it was made from (another cluster, or any event
+    /// applied), or the settings or hooks differ; the result is always the one a fresh scratch
+    /// gives. See [`ReplicaScratch`].
+    ///
+    /// ```
+    /// use placewise::replica::{ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
+    /// use placewise::{Cluster, DiskSpec, HostSpec};
+    ///
+    /// const G: i64 = 1 << 30;
+    /// let cluster = Cluster::builder()
+    ///     .host(HostSpec::new("n1").zone("z1").disk(DiskSpec::new("d1", 100 * G, 80 * G)))
+    ///     .host(HostSpec::new("n2").zone("z2").disk(DiskSpec::new("d1", 100 * G, 90 * G)))
+    ///     .build()?;
+    /// let scheduler = ReplicaScheduler::new(ReplicaSettings::default())?;
+    /// let mut scratch = ReplicaScratch::new();
+    /// for name in ["a", "b", "c"] {
+    ///     let volume = Volume::new(name, G, 2);
+    ///     let warm = scheduler.schedule_volume_with(&mut scratch, &cluster, &volume, &[], 0);
+    ///     assert_eq!(warm, scheduler.schedule_volume(&cluster, &volume, &[], 0));
+    /// }
+    /// assert_eq!(scratch.rebuilds(), 1); // prepared once for the three volumes
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn schedule_volume_with(
+        &self,
+        scratch: &mut ReplicaScratch,
         cluster: &Cluster,
         volume: &Volume,
         replicas: &[Replica],
@@ -802,14 +1132,14 @@ impl ReplicaScheduler {
             if volume.data_locality == DataLocality::StrictLocal { volume.node_id.clone() } else { String::new() };
         let cx = Ctx::new(self, cluster, volume);
         // One preparation serves every check and placement of the call (`bind` re-points it).
-        let mut prep = Prep::new(&cx, &[]);
+        let prep = scratch.prepare(&cx, self.hooks.as_ref());
         // Appending an unscheduled replica changes nothing the precheck reads (it occupies no
         // node, zone or disk), so a passed precheck stays valid until a replica is reused. Its
         // outcome is also the first scheduling's, when that replica is as plain as the probe.
         let mut precheck: Option<ReplicaOutcome> = None;
         for _ in 0..missing {
             if !new_volume {
-                if let Some(i) = self.reusable_in(&cx, &mut prep, &list, &hard) {
+                if let Some(i) = self.reusable_in(&cx, prep, &list, &hard) {
                     let r = &mut list[i];
                     r.failed_at = None;
                     r.rebuild_retry_count += 1;
@@ -825,7 +1155,7 @@ impl ReplicaScheduler {
                 }
             }
             if hard.is_empty() && precheck.is_none() {
-                let out = self.precheck_in(&cx, &mut prep, &mut list, now);
+                let out = self.precheck_in(&cx, prep, &mut list, now);
                 if out.placement.is_none() {
                     precheck_failure = Some(out.reasons.precheck_message());
                     break;
@@ -861,10 +1191,10 @@ impl ReplicaScheduler {
                         }
                         out
                     }
-                    None => self.schedule_one(&cx, &mut prep, &list, i, now),
+                    None => self.schedule_one(&cx, prep, &list, i, now),
                 };
                 if let Some(p) = &outcome.placement {
-                    write_placement(&mut prep, &mut list, i, p);
+                    write_placement(prep, &mut list, i, p);
                 }
                 results.push((list[i].name.clone(), outcome));
             }
@@ -927,6 +1257,9 @@ impl VolumeSchedule {
             if o.placement.is_none() {
                 for &r in o.reasons.as_slice() {
                     all.insert(r);
+                }
+                for name in o.reasons.callers() {
+                    all.insert_caller(name);
                 }
             }
         }

@@ -7,11 +7,34 @@ use super::volume::{Replica, Volume};
 use super::{Ctx, LonghornVersion};
 use crate::id::{DomainId, HostId};
 
-/// Steps 2 and 4: the candidate nodes in host id order, or the failure reason.
+/// Steps 2 and 4: the candidate nodes in host id order, or the failure reason. Without a hard
+/// node affinity and without notes, the list prepared once per call ([`Prep::plain_cands`]).
 pub(crate) fn candidates(
     cx: &Ctx<'_>,
     prep: &Prep,
     replica: &Replica,
+    out: &mut Vec<HostId>,
+    notes: &mut Option<Vec<(HostId, NodeNote)>>,
+) -> Result<(), FailureReason> {
+    if replica.hard_node_affinity.is_empty() && notes.is_none() {
+        let plain = prep.plain_cands.as_ref().map_err(|&r| r)?;
+        out.clear();
+        out.extend_from_slice(plain);
+        return Ok(());
+    }
+    candidates_for(cx, prep, &replica.hard_node_affinity, out, notes)
+}
+
+/// [`candidates`] for a replica without a hard node affinity, without notes: the same for every
+/// replica of a call.
+pub(crate) fn plain_candidates(cx: &Ctx<'_>, prep: &Prep, out: &mut Vec<HostId>) -> Result<(), FailureReason> {
+    candidates_for(cx, prep, "", out, &mut None)
+}
+
+fn candidates_for(
+    cx: &Ctx<'_>,
+    prep: &Prep,
+    hard_node_affinity: &str,
     out: &mut Vec<HostId>,
     notes: &mut Option<Vec<(HostId, NodeNote)>>,
 ) -> Result<(), FailureReason> {
@@ -32,8 +55,8 @@ pub(crate) fn candidates(
             None => out.push(id),
         }
     }
-    if !replica.hard_node_affinity.is_empty() {
-        let target = cx.cluster.host_id(&replica.hard_node_affinity);
+    if !hard_node_affinity.is_empty() {
+        let target = cx.cluster.host_id(hard_node_affinity);
         out.retain(|&id| {
             let keep = Some(id) == target;
             if !keep {

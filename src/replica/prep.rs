@@ -1,19 +1,223 @@
-//! Per-call state: every host's eligibility and every disk's derived state, computed once per
+//! Prepared state. [`Base`]: what depends only on the snapshot, the settings and the caller's
+//! node hooks (kept across calls by a [`ReplicaScratch`](super::ReplicaScratch)). [`Prep`]:
+//! every host's eligibility and every disk's derived state for one volume, computed once per
 //! [`schedule_volume`](super::ReplicaScheduler::schedule_volume) or
 //! [`schedule_replica`](super::ReplicaScheduler::schedule_replica) call and shared by the
-//! replicas it schedules, plus the scratch buffers they reuse.
+//! replicas it schedules, plus the buffers they reuse.
 
 use super::choice::{Agg, Candidate, Entry};
-use super::disk_stage::{self, DiskPrep, HostDisks};
+use super::disk_stage::{self, DiskBase, DiskPrep, HostDisks};
+use super::hooks;
 use super::node::{ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED};
-use super::reasons::NodeNote;
+use super::node_stage;
+use super::reasons::{FailureReason, NodeNote};
 use super::space::{is_under_pressure, DiskSpace};
-use super::volume::{DataEngine, Replica};
+use super::volume::{BackingImage, DataEngine, Replica, TopologyTerm};
 use super::{attr_bool, Ctx, LonghornVersion};
 use crate::id::{DiskId, DomainId, HostId, Symbol};
-use crate::snapshot::{ChunkLabels, CHUNK};
+use crate::snapshot::{ChunkLabels, HotChunk, CHUNK};
 
-/// One host's replica-independent state (indexed by host id).
+/// One host's volume-independent state: what the snapshot and the settings say about it
+/// (indexed by host id; part of [`Base`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostBase {
+    pub(crate) exists: bool,
+    /// Why step 2 drops it, the v2 check aside.
+    pub(crate) state_note: Option<NodeNote>,
+    pub(crate) v2_disabled: bool,
+    pub(crate) im_running: bool,
+    pub(crate) engine_image: bool,
+    /// The first caller node filter rejecting it: its position + 1, or 0.
+    pub(crate) caller: u16,
+    /// Its disks in [`Base::disks`] (and [`Prep::disks`]).
+    pub(crate) disk_start: u32,
+}
+
+const ABSENT_BASE: HostBase = HostBase {
+    exists: false,
+    state_note: None,
+    v2_disabled: false,
+    im_running: false,
+    engine_image: false,
+    caller: 0,
+    disk_start: 0,
+};
+
+/// The volume-independent preparation: every host's and disk's state that depends only on the
+/// snapshot, the settings and the caller's node hooks. Kept across calls by a
+/// [`ReplicaScratch`](super::ReplicaScratch).
+#[derive(Debug, Default)]
+pub(crate) struct Base {
+    pub(crate) hosts: Vec<HostBase>,
+    pub(crate) disks: Vec<DiskBase>,
+    /// With caller levels: each host's domain per level (`hosts × levels`, row-major).
+    pub(crate) level_values: Vec<Option<Symbol>>,
+}
+
+impl HostBase {
+    /// Lane `lane` of chunk `c` (`hot`), whose first caller node filter rejecting it is
+    /// `caller` (position + 1, or 0) and whose disks start at `disk_start`. A host itself is
+    /// visited only when its lane is not plainly schedulable or has attributes.
+    #[inline]
+    fn compute(cx: &Ctx<'_>, hot: &HotChunk, c: usize, lane: usize, caller: u16, disk_start: u32) -> HostBase {
+        let bit = 1u64 << lane;
+        if hot.live & bit == 0 {
+            return ABSENT_BASE;
+        }
+        let id = HostId::from_index(c * CHUNK + lane);
+        let visit = hot.schedulable & bit == 0 || hot.attributed & bit != 0;
+        // Not visited: up, enabled, not cordoned, not evicting, no attributes.
+        let full = if visit { cx.cluster.host(id) } else { None };
+        let state_note = full.and_then(|h| {
+            let st = h.state;
+            if !st.up {
+                Some(NodeNote::NotReady)
+            } else if st.cordoned && cx.settings.disable_scheduling_on_cordoned_node {
+                Some(NodeNote::Cordoned)
+            } else if !st.enabled || st.evicting {
+                Some(NodeNote::SchedulingDisabled)
+            } else {
+                None
+            }
+        });
+        HostBase {
+            exists: true,
+            state_note,
+            v2_disabled: full.is_some_and(|h| attr_bool(h, ATTR_V2_DISABLED, false)),
+            im_running: full.is_none_or(|h| attr_bool(h, ATTR_INSTANCE_MANAGER_RUNNING, true)),
+            engine_image: full.is_none_or(|h| attr_bool(h, ATTR_ENGINE_IMAGE_DEPLOYED, true)),
+            caller,
+            disk_start,
+        }
+    }
+}
+
+/// The caller's node filter verdicts for chunk `c` (see [`HookCx::filter_chunk`](hooks::HookCx::filter_chunk)),
+/// all 0 without node filters.
+fn caller_chunk(cx: &Ctx<'_>, c: usize, live: u64, out: &mut [u16; CHUNK]) {
+    if let (Some(hooks), Some(hcx)) = (cx.hooks.filter(|h| !h.filters.is_empty()), cx.hook_cx.as_ref()) {
+        *out = [0; CHUNK];
+        hcx.filter_chunk(cx.cluster, hooks, c, live, out);
+    }
+}
+
+impl Base {
+    /// Rebuilds in place (keeping the allocations). O(hosts + disks), plus the caller's node
+    /// filters over every live host when there are any. A host itself is visited only when its
+    /// lane is not plainly schedulable or has attributes.
+    pub(crate) fn build(&mut self, cx: &Ctx<'_>) {
+        let cluster = cx.cluster;
+        let settings = cx.settings;
+        let len = cluster.id_bound();
+        let disk_count = (0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).disks.len()).sum();
+        self.hosts.clear();
+        self.disks.clear();
+        self.hosts.reserve(len);
+        self.disks.reserve(disk_count);
+        let mut caller = [0u16; CHUNK];
+        for c in 0..cluster.chunk_count() {
+            let hot = cluster.hot_chunk(c);
+            caller_chunk(cx, c, hot.live, &mut caller);
+            for lane in 0..CHUNK.min(len.saturating_sub(c * CHUNK)) {
+                let caller = caller.get(lane).copied().unwrap_or(0);
+                let hb = HostBase::compute(cx, hot, c, lane, caller, self.disks.len() as u32);
+                if hb.exists {
+                    self.disks.extend(hot.lane_disks(lane).iter().map(|d| DiskBase::new(settings, d)));
+                }
+                self.hosts.push(hb);
+            }
+        }
+        match cx.hooks.filter(|h| !h.levels.is_empty()) {
+            Some(h) => hooks::level_values(cluster, &h.levels, &mut self.level_values),
+            None => self.level_values.clear(),
+        }
+    }
+}
+
+/// The prepared state of one call. Building it costs O(hosts + disks) from a [`Base`]; each
+/// replica then costs O(hosts + replicas × disks of the hosts holding them).
+#[derive(Debug)]
+pub(crate) struct Prep {
+    pub(crate) hosts: Vec<HostPrep>,
+    pub(crate) disks: Vec<DiskPrep>,
+    pub(crate) cands: Vec<Candidate>,
+    /// Each host's static candidates summarised (indexed by host id).
+    pub(crate) aggs: Vec<Agg>,
+    /// The summaries of the current tier's dynamic entries.
+    pub(crate) dyn_aggs: Vec<Agg>,
+    /// Each replica's resolved host and disk (by name on that host).
+    pub(crate) replica_at: Vec<(Option<HostId>, Option<DiskId>)>,
+    pub(crate) cand_hosts: Vec<HostId>,
+    pub(crate) tiers: [Vec<HostId>; 4],
+    pub(crate) dyn_cands: Vec<Candidate>,
+    pub(crate) entries: Vec<Entry>,
+    /// With caller levels: [`Base::level_values`].
+    pub(crate) level_values: Vec<Option<Symbol>>,
+    /// Steps 2 and 4 without a hard node affinity: the candidate nodes, or the failure (the
+    /// same for every replica of the call; see [`node_stage::candidates`](super::node_stage::candidates)).
+    pub(crate) plain_cands: Result<Vec<HostId>, FailureReason>,
+    /// What the volume-dependent part was last filled for (`None`: not reusable).
+    pub(crate) filled: Option<FillKey>,
+}
+
+impl Default for Prep {
+    fn default() -> Self {
+        Prep {
+            hosts: Vec::new(),
+            disks: Vec::new(),
+            cands: Vec::new(),
+            aggs: Vec::new(),
+            dyn_aggs: Vec::new(),
+            replica_at: Vec::new(),
+            cand_hosts: Vec::new(),
+            tiers: Default::default(),
+            dyn_cands: Vec::new(),
+            entries: Vec::new(),
+            level_values: Vec::new(),
+            plain_cands: Ok(Vec::new()),
+            filled: None,
+        }
+    }
+}
+
+/// Everything of a call that [`Prep::fill`] reads besides the snapshot, the settings and the
+/// node hooks (which the scratch's stamp covers): equal keys give equal fills.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FillKey {
+    version: LonghornVersion,
+    size: i64,
+    actual_size: i64,
+    data_engine: DataEngine,
+    node_selector: Vec<String>,
+    disk_selector: Vec<String>,
+    backing_image: Option<BackingImage>,
+    topology_requirement: Vec<TopologyTerm>,
+    pressure_pct: Option<i64>,
+}
+
+impl FillKey {
+    /// The key of `cx`, or `None` when the fill cannot be reused (the caller's disk filters see
+    /// the whole volume).
+    pub(crate) fn of(cx: &Ctx<'_>) -> Option<FillKey> {
+        if cx.hooks.is_some_and(|h| !h.disk_filters.is_empty()) {
+            return None;
+        }
+        let v = cx.volume;
+        Some(FillKey {
+            version: cx.version,
+            size: v.size,
+            actual_size: v.actual_size,
+            data_engine: v.data_engine,
+            node_selector: v.node_selector.clone(),
+            disk_selector: v.disk_selector.clone(),
+            backing_image: v.backing_image.clone(),
+            topology_requirement: v.topology_requirement.clone(),
+            pressure_pct: cx.pressure_pct,
+        })
+    }
+}
+
+/// One host's volume-dependent state (indexed by host id).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HostPrep {
     pub(crate) exists: bool,
@@ -27,6 +231,8 @@ pub(crate) struct HostPrep {
     pub(crate) selector_ok: bool,
     /// Counts as unused under best-effort disk pressure.
     pub(crate) pressured: bool,
+    /// The first caller node filter rejecting it: its position + 1, or 0.
+    pub(crate) caller: u16,
     pub(crate) zone: DomainId,
     /// Its disks in [`Prep::disks`].
     pub(crate) disk_start: u32,
@@ -45,91 +251,85 @@ const ABSENT: HostPrep = HostPrep {
     engine_ok: false,
     selector_ok: false,
     pressured: false,
+    caller: 0,
     zone: DomainId::NONE,
     disk_start: 0,
     cand_start: 0,
     cand_len: 0,
-    disks: HostDisks { nonspace_bits: 0, static_bits: 0 },
+    disks: HostDisks { nonspace_bits: 0, static_bits: 0, caller: 0 },
     dirty: false,
 };
 
-/// The prepared state of one call. Building it costs O(hosts + disks); each replica then costs
-/// O(hosts + replicas × disks of the hosts holding them).
-#[derive(Debug)]
-pub(crate) struct Prep {
-    pub(crate) hosts: Vec<HostPrep>,
-    pub(crate) disks: Vec<DiskPrep>,
-    pub(crate) cands: Vec<Candidate>,
-    /// Each host's static candidates summarised (indexed by host id).
-    pub(crate) aggs: Vec<Agg>,
-    /// The summaries of the current tier's dynamic entries.
-    pub(crate) dyn_aggs: Vec<Agg>,
-    /// Each replica's resolved host and disk (by name on that host).
-    pub(crate) replica_at: Vec<(Option<HostId>, Option<DiskId>)>,
-    pub(crate) cand_hosts: Vec<HostId>,
-    pub(crate) tiers: [Vec<HostId>; 4],
-    pub(crate) dyn_cands: Vec<Candidate>,
-    pub(crate) entries: Vec<Entry>,
-}
-
 impl Prep {
-    /// Prepares the hosts and disks, then binds `replicas` ([`Prep::bind`]).
+    /// Prepares the volume in one pass (no [`Base`] kept), then binds `replicas`
+    /// ([`Prep::bind`]).
     pub(crate) fn new(cx: &Ctx<'_>, replicas: &[Replica]) -> Self {
-        let mut prep = Prep::hosts_only(cx);
+        let mut prep = Prep::default();
+        prep.fill(cx, None);
         prep.bind(cx, replicas);
         prep
     }
 
-    /// The replica-independent part: every host's and disk's state, read from the snapshot's
-    /// hot chunks; a host itself is visited only when its lane is not plainly schedulable, has
-    /// attributes, or the volume asks for topology or disk detail.
-    fn hosts_only(cx: &Ctx<'_>) -> Self {
+    /// The volume-dependent part, from `base` (made for this snapshot, settings and hooks),
+    /// reusing this preparation's buffers; no replica bound. O(hosts + disks): a host itself is
+    /// visited only when the volume asks for topology or disk detail.
+    ///
+    /// Without `base` the volume-independent state is computed on the way, in the same pass, and
+    /// not kept: a one-off call then costs no more than one pass.
+    pub(crate) fn fill(&mut self, cx: &Ctx<'_>, base: Option<&Base>) {
+        self.filled = None;
         let cluster = cx.cluster;
         let volume = cx.volume;
         let settings = cx.settings;
         let len = cluster.id_bound();
-        let disk_count = (0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).disks.len()).sum();
-        let mut hosts = Vec::with_capacity(len);
-        let mut aggs = Vec::with_capacity(len);
-        let mut disks = Vec::with_capacity(disk_count);
-        let mut cands = Vec::with_capacity(disk_count);
+        self.hosts.clear();
+        self.aggs.clear();
+        self.disks.clear();
+        self.cands.clear();
+        self.replica_at.clear();
+        self.hosts.reserve(len);
+        self.aggs.reserve(len);
+        let disk_count = match base {
+            Some(b) => b.disks.len(),
+            None => (0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).disks.len()).sum(),
+        };
+        self.disks.reserve(disk_count);
+        self.cands.reserve(disk_count);
+        // Without a kept base: the caller's node filter verdicts of the chunk.
+        let mut caller = [0u16; CHUNK];
         let allow_empty = settings.allow_empty_node_selector_volume;
         let v1 = volume.data_engine == DataEngine::V1;
         let v2 = !v1;
-        let per_host = v2 || !volume.topology_requirement.is_empty() || cx.disk_detail;
+        let topo = !volume.topology_requirement.is_empty() && cx.version != LonghornVersion::V1_10;
+        let detail = cx.disk_detail;
+        match (base, cx.hooks.filter(|h| !h.levels.is_empty())) {
+            (Some(b), _) => self.level_values.clone_from(&b.level_values),
+            (None, Some(h)) => hooks::level_values(cluster, &h.levels, &mut self.level_values),
+            (None, None) => self.level_values.clear(),
+        }
         for c in 0..cluster.chunk_count() {
             let hot = cluster.hot_chunk(c);
             let mut selected = selector_mask(&hot.labels, &cx.node_selector, allow_empty);
             if cx.has_backing_image {
                 selected &= selector_mask(&hot.labels, &cx.image_node_selector, allow_empty);
             }
+            if base.is_none() {
+                caller_chunk(cx, c, hot.live, &mut caller);
+            }
             for lane in 0..CHUNK.min(len.saturating_sub(c * CHUNK)) {
-                let bit = 1u64 << lane;
-                if hot.live & bit == 0 {
-                    hosts.push(ABSENT);
-                    aggs.push(Agg::EMPTY);
+                let id = HostId::from_index(c * CHUNK + lane);
+                let hb = match base {
+                    Some(b) => b.hosts.get(id.index()).copied().unwrap_or(ABSENT_BASE),
+                    None => HostBase::compute(cx, hot, c, lane, caller.get(lane).copied().unwrap_or(0), 0),
+                };
+                if !hb.exists {
+                    self.hosts.push(ABSENT);
+                    self.aggs.push(Agg::EMPTY);
                     continue;
                 }
-                let id = HostId::from_index(c * CHUNK + lane);
-                let visit = per_host || hot.schedulable & bit == 0 || hot.attributed & bit != 0;
-                let full = if visit { cluster.host(id) } else { None };
-                // Not visited: up, enabled, not cordoned, not evicting, no attributes, v1.
-                let step2 = full.and_then(|h| {
-                    let st = h.state;
-                    if !st.up {
-                        Some(NodeNote::NotReady)
-                    } else if st.cordoned && settings.disable_scheduling_on_cordoned_node {
-                        Some(NodeNote::Cordoned)
-                    } else if !st.enabled || st.evicting {
-                        Some(NodeNote::SchedulingDisabled)
-                    } else if v2 && attr_bool(h, ATTR_V2_DISABLED, false) {
-                        Some(NodeNote::V2Disabled)
-                    } else {
-                        None
-                    }
-                });
+                let step2 = hb.state_note.or((v2 && hb.v2_disabled).then_some(NodeNote::V2Disabled));
                 // v1.10 has no topology requirement.
-                let topo_ok = volume.topology_requirement.is_empty() || cx.version == LonghornVersion::V1_10 || {
+                let topo_ok = !topo || {
                     let zone = cx.zone_name(id);
                     let region = cx.region_name(id);
                     volume
@@ -137,48 +337,58 @@ impl Prep {
                         .iter()
                         .any(|t| (t.zone.is_empty() || t.zone == zone) && (t.region.is_empty() || t.region == region))
                 };
-                let engine_ok = full.is_none_or(|h| {
-                    attr_bool(h, ATTR_INSTANCE_MANAGER_RUNNING, true)
-                        && (!v1 || attr_bool(h, ATTR_ENGINE_IMAGE_DEPLOYED, true))
-                });
-                let hot_disks = hot.lane_disks(lane);
-                let pressured = cx
-                    .pressure_pct
-                    .is_some_and(|p| hot_disks.iter().any(|d| is_under_pressure(DiskSpace::of_hot(d), p)));
-                let disk_start = disks.len() as u32;
-                let cand_start = cands.len() as u32;
+                let disk_start = self.disks.len() as u32;
+                let cand_start = self.cands.len() as u32;
                 let mut agg = Agg::EMPTY;
-                let detail = full.filter(|_| cx.disk_detail);
-                let summary = disk_stage::prepare_host(cx, id, hot_disks, detail, &mut disks, &mut cands, &mut agg);
-                hosts.push(HostPrep {
+                let full = if detail { cluster.host(id) } else { None };
+                let hot_disks = hot.lane_disks(lane);
+                let disk_base = base.map(|b| b.disks.get(hb.disk_start as usize..).unwrap_or(&[]));
+                let summary = disk_stage::prepare_host(
+                    cx,
+                    id,
+                    hot_disks,
+                    disk_base,
+                    full,
+                    &mut self.disks,
+                    &mut self.cands,
+                    &mut agg,
+                );
+                self.hosts.push(HostPrep {
                     exists: true,
                     step2,
                     topo_ok,
-                    engine_ok,
-                    selector_ok: selected & bit != 0,
-                    pressured,
+                    engine_ok: hb.im_running && (!v1 || hb.engine_image),
+                    selector_ok: selected & (1u64 << lane) != 0,
+                    // Only under best-effort auto-balance: the volume decides (rarely on).
+                    pressured: cx.pressure_pct.is_some_and(|p| {
+                        hot.lane_disks(lane).iter().any(|d| is_under_pressure(DiskSpace::of_hot(d), p))
+                    }),
+                    caller: hb.caller,
                     zone: hot.zone[lane],
                     disk_start,
                     cand_start,
-                    cand_len: cands.len() as u32 - cand_start,
+                    cand_len: self.cands.len() as u32 - cand_start,
                     disks: summary,
                     dirty: false,
                 });
-                aggs.push(agg);
+                self.aggs.push(agg);
             }
         }
-        Prep {
-            hosts,
-            disks,
-            cands,
-            aggs,
-            dyn_aggs: Vec::new(),
-            replica_at: Vec::new(),
-            cand_hosts: Vec::new(),
-            tiers: Default::default(),
-            dyn_cands: Vec::new(),
-            entries: Vec::new(),
+        let mut plain = std::mem::replace(&mut self.plain_cands, Ok(Vec::new())).unwrap_or_default();
+        self.plain_cands = node_stage::plain_candidates(cx, self, &mut plain).map(|()| plain);
+    }
+
+    /// [`Prep::fill`], or nothing when this preparation was filled for an equal [`FillKey`]
+    /// since `base` was built (`fresh_base` says it was just rebuilt); unbinds any replica.
+    pub(crate) fn refill(&mut self, cx: &Ctx<'_>, base: &Base, fresh_base: bool) {
+        let key = FillKey::of(cx);
+        if !fresh_base && key.is_some() && self.filled == key {
+            self.bind(cx, &[]);
+            return;
         }
+        self.fill(cx, Some(base));
+        self.bind(cx, &[]);
+        self.filled = key;
     }
 
     /// Resolves each replica's host and disk and marks the hosts holding one for per-replica

@@ -106,9 +106,10 @@ impl fmt::Display for FailureReason {
     }
 }
 
-/// A sorted, de-duplicated set of reasons (at most 15, kept as a sorted small list).
+/// A sorted, de-duplicated set of reasons (at most 15, kept as a sorted small list), plus the
+/// names of the caller's filters that rejected a node or disk (none without caller filters).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reasons(Vec<FailureReason>);
+pub struct Reasons(Vec<FailureReason>, Vec<String>);
 
 impl Reasons {
     /// Adds a reason (no-op when present). Computes in O(reasons).
@@ -116,6 +117,18 @@ impl Reasons {
         if let Err(i) = self.0.binary_search(&r) {
             self.0.insert(i, r);
         }
+    }
+
+    /// Adds the name of a caller filter that rejected a node or disk (no-op when present).
+    pub fn insert_caller(&mut self, name: &str) {
+        if let Err(i) = self.1.binary_search_by(|n| n.as_str().cmp(name)) {
+            self.1.insert(i, name.to_owned());
+        }
+    }
+
+    /// The names of the caller's filters that rejected a node or disk, sorted.
+    pub fn callers(&self) -> &[String] {
+        &self.1
     }
 
     /// Adds every reason of a [`FailureReason::bit`] mask.
@@ -132,9 +145,9 @@ impl Reasons {
         &self.0
     }
 
-    /// Whether there are none (an anti-affinity-only failure).
+    /// Whether there are none (an anti-affinity-only failure): no key and no caller filter.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_empty() && self.1.is_empty()
     }
 
     /// Whether `r` is present.
@@ -142,14 +155,16 @@ impl Reasons {
         self.0.binary_search(&r).is_ok()
     }
 
-    /// The keys joined by `"; "`, as Longhorn's aggregate error text.
+    /// The keys joined by `"; "`, as Longhorn's aggregate error text, followed by `rejected by
+    /// <name>` for each caller filter.
     pub fn joined(&self) -> String {
-        self.0.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("; ")
+        let callers = self.1.iter().map(|n| format!("rejected by {n}"));
+        self.0.iter().map(|r| r.as_str().to_owned()).chain(callers).collect::<Vec<_>>().join("; ")
     }
 
     /// The volume condition message: the joined keys, or `replica scheduling failed` when none.
     pub fn condition_message(&self) -> String {
-        if self.0.is_empty() {
+        if self.is_empty() {
             FailureReason::SchedulingFailed.as_str().to_owned()
         } else {
             self.joined()
@@ -159,7 +174,7 @@ impl Reasons {
     /// The precheck message: `precheck new replica failed: <joined>`, or `disks are
     /// unavailable` when none.
     pub fn precheck_message(&self) -> String {
-        if self.0.is_empty() {
+        if self.is_empty() {
             FailureReason::DisksUnavailable.as_str().to_owned()
         } else {
             format!("precheck new replica failed: {}", self.joined())
@@ -191,6 +206,9 @@ pub enum NodeNote {
     AntiAffinity,
     /// Admitted by a tier but no disk of it passed.
     NoDisk,
+    /// Rejected by one of the caller's node filters, or excluded by one of the caller's hard
+    /// anti-affinity levels: the index of its name in [`ReplicaExplanation::callers`].
+    Caller(u16),
 }
 
 /// Why a disk was not chosen.
@@ -217,6 +235,9 @@ pub enum DiskNote {
     /// Holds a replica of the volume and a disk without one was available, or disk anti-affinity
     /// is hard.
     AntiAffinity,
+    /// Rejected by one of the caller's disk filters: the index of its name in
+    /// [`ReplicaExplanation::callers`].
+    Caller(u16),
 }
 
 /// The structured explanation of one scheduling call.
@@ -230,6 +251,27 @@ pub struct ReplicaExplanation {
     pub disks: Vec<(HostId, DiskId, DiskNote)>,
     /// The tier that produced the result (0 = new node in a new zone …), if any.
     pub tier: Option<Tier>,
+    /// The names of the caller's hooks, which [`NodeNote::Caller`] and [`DiskNote::Caller`]
+    /// index: node filters, disk filters, levels (`<key> anti-affinity`), node weighers, disk
+    /// weighers, each in the order added. Empty without hooks.
+    pub callers: Vec<String>,
+}
+
+impl ReplicaExplanation {
+    /// The caller's rejections by name: `(host, disk, name)` for every node (`disk` `None`) and
+    /// disk note that points at a caller hook, in note order.
+    pub fn caller_rejections(&self) -> Vec<(HostId, Option<DiskId>, &str)> {
+        let name = |i: u16| self.callers.get(i as usize).map_or("", String::as_str);
+        let nodes = self.nodes.iter().filter_map(|&(h, n)| match n {
+            NodeNote::Caller(i) => Some((h, None, name(i))),
+            _ => None,
+        });
+        let disks = self.disks.iter().filter_map(|&(h, d, n)| match n {
+            DiskNote::Caller(i) => Some((h, Some(d), name(i))),
+            _ => None,
+        });
+        nodes.chain(disks).collect()
+    }
 }
 
 /// A tier of the cascade.

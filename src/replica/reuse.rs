@@ -1,7 +1,7 @@
 //! Volume-controller helpers around one scheduling call: `CheckAndReuseFailedReplica`,
 //! `RequireNewReplica` and the precheck (`FindDiskCandidates` before creating a replica).
 
-use super::disk_stage::volume_fit;
+use super::disk_stage::{caller_disk_reject, volume_fit};
 use super::prep::Prep;
 use super::space::{percent_of, DiskSpace};
 use super::volume::{DataEngine, Replica, Robustness, Volume};
@@ -31,6 +31,9 @@ impl ReplicaScheduler {
     /// (steps 7–11) with failed replicas ignored and no space check, using only the reusable
     /// replicas' nodes as candidates; among the replicas on the surviving disks the one with the
     /// latest `failedAt` wins (ties: lowest host id, then disk id, then name).
+    ///
+    /// With the caller's hooks, a replica on a host a node filter rejects or on a disk a disk
+    /// filter rejects is not reusable; levels and weighers do not take part in the reuse.
     ///
     /// Computes in O(hosts + disks + replicas²).
     pub fn reusable_failed_replica(
@@ -68,7 +71,11 @@ impl ReplicaScheduler {
             }
             let (Some(host), Some(disk)) = (host, disk) else { continue };
             let Some(hp) = prep.host(host) else { continue };
-            if hp.step2.is_some() || !hp.topo_ok || !hp.engine_ok {
+            // A host or disk the caller's filters reject is not reused either.
+            if hp.step2.is_some() || !hp.topo_ok || !hp.engine_ok || hp.caller != 0 {
+                continue;
+            }
+            if cx.hooks.is_some_and(|h| caller_disk_reject(cx, h, host, disk.index()).is_some()) {
                 continue;
             }
             let Some(d) = cluster.host(host).and_then(|h| h.disks.get(disk.index())) else { continue };

@@ -1,0 +1,580 @@
+//! The caller's hooks: node [`Filter`]s and [`Weigher`]s, disk filters and weighers
+//! ([`DiskFilter`], [`DiskWeigher`]), and extra anti-affinity levels ([`Level`]).
+//!
+//! Longhorn's behaviour is the configuration without any: the scheduler then holds no hooks and
+//! never looks at them (one `Option` test per call).
+
+use super::choice::{choose_entries, Agg, Candidate, DiskChoice, Entry, Pool};
+use super::node_stage::Used;
+use super::space::DiskSpace;
+use super::volume::Volume;
+use super::Ctx;
+use crate::filter::{Filter, Rejections};
+use crate::id::{DiskId, HostId, Symbol};
+use crate::request::{CompiledRequest, Cx, Prepared, Request};
+use crate::snapshot::{Cluster, Disk, Host, Overlay, CHUNK};
+use crate::weigh::{Bounds, Weigher};
+use std::fmt;
+use std::sync::Arc;
+
+/// The most hooks of each kind a scheduler takes (node filters, disk filters, levels).
+pub const MAX_HOOKS: usize = 64;
+
+/// What a [`DiskFilter`] or [`DiskWeigher`] sees: the snapshot, the volume being placed and one
+/// disk of one host. `Copy`; a handful of references.
+#[derive(Clone, Copy)]
+pub struct DiskCx<'a> {
+    cluster: &'a Cluster,
+    volume: &'a Volume,
+    host_id: HostId,
+    disk_id: DiskId,
+    host: &'a Host,
+    disk: &'a Disk,
+}
+
+impl fmt::Debug for DiskCx<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DiskCx").field("host", &self.host.name).field("disk", &self.disk.name).finish_non_exhaustive()
+    }
+}
+
+impl<'a> DiskCx<'a> {
+    /// A context for disk `disk_id` of host `host_id`, or `None` when there is no such disk.
+    pub fn new(cluster: &'a Cluster, volume: &'a Volume, host_id: HostId, disk_id: DiskId) -> Option<Self> {
+        let host = cluster.host(host_id)?;
+        let disk = host.disks.get(disk_id.index())?;
+        Some(DiskCx { cluster, volume, host_id, disk_id, host, disk })
+    }
+
+    /// The snapshot.
+    pub fn cluster(&self) -> &'a Cluster {
+        self.cluster
+    }
+
+    /// The volume whose replica is being placed.
+    pub fn volume(&self) -> &'a Volume {
+        self.volume
+    }
+
+    /// The host's id.
+    pub fn host_id(&self) -> HostId {
+        self.host_id
+    }
+
+    /// The disk's position on its host.
+    pub fn disk_id(&self) -> DiskId {
+        self.disk_id
+    }
+
+    /// The host record.
+    pub fn host(&self) -> &'a Host {
+        self.host
+    }
+
+    /// The disk record (name, tags, type, space, scheduled replicas …).
+    pub fn disk(&self) -> &'a Disk {
+        self.disk
+    }
+
+    /// The disk's space numbers as reported (no in-cycle adjustment).
+    pub fn space(&self) -> DiskSpace {
+        DiskSpace::of(self.disk)
+    }
+}
+
+/// Decides whether a disk may take a replica of the volume, after Longhorn's own disk checks
+/// (pre-filter, type, filesystem size, tags) and before the space check. Object-safe; a closure
+/// becomes one with [`disk_filter_fn`].
+pub trait DiskFilter: Send + Sync {
+    /// A short name for explanations and failure reasons.
+    fn name(&self) -> &str;
+
+    /// Whether the disk passes.
+    fn check(&self, cx: &DiskCx<'_>) -> bool;
+}
+
+/// Gives each candidate disk a raw score; higher wins. The scores of one weigher are normalised
+/// over the candidate disks of the chosen nodes ([`crate::normalize`], with
+/// [`bounds`](DiskWeigher::bounds)), multiplied by the weigher's multiplier and summed.
+/// Object-safe; a closure becomes one with [`disk_weigher_fn`].
+pub trait DiskWeigher: Send + Sync {
+    /// A short name for explanations.
+    fn name(&self) -> &str;
+
+    /// The raw value for one disk.
+    fn weigh(&self, cx: &DiskCx<'_>) -> f64;
+
+    /// Normalisation bounds; default plain min–max.
+    fn bounds(&self) -> Bounds {
+        Bounds::NONE
+    }
+}
+
+macro_rules! forward_disk_filter {
+    ($($ty:ty),*) => {$(
+        impl<F: DiskFilter + ?Sized> DiskFilter for $ty {
+            fn name(&self) -> &str { (**self).name() }
+            fn check(&self, cx: &DiskCx<'_>) -> bool { (**self).check(cx) }
+        }
+    )*};
+}
+
+macro_rules! forward_disk_weigher {
+    ($($ty:ty),*) => {$(
+        impl<W: DiskWeigher + ?Sized> DiskWeigher for $ty {
+            fn name(&self) -> &str { (**self).name() }
+            fn weigh(&self, cx: &DiskCx<'_>) -> f64 { (**self).weigh(cx) }
+            fn bounds(&self) -> Bounds { (**self).bounds() }
+        }
+    )*};
+}
+
+forward_disk_filter!(&F, Box<F>, Arc<F>);
+forward_disk_weigher!(&W, Box<W>, Arc<W>);
+
+/// A disk filter made from a closure; see [`disk_filter_fn`].
+#[derive(Clone)]
+pub struct DiskFilterFn<F> {
+    name: String,
+    f: F,
+}
+
+impl<F> fmt::Debug for DiskFilterFn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DiskFilterFn").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Wraps a closure `|cx| -> bool` as a [`DiskFilter`] called `name`.
+///
+/// ```
+/// use placewise::replica::{disk_filter_fn, DiskFilter};
+///
+/// let no_hdd = disk_filter_fn("no hdd", |cx| !cx.disk().name.starts_with("hdd"));
+/// let boxed: Box<dyn DiskFilter> = Box::new(no_hdd);
+/// assert_eq!(boxed.name(), "no hdd");
+/// ```
+pub fn disk_filter_fn<F>(name: impl Into<String>, f: F) -> DiskFilterFn<F>
+where
+    F: Fn(&DiskCx<'_>) -> bool + Send + Sync,
+{
+    DiskFilterFn { name: name.into(), f }
+}
+
+impl<F> DiskFilter for DiskFilterFn<F>
+where
+    F: Fn(&DiskCx<'_>) -> bool + Send + Sync,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn check(&self, cx: &DiskCx<'_>) -> bool {
+        (self.f)(cx)
+    }
+}
+
+/// A disk weigher made from a closure; see [`disk_weigher_fn`].
+#[derive(Clone)]
+pub struct DiskWeigherFn<F> {
+    name: String,
+    bounds: Bounds,
+    f: F,
+}
+
+impl<F> fmt::Debug for DiskWeigherFn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DiskWeigherFn").field("name", &self.name).field("bounds", &self.bounds).finish_non_exhaustive()
+    }
+}
+
+/// Wraps a closure `|cx| -> f64` as a [`DiskWeigher`] called `name`, normalised min–max.
+///
+/// ```
+/// use placewise::replica::{disk_weigher_fn, DiskWeigher};
+///
+/// // Fewer scheduled replicas is better.
+/// let few = disk_weigher_fn("few replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64));
+/// assert_eq!(few.name(), "few replicas");
+/// ```
+pub fn disk_weigher_fn<F>(name: impl Into<String>, f: F) -> DiskWeigherFn<F>
+where
+    F: Fn(&DiskCx<'_>) -> f64 + Send + Sync,
+{
+    DiskWeigherFn { name: name.into(), bounds: Bounds::NONE, f }
+}
+
+impl<F> DiskWeigherFn<F> {
+    /// Sets the normalisation bounds.
+    pub fn with_bounds(mut self, bounds: Bounds) -> Self {
+        self.bounds = bounds;
+        self
+    }
+}
+
+impl<F> DiskWeigher for DiskWeigherFn<F>
+where
+    F: Fn(&DiskCx<'_>) -> f64 + Send + Sync,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn weigh(&self, cx: &DiskCx<'_>) -> f64 {
+        (self.f)(cx)
+    }
+
+    fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+}
+
+/// An anti-affinity level beyond Longhorn's zone and node: hosts grouped by the value of a
+/// topology level of the snapshot or, when the snapshot has no level of that name, of a host
+/// label (a host without it is in the domain `""`, as Longhorn treats a node without a zone).
+///
+/// A **hard** level never places two replicas of a volume in one domain; a **soft** level
+/// prefers a domain without one. Levels refine Longhorn's tiers: within each tier of the cascade
+/// (new node in a new zone, new node in a used zone, used node, as the settings allow) the
+/// scheduler first tries the tier's hosts whose domains hold no replica at **every** level,
+/// then drops the soft levels one at a time, **last added first**; the hard levels always stay.
+/// Only then does it move to Longhorn's next tier. A domain is used when a replica counted for
+/// node anti-affinity (step 7: on a candidate node, not deleted, failed ones only while they are
+/// reusable) lies in it and is not being evicted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Level {
+    key: String,
+    hard: bool,
+}
+
+impl Level {
+    /// Never two replicas in one domain of `key` (`"rack"`, `"row"` …).
+    pub fn hard(key: impl Into<String>) -> Self {
+        Level { key: key.into(), hard: true }
+    }
+
+    /// Prefer a domain of `key` that holds no replica.
+    pub fn soft(key: impl Into<String>) -> Self {
+        Level { key: key.into(), hard: false }
+    }
+
+    /// The topology level or label key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Whether the level is hard.
+    pub fn is_hard(&self) -> bool {
+        self.hard
+    }
+}
+
+/// Every hook of a scheduler, with one name per node filter, disk filter and level (the names
+/// explanations and reasons use, in that order).
+pub(crate) struct Hooks {
+    pub(crate) filters: Vec<Box<dyn Filter>>,
+    pub(crate) weighers: Vec<(Box<dyn Weigher>, f64)>,
+    pub(crate) disk_filters: Vec<Box<dyn DiskFilter>>,
+    pub(crate) disk_weighers: Vec<(Box<dyn DiskWeigher>, f64)>,
+    pub(crate) levels: Vec<Level>,
+    /// Node filters, disk filters, levels (`<key> anti-affinity`), node weighers, disk weighers.
+    pub(crate) names: Vec<String>,
+}
+
+impl fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let weighers: Vec<(&str, f64)> = self.weighers.iter().map(|(w, m)| (w.name(), *m)).collect();
+        let disk_weighers: Vec<(&str, f64)> = self.disk_weighers.iter().map(|(w, m)| (w.name(), *m)).collect();
+        f.debug_struct("Hooks")
+            .field("names", &self.names)
+            .field("weighers", &weighers)
+            .field("disk_weighers", &disk_weighers)
+            .finish()
+    }
+}
+
+impl Hooks {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.filters.is_empty()
+            && self.weighers.is_empty()
+            && self.disk_filters.is_empty()
+            && self.disk_weighers.is_empty()
+            && self.levels.is_empty()
+    }
+
+    /// The name index of disk filter `i`.
+    pub(crate) fn disk_filter_index(&self, i: usize) -> u16 {
+        (self.filters.len() + i) as u16
+    }
+
+    /// The name index of level `i`.
+    pub(crate) fn level_index(&self, i: usize) -> u16 {
+        (self.filters.len() + self.disk_filters.len() + i) as u16
+    }
+}
+
+/// The core-trait context the caller's node filters and weighers run in: the snapshot and an
+/// empty one-instance [`Request`] (the volume is not part of it, so a node hook's verdict depends
+/// on the snapshot only), with each hook's prepared state.
+pub(crate) struct HookCx {
+    request: Request,
+    compiled: CompiledRequest,
+    overlay: Overlay,
+    /// Per node filter: its prepared state, or `Err` when `prepare` failed (it then rejects
+    /// every host).
+    filter_states: Vec<Result<Prepared, ()>>,
+}
+
+impl HookCx {
+    pub(crate) fn new(cluster: &Cluster, hooks: &Hooks) -> Self {
+        let request = Request::new(1);
+        // An empty request has nothing that can fail to compile.
+        let compiled = match request.compile(cluster) {
+            Ok(c) => c,
+            Err(_) => unreachable_compiled(cluster),
+        };
+        let mut cx = HookCx { request, compiled, overlay: Overlay::new(), filter_states: Vec::new() };
+        let states = hooks.filters.iter().map(|f| f.prepare(&cx.cx(cluster)).map_err(|_| ())).collect();
+        cx.filter_states = states;
+        cx
+    }
+
+    pub(crate) fn cx<'a>(&'a self, cluster: &'a Cluster) -> Cx<'a> {
+        Cx::new(cluster, &self.request, &self.compiled, &self.overlay, 0)
+    }
+
+    /// Runs the node filters over chunk `chunk`'s lanes `mask`: writes into `out[lane]` the name
+    /// index + 1 of the first filter rejecting each lane (0 when every filter passes).
+    pub(crate) fn filter_chunk(
+        &self,
+        cluster: &Cluster,
+        hooks: &Hooks,
+        chunk: usize,
+        mask: u64,
+        out: &mut [u16; CHUNK],
+    ) {
+        let cx = self.cx(cluster);
+        let mut rejected = Rejections::new(false);
+        let mut left = mask;
+        for (i, (f, state)) in hooks.filters.iter().zip(&self.filter_states).enumerate() {
+            if left == 0 {
+                break;
+            }
+            let pass = match state {
+                Ok(state) => f.check_chunk(&cx.with_state(state.as_deref()), chunk, left, &mut rejected) & left,
+                Err(()) => 0,
+            };
+            let mut dropped = left & !pass;
+            while dropped != 0 {
+                let lane = dropped.trailing_zeros() as usize;
+                out[lane] = i as u16 + 1;
+                dropped &= dropped - 1;
+            }
+            left = pass;
+        }
+    }
+
+    /// The node weighers' score of each host in `hosts` (normalised over `hosts`, times the
+    /// multipliers, summed) into `out`. A weigher whose `prepare` or `validate` fails adds 0.
+    pub(crate) fn weigh(&self, cluster: &Cluster, hooks: &Hooks, hosts: &[HostId], out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(hosts.len(), 0.0);
+        if hosts.len() < 2 {
+            return;
+        }
+        let cx = self.cx(cluster);
+        let mut raw = vec![0.0; hosts.len()];
+        for (w, multiplier) in &hooks.weighers {
+            let Ok(state) = w.prepare(&cx) else { continue };
+            let wcx = cx.with_state(state.as_deref());
+            if w.validate(&wcx, hosts).is_err() {
+                continue;
+            }
+            w.weigh_batch(&wcx, hosts, &mut raw);
+            crate::weigh::normalize(&mut raw, w.bounds());
+            for ((&h, &r), o) in hosts.iter().zip(&raw).zip(out.iter_mut()) {
+                *o += r * w.multiplier(&wcx, h, *multiplier);
+            }
+        }
+    }
+}
+
+#[cold]
+fn unreachable_compiled(cluster: &Cluster) -> CompiledRequest {
+    // `Request::new(1)` carries no resource, zone, selector or group: compile cannot fail.
+    let _ = cluster;
+    unreachable!("an empty request always compiles")
+}
+
+/// A host's domain at each level, resolved once per preparation: the symbol of its value
+/// (`None` for `""`).
+pub(crate) fn level_values(cluster: &Cluster, levels: &[Level], out: &mut Vec<Option<Symbol>>) {
+    let n = cluster.id_bound();
+    out.clear();
+    out.resize(n * levels.len(), None);
+    for (l, level) in levels.iter().enumerate() {
+        if let Some(t) = cluster.topology().level(&level.key) {
+            for (id, h) in cluster.hosts() {
+                out[id.index() * levels.len() + l] = cluster.topology().value(t, h.domain(t));
+            }
+        } else if let Some(key) = cluster.symbols().get(&level.key) {
+            for c in 0..cluster.chunk_count() {
+                for (value, lanes) in cluster.hot_chunk(c).labels.values(key) {
+                    let mut rest = lanes;
+                    while rest != 0 {
+                        let lane = rest.trailing_zeros() as usize;
+                        if let Some(slot) = out.get_mut((c * CHUNK + lane) * levels.len() + l) {
+                            *slot = Some(value);
+                        }
+                        rest &= rest - 1;
+                    }
+                }
+            }
+        }
+    }
+    // The empty string is the domain of hosts without a value.
+    if let Some(empty) = cluster.symbols().get("") {
+        for v in out.iter_mut() {
+            if *v == Some(empty) {
+                *v = None;
+            }
+        }
+    }
+}
+
+/// The disk weighers' score of each candidate in `cands` into `out` (as
+/// [`HookCx::weigh`] for nodes).
+pub(crate) fn weigh_disks(
+    cluster: &Cluster,
+    volume: &Volume,
+    hooks: &Hooks,
+    cands: &[(HostId, DiskId)],
+    out: &mut Vec<f64>,
+) {
+    out.clear();
+    out.resize(cands.len(), 0.0);
+    if cands.len() < 2 {
+        return;
+    }
+    let mut raw = vec![0.0; cands.len()];
+    for (w, multiplier) in &hooks.disk_weighers {
+        for (r, &(h, d)) in raw.iter_mut().zip(cands) {
+            *r = DiskCx::new(cluster, volume, h, d).map_or(f64::NAN, |cx| w.weigh(&cx));
+        }
+        crate::weigh::normalize(&mut raw, w.bounds());
+        for (o, &r) in out.iter_mut().zip(&raw) {
+            *o += r * multiplier;
+        }
+    }
+}
+
+/// The caller's levels for one replica: the domains that hold a replica at each level and the
+/// levels each pass keeps (pass 0 every level; each later pass drops one more soft level, last
+/// added first; the last keeps only the hard ones).
+pub(crate) struct LevelPasses<'a> {
+    hooks: &'a Hooks,
+    values: &'a [Option<Symbol>],
+    /// Per level, the domains holding a replica.
+    used: Vec<Vec<Option<Symbol>>>,
+    /// Per pass, a mask of the levels kept.
+    pub(crate) passes: Vec<u64>,
+}
+
+impl<'a> LevelPasses<'a> {
+    pub(crate) fn new(hooks: &'a Hooks, values: &'a [Option<Symbol>], used: &Used) -> Self {
+        let n = hooks.levels.len();
+        let mut domains = vec![Vec::new(); n];
+        // Nodes holding a counted replica that is not only being evicted.
+        for &(host, only_evicting) in &used.nodes {
+            if only_evicting {
+                continue;
+            }
+            for (l, d) in domains.iter_mut().enumerate() {
+                let v = values.get(host.index() * n + l).copied().flatten();
+                if !d.contains(&v) {
+                    d.push(v);
+                }
+            }
+        }
+        let hard: u64 = hooks.levels.iter().enumerate().filter(|(_, l)| l.hard).fold(0, |m, (i, _)| m | 1u64 << i);
+        let soft: Vec<usize> = (0..n).filter(|&i| !hooks.levels[i].hard).collect();
+        let passes =
+            (0..=soft.len()).map(|p| soft[..soft.len() - p].iter().fold(hard, |m, &i| m | 1u64 << i)).collect();
+        LevelPasses { hooks, values, used: domains, passes }
+    }
+
+    /// The first kept level of pass `pass` whose domain of `id` holds a replica, if any.
+    pub(crate) fn excludes(&self, id: HostId, pass: usize) -> Option<usize> {
+        let n = self.used.len();
+        let kept = self.passes.get(pass).copied().unwrap_or(0);
+        (0..n).find(|&l| {
+            kept & (1u64 << l) != 0 && {
+                let v = self.values.get(id.index() * n + l).copied().flatten();
+                self.used[l].contains(&v)
+            }
+        })
+    }
+
+    pub(crate) fn hard(&self, level: usize) -> bool {
+        self.hooks.levels.get(level).is_some_and(|l| l.hard)
+    }
+
+    pub(crate) fn name_index(&self, level: usize) -> u16 {
+        self.hooks.level_index(level)
+    }
+}
+
+/// The choice with the caller's weighers: node weighers keep the entries with the best score,
+/// disk weighers then keep the candidates with the best score, and `strategy` chooses among
+/// what is left. `entries` may be narrowed.
+pub(crate) fn weighed_choice(
+    cx: &Ctx<'_>,
+    hooks: &Hooks,
+    strategy: DiskChoice,
+    entries: &mut Vec<Entry>,
+    pool: Pool<'_>,
+) -> Option<Candidate> {
+    let size = cx.volume.size;
+    let mut scores = Vec::new();
+    if let (false, Some(hcx)) = (hooks.weighers.is_empty() || entries.len() < 2, cx.hook_cx.as_ref()) {
+        let hosts: Vec<HostId> = entries.iter().map(|e| e.host).collect();
+        hcx.weigh(cx.cluster, hooks, &hosts, &mut scores);
+        let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut k = 0;
+        entries.retain(|_| {
+            k += 1;
+            scores[k - 1] == best
+        });
+    }
+    if hooks.disk_weighers.is_empty() {
+        return choose_entries(strategy, entries, pool, size);
+    }
+    let all: Vec<Candidate> = entries.iter().flat_map(|e| pool.cands(e).iter().copied()).collect();
+    let keys: Vec<(HostId, DiskId)> = all.iter().map(|c| (c.host, c.disk)).collect();
+    weigh_disks(cx.cluster, cx.volume, hooks, &keys, &mut scores);
+    let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut kept: Vec<Candidate> = Vec::new();
+    let mut aggs: Vec<Agg> = Vec::new();
+    let mut narrowed: Vec<Entry> = Vec::new();
+    for (c, &score) in all.iter().zip(&scores) {
+        if score != best {
+            continue;
+        }
+        match (narrowed.last_mut(), aggs.last_mut()) {
+            (Some(e), Some(agg)) if e.host == c.host => {
+                e.len += 1;
+                agg.push(c);
+            }
+            _ => {
+                let mut agg = Agg::EMPTY;
+                agg.push(c);
+                let e = Entry { host: c.host, dynamic: true, start: kept.len() as u32, len: 1, agg: aggs.len() as u32 };
+                narrowed.push(e);
+                aggs.push(agg);
+            }
+        }
+        kept.push(*c);
+    }
+    let pool = Pool { stat: &[], dynamic: &kept, stat_aggs: &[], dyn_aggs: &aggs };
+    choose_entries(strategy, &narrowed, pool, size)
+}

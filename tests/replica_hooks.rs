@@ -1,0 +1,343 @@
+//! The replica scheduler as a general engine: the caller's node filters and weighers, disk
+//! filters and weighers, and anti-affinity levels beyond zone and node. Each hook's rejections
+//! appear in the explanation (and, for filters, the failure reasons) under its name.
+
+use placewise::replica::{
+    disk_filter_fn, disk_weigher_fn, DiskNote, Level, NodeNote, ReplicaError, ReplicaScheduler, ReplicaSettings, Volume,
+};
+use placewise::{filter_fn, weigher_fn, Cluster, DiskSpec, HostSpec};
+
+const G: i64 = 1 << 30;
+
+fn placed(r: &placewise::replica::VolumeSchedule) -> Vec<String> {
+    r.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect()
+}
+
+fn nodes(r: &placewise::replica::VolumeSchedule) -> Vec<String> {
+    let mut v: Vec<String> = r.placed().map(|(_, p)| p.node_id.clone()).collect();
+    v.sort();
+    v
+}
+
+/// Four hosts in four zones; `n1` has the most space and is labelled `maintenance`.
+fn maintenance_cluster() -> Cluster {
+    Cluster::builder()
+        .host(HostSpec::new("n1").zone("z1").label("maintenance", "true").disk(DiskSpec::new("d1", 100 * G, 99 * G)))
+        .host(HostSpec::new("n2").zone("z2").disk(DiskSpec::new("d1", 100 * G, 60 * G)))
+        .host(HostSpec::new("n3").zone("z3").disk(DiskSpec::new("d1", 100 * G, 60 * G)))
+        .host(HostSpec::new("n4").zone("z4").disk(DiskSpec::new("d1", 100 * G, 60 * G)))
+        .build()
+        .unwrap()
+}
+
+fn no_maintenance() -> ReplicaScheduler {
+    ReplicaScheduler::builder(ReplicaSettings::default())
+        .filter(filter_fn("maintenance", |cx, h| cx.cluster().label(h, "maintenance").is_none()))
+        .build()
+        .unwrap()
+        .explain(true)
+}
+
+#[test]
+fn caller_filter_keeps_replicas_off_maintenance_hosts() {
+    let cluster = maintenance_cluster();
+    let volume = Volume::new("vol", G, 3);
+    let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    assert!(nodes(&plain.schedule_volume(&cluster, &volume, &[], 0)).contains(&"n1".to_owned()));
+
+    let r = no_maintenance().schedule_volume(&cluster, &volume, &[], 0);
+    assert_eq!(nodes(&r), ["n2", "n3", "n4"]);
+    assert_eq!(r.condition_message(), None);
+    let n1 = cluster.host_id("n1").unwrap();
+    for (_, out) in &r.results {
+        assert_eq!(out.explanation.caller_rejections(), [(n1, None, "maintenance")]);
+        assert!(out.explanation.nodes.contains(&(n1, NodeNote::Caller(0))));
+        assert_eq!(out.explanation.callers, ["maintenance"]);
+    }
+}
+
+#[test]
+fn caller_filter_rejection_is_a_named_reason() {
+    let cluster = maintenance_cluster();
+    // Four replicas on four nodes, one of them under maintenance: the last one fails.
+    let r = no_maintenance().schedule_volume(&cluster, &Volume::new("vol", G, 4), &[], 0);
+    assert_eq!(r.placed().count(), 3);
+    let failed = r.results.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
+    assert_eq!(failed.reasons.callers(), ["maintenance"]);
+    assert_eq!(failed.message().as_deref(), Some("rejected by maintenance"));
+    assert_eq!(r.condition_message().as_deref(), Some("rejected by maintenance"));
+    // The precheck reports it the same way when no node is left at all.
+    let only = Cluster::builder()
+        .host(HostSpec::new("m").label("maintenance", "").disk(DiskSpec::new("d1", 100 * G, 99 * G)))
+        .build()
+        .unwrap();
+    let r = no_maintenance().schedule_volume(&only, &Volume::new("vol", G, 1), &[], 0);
+    assert_eq!(r.precheck_failure.as_deref(), Some("precheck new replica failed: rejected by maintenance"));
+}
+
+/// One host, three disks: `d1` has the most space but lists two scheduled replicas.
+fn disk_cluster() -> Cluster {
+    Cluster::builder()
+        .host(
+            HostSpec::new("n1")
+                .disk(
+                    DiskSpec::new("d1", 100 * G, 95 * G)
+                        .scheduled_replica("other-r-1")
+                        .scheduled_replica("other-r-2")
+                        .scheduled(2 * G),
+                )
+                .disk(DiskSpec::new("d2", 100 * G, 70 * G).scheduled_replica("other-r-3").scheduled(G))
+                .disk(DiskSpec::new("d3", 100 * G, 60 * G).tag("evacuating")),
+        )
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn disk_weigher_prefers_disks_with_fewer_replicas() {
+    let cluster = disk_cluster();
+    let volume = Volume::new("vol", G, 1);
+    let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    let r = plain.schedule_volume(&cluster, &volume, &[], 0);
+    assert_eq!(placed(&r), ["n1/d1"]);
+
+    let fewer = disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64));
+    let s =
+        ReplicaScheduler::builder(ReplicaSettings::default()).disk_weigher(fewer, 1.0).build().unwrap().explain(true);
+    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+    assert_eq!(placed(&r), ["n1/d3"]);
+    assert_eq!(r.results[0].1.explanation.callers, ["fewer replicas"]);
+
+    // With a disk filter keeping evacuating disks out, the weigher picks among the rest, and the
+    // explanation names the filter on the disk it rejected.
+    let fewer = disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64));
+    let s = ReplicaScheduler::builder(ReplicaSettings::default())
+        .disk_filter(disk_filter_fn("not evacuating", |cx| {
+            !cx.disk().tags.iter().any(|&t| cx.cluster().resolve(t) == "evacuating")
+        }))
+        .disk_weigher(fewer, 1.0)
+        .build()
+        .unwrap()
+        .explain(true);
+    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+    assert_eq!(placed(&r), ["n1/d2"]);
+    let out = &r.results[0].1;
+    let n1 = cluster.host_id("n1").unwrap();
+    assert_eq!(out.explanation.caller_rejections(), [(n1, Some(placewise::DiskId(2)), "not evacuating")]);
+    assert!(out.explanation.disks.contains(&(n1, placewise::DiskId(2), DiskNote::Caller(0))));
+    assert_eq!(out.explanation.callers, ["not evacuating", "fewer replicas"]);
+}
+
+#[test]
+fn disk_filter_rejection_is_a_named_reason() {
+    let cluster = disk_cluster();
+    let s = ReplicaScheduler::builder(ReplicaSettings::default())
+        .disk_filter(disk_filter_fn("tiny disks only", |cx| cx.space().maximum < G))
+        .build()
+        .unwrap();
+    let r = s.schedule_volume(&cluster, &Volume::new("vol", G, 1), &[], 0);
+    assert_eq!(r.placed().count(), 0);
+    assert_eq!(r.precheck_failure.as_deref(), Some("precheck new replica failed: rejected by tiny disks only"));
+}
+
+/// Four hosts in one zone, two racks of two.
+fn rack_cluster() -> Cluster {
+    let host = |name: &str, rack: &str, avail: i64| {
+        HostSpec::new(name).zone("z1").label("rack", rack).disk(DiskSpec::new("d1", 100 * G, avail * G))
+    };
+    Cluster::builder()
+        .host(host("n1", "r1", 90))
+        .host(host("n2", "r1", 89))
+        .host(host("n3", "r2", 60))
+        .host(host("n4", "r2", 59))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn hard_rack_level_never_puts_two_replicas_in_one_rack() {
+    let cluster = rack_cluster();
+    let volume = Volume::new("vol", G, 3);
+    let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    assert_eq!(plain.schedule_volume(&cluster, &volume, &[], 0).placed().count(), 3);
+
+    let s =
+        ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("rack")).build().unwrap().explain(true);
+    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+    let racks: Vec<&str> = r.placed().map(|(_, p)| cluster.label(p.host, "rack").unwrap()).collect();
+    assert_eq!(racks.len(), 2);
+    assert_ne!(racks[0], racks[1]);
+    // The third replica fails as an anti-affinity failure (no Longhorn key), and the explanation
+    // names the level on the hosts it excluded.
+    let failed = r.results.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
+    assert!(failed.reasons.is_empty());
+    // The two unused nodes (the used ones are out by node anti-affinity) are in used racks.
+    let named: Vec<&str> = failed.explanation.caller_rejections().iter().map(|x| x.2).collect();
+    assert_eq!(named.len(), 2);
+    assert!(named.iter().all(|&n| n == "rack anti-affinity"));
+    assert_eq!(r.condition_message().as_deref(), Some("replica scheduling failed"));
+}
+
+#[test]
+fn soft_rack_level_prefers_a_new_rack() {
+    let cluster = rack_cluster();
+    let volume = Volume::new("vol", G, 3);
+    let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    let r = plain.schedule_volume(&cluster, &volume, &[], 0);
+    // Longhorn alone fills rack r1 first (it has the most space).
+    let racks: Vec<&str> = r.placed().map(|(_, p)| cluster.label(p.host, "rack").unwrap()).collect();
+    assert_eq!(racks[..2], ["r1", "r1"]);
+
+    let s = ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::soft("rack")).build().unwrap();
+    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+    let racks: Vec<&str> = r.placed().map(|(_, p)| cluster.label(p.host, "rack").unwrap()).collect();
+    assert_eq!(racks.len(), 3);
+    assert_ne!(racks[0], racks[1]);
+}
+
+#[test]
+fn a_topology_level_works_as_a_level_too() {
+    let host = |name: &str, row: &str| {
+        HostSpec::new(name).zone("z1").topology("row", row).disk(DiskSpec::new("d1", 100 * G, 90 * G))
+    };
+    let cluster = Cluster::builder()
+        .topology_levels(["zone", "row"])
+        .host(host("n1", "a"))
+        .host(host("n2", "a"))
+        .host(host("n3", "b"))
+        .build()
+        .unwrap();
+    let s = ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("row")).build().unwrap();
+    let r = s.schedule_volume(&cluster, &Volume::new("vol", G, 3), &[], 0);
+    let mut rows: Vec<&str> = r.placed().map(|(_, p)| if p.node_id == "n3" { "b" } else { "a" }).collect();
+    rows.sort();
+    assert_eq!(rows, ["a", "b"]);
+}
+
+#[test]
+fn node_weigher_orders_nodes_within_a_tier() {
+    let cluster = maintenance_cluster();
+    let volume = Volume::new("vol", G, 1);
+    // n4 is the preferred host; the balance score alone would take n1.
+    let s = ReplicaScheduler::builder(ReplicaSettings::default())
+        .weigher(weigher_fn("preferred", |cx, h| if cx.host(h).name.as_ref() == "n4" { 1.0 } else { 0.0 }), 1.0)
+        .build()
+        .unwrap();
+    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+    assert_eq!(placed(&r), ["n4/d1"]);
+    // Weighers order nodes within a tier; they do not override anti-affinity: a second replica
+    // goes to a new node although n4 is preferred.
+    let r = s.schedule_volume(&cluster, &Volume::new("vol", G, 2), &[], 0);
+    assert_eq!(nodes(&r).len(), 2);
+    assert!(nodes(&r).contains(&"n4".to_owned()));
+}
+
+#[test]
+fn builder_without_hooks_is_longhorn_and_refuses_bad_input() {
+    let cluster = maintenance_cluster();
+    let volume = Volume::new("vol", G, 3);
+    let built = ReplicaScheduler::builder(ReplicaSettings::default()).build().unwrap();
+    let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    assert_eq!(built.schedule_volume(&cluster, &volume, &[], 0), plain.schedule_volume(&cluster, &volume, &[], 0));
+    let bad =
+        ReplicaScheduler::builder(ReplicaSettings::default()).weigher(weigher_fn("w", |_, _| 0.0), f64::NAN).build();
+    assert!(matches!(bad, Err(ReplicaError::Config { .. })));
+    let bad = ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("")).build();
+    assert!(matches!(bad, Err(ReplicaError::Config { .. })));
+}
+
+mod neutral {
+    //! With no hooks, or hooks that reject nothing and rank everything equal, every result
+    //! equals Longhorn's path.
+
+    use super::*;
+    use placewise::replica::{LonghornVersion, Replica};
+    use placewise::HostState;
+    use proptest::prelude::*;
+
+    fn cluster_strategy() -> impl Strategy<Value = Cluster> {
+        let disk = (1i64..=20, 0i64..=100, 0i64..=120, 0u8..8);
+        let host = (0usize..3, 0u8..8, prop::collection::vec(disk, 1..=3));
+        prop::collection::vec(host, 2..=9).prop_map(|hosts| {
+            let mut b = Cluster::builder();
+            for (i, (zone, flags, disks)) in hosts.into_iter().enumerate() {
+                let state = HostState { up: flags != 0, cordoned: flags == 1, ..HostState::default() };
+                let mut h = HostSpec::new(format!("n{i}")).zone(format!("z{zone}")).state(state);
+                for (d, (m, a, s, f)) in disks.into_iter().enumerate() {
+                    let max = m * G;
+                    let spec = DiskSpec::new(format!("d{d}"), max, max * a / 100)
+                        .scheduled(max * s / 100)
+                        .allow_scheduling(f != 0)
+                        .ready(f != 1);
+                    h = h.disk(spec);
+                }
+                b = b.host(h);
+            }
+            b.build().unwrap()
+        })
+    }
+
+    fn neutral(settings: ReplicaSettings) -> ReplicaScheduler {
+        ReplicaScheduler::builder(settings)
+            .filter(filter_fn("everyone", |_, _| true))
+            .disk_filter(disk_filter_fn("every disk", |_| true))
+            .weigher(weigher_fn("flat", |_, _| 1.0), 2.0)
+            .disk_weigher(disk_weigher_fn("flat disks", |_| 3.0), 1.0)
+            // No host has the label: every host is in the domain "", so a soft level only ever
+            // relaxes to the tier as it was.
+            .level(Level::soft("no-such-label"))
+            .build()
+            .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        #[test]
+        fn neutral_hooks_change_nothing(
+            cluster in cluster_strategy(),
+            soft in any::<[bool; 3]>(),
+            v110 in any::<bool>(),
+            volumes in prop::collection::vec((1i64..=12, 1u32..=4), 1..=3),
+        ) {
+            let mut settings = ReplicaSettings::default();
+            settings.replica_soft_anti_affinity = soft[0];
+            settings.replica_zone_soft_anti_affinity = soft[1];
+            settings.replica_disk_soft_anti_affinity = soft[2];
+            let version = if v110 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
+            let plain = ReplicaScheduler::new(settings.clone()).unwrap().version(version);
+            let built = ReplicaScheduler::builder(settings.clone()).build().unwrap().version(version);
+            let hooked = neutral(settings).version(version);
+            let mut existing: Vec<Replica> = Vec::new();
+            for (size, count) in volumes {
+                let volume = Volume::new("vol", size * G, count);
+                let want = plain.schedule_volume(&cluster, &volume, &existing, 0);
+                prop_assert_eq!(&built.schedule_volume(&cluster, &volume, &existing, 0), &want);
+                prop_assert_eq!(&hooked.schedule_volume(&cluster, &volume, &existing, 0), &want);
+                // The next volume call sees these replicas as existing (a replenishment).
+                existing = want.replicas.clone();
+                existing.pop();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_failed_replica_on_a_rejected_host_is_not_reused() {
+    use placewise::replica::{Replica, Robustness};
+    let cluster = maintenance_cluster();
+    let mut volume = Volume::new("vol", G, 2);
+    volume.robustness = Robustness::Degraded;
+    let mut healthy = Replica::new("vol-r-1");
+    healthy.node_id = "n2".into();
+    healthy.disk_id = "d1".into();
+    let mut failed = Replica::new("vol-r-2");
+    failed.node_id = "n1".into();
+    failed.disk_id = "d1".into();
+    failed.failed_at = Some(10);
+    failed.healthy_at = Some(5);
+    let replicas = [healthy, failed];
+    let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    assert_eq!(plain.reusable_failed_replica(&cluster, &volume, &replicas, ""), Some(1));
+    assert_eq!(no_maintenance().reusable_failed_replica(&cluster, &volume, &replicas, ""), None);
+}
