@@ -2,14 +2,15 @@
 //! the input it refuses and checks the typed error that names the offending host, field or
 //! position.
 
+use placewise::compat::nova::Scenario;
 use placewise::error::{BuildError, EventError, ScheduleError};
 use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
 use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN, MAX_REGEX_NEST};
-use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
+use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
 use placewise::request::Request;
-use placewise::schedule::{Scheduler, DEFAULT_MAX_COUNT};
-use placewise::service::MatchExpr;
-use placewise::snapshot::{AttributeWarning, Cluster, ClusterEvent, HostSpec, InstanceSpec, ResourceSpec};
+use placewise::schedule::{Options, Scheduler, SchedulerConfig, DEFAULT_MAX_COUNT};
+use placewise::service::{MatchExpr, ServiceSpec};
+use placewise::snapshot::{AttributeWarning, Cluster, ClusterEvent, ClusterSpec, HostSpec, InstanceSpec, ResourceSpec};
 use placewise::spread::{SpreadError, SpreadRequest, SpreadScheduler};
 use std::collections::BTreeMap;
 
@@ -87,6 +88,64 @@ fn json_arrays_are_not_accepted_where_objects_are_documented() {
     // The documented forms still read.
     assert_eq!(Cluster::from_json(r#"{"hosts": [{"name": "h1"}]}"#).unwrap().len(), 1);
     assert!(ClusterEvent::from_json(r#"{"type": "host_removed", "host": "h1"}"#).is_ok());
+}
+
+/// What serde itself says when `T` is read from `json` (the generic path, no `from_json`).
+fn serde_error<T: serde::de::DeserializeOwned + std::fmt::Debug>(json: &str) -> String {
+    serde_json::from_str::<T>(json).unwrap_err().to_string()
+}
+
+#[test]
+fn serde_itself_refuses_arrays_for_every_documented_top_level_type() {
+    let seq = |message: String, what: &str| {
+        assert!(message.starts_with(&format!("invalid type: sequence, expected {what}")), "{what}: {message}")
+    };
+    seq(serde_error::<ClusterSpec>("[]"), "struct ClusterSpec");
+    seq(serde_error::<ClusterSpec>(r#"[[], [], [["h1"]], []]"#), "struct ClusterSpec");
+    seq(serde_error::<HostSpec>(r#"["h1"]"#), "struct HostSpec");
+    seq(serde_error::<Cluster>("[]"), "struct ClusterSpec");
+    seq(serde_error::<Request>("[2]"), "struct Request");
+    seq(serde_error::<ClusterEvent>(r#"["host_removed", "h1"]"#), "internally tagged enum ClusterEvent");
+    seq(serde_error::<SpreadRequest>(r#"["web", 2]"#), "struct SpreadRequest");
+    seq(serde_error::<Volume>(r#"["v1", 3]"#), "struct Volume");
+    seq(serde_error::<Replica>(r#"["r1"]"#), "struct Replica");
+    seq(serde_error::<ReplicaSettings>("[]"), "struct ReplicaSettings");
+    seq(serde_error::<ServiceSpec>(r#"["web"]"#), "struct ServiceSpec");
+    seq(serde_error::<Options>("[1]"), "struct Options");
+    // The scheduler configuration reads through a JSON value and says so in its own words.
+    assert!(serde_error::<SchedulerConfig>("[]").contains("must be a JSON object"));
+    // The Nova scenario's types are private: its reader is the only path.
+    for json in ["[]", r#"{"hosts": [["h1"]]}"#] {
+        match Scenario::from_json(json).unwrap_err() {
+            BuildError::Json { message, .. } => assert!(message.starts_with("invalid type: sequence"), "{message}"),
+            other => panic!("unexpected error {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn serde_itself_refuses_arrays_nested_in_documented_objects() {
+    let nested = [
+        serde_error::<ClusterSpec>(r#"{"hosts": [["h1"]]}"#),
+        serde_error::<ClusterSpec>(r#"{"hosts": [{"name": "h1", "instances": [["i1"]]}]}"#),
+        serde_error::<ClusterSpec>(r#"{"hosts": [{"name": "h1", "disks": [["d", 1, 1]]}]}"#),
+        serde_error::<ClusterSpec>(r#"{"hosts": [{"name": "h1", "state": [true]}]}"#),
+        serde_error::<ClusterSpec>(r#"{"aggregates": [["a"]]}"#),
+        serde_error::<ClusterEvent>(r#"{"type": "host_added", "host": ["h9"]}"#),
+        serde_error::<Request>(r#"{"vm": {"flavor": ["small"]}}"#),
+        serde_error::<Request>(r#"{"explain": [true]}"#),
+        serde_error::<Volume>(r#"{"name": "v", "backing_image": ["b"]}"#),
+    ];
+    for message in nested {
+        assert!(message.starts_with("invalid type: sequence, expected struct"), "{message}");
+    }
+    // A resource is a number or an object, never an array.
+    let resource = serde_error::<HostSpec>(r#"{"name": "h1", "resources": {"vcpus": [8, 0, 0, 2]}}"#);
+    assert!(resource.contains("did not match any variant"), "{resource}");
+    // The object forms still read, and the messages for them are serde's.
+    assert_eq!(serde_json::from_str::<ClusterSpec>(r#"{"hosts": [{"name": "h1"}]}"#).unwrap().hosts.len(), 1);
+    assert!(serde_error::<HostSpec>(r#"{"name": "h1", "colour": 1}"#).starts_with("unknown field `colour`"));
+    assert!(serde_error::<HostSpec>("{}").starts_with("missing field `name`"));
 }
 
 #[test]

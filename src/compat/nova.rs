@@ -43,6 +43,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(RawScenario, RawAggregate, RawHost, RawRequest, RawFlavor, RawImage, RawGroup);
+
 /// The numeric host attributes kept in dense columns: the counters and the version that the
 /// per-instance filters and the weighers read for every host.
 pub const HOT_ATTRIBUTES: &[&str] = &["num_io_ops", "num_instances", "failed_builds", "hypervisor_version"];
@@ -64,7 +67,7 @@ pub const KNOWN_METRICS: &[&str] = &[
 ];
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawScenario {
     #[serde(default)]
     generator: Option<Value>,
@@ -77,7 +80,7 @@ struct RawScenario {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawAggregate {
     name: String,
     #[serde(default)]
@@ -87,7 +90,7 @@ struct RawAggregate {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawHost {
     name: String,
     nodename: Option<String>,
@@ -130,7 +133,7 @@ struct RawHost {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawRequest {
     num_instances: Option<u32>,
     instance_uuids: Option<Vec<String>>,
@@ -157,7 +160,7 @@ struct RawRequest {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawFlavor {
     name: Option<String>,
     flavorid: Option<Value>,
@@ -174,7 +177,7 @@ struct RawFlavor {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawImage {
     id: Option<String>,
     #[serde(default)]
@@ -182,7 +185,7 @@ struct RawImage {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawGroup {
     uuid: Option<String>,
     name: Option<String>,
