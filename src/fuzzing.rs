@@ -414,12 +414,15 @@ pub fn replica(data: &[u8]) -> Outcome {
     Ok(())
 }
 
-/// The Nova scenario reader: read, build the configured scheduler, schedule
-/// ([`check_selections`]), render the output.
+/// The Nova scenario reader: read, check the attributes the filters read, build the configured
+/// scheduler, schedule ([`check_selections`]), render the output.
 pub fn nova_scenario(data: &[u8]) -> Outcome {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(scenario) = Scenario::from_json(json) else { return Ok(()) };
     check_cluster(&scenario.cluster)?;
+    for warning in scenario.attribute_warnings() {
+        let _ = warning.to_string();
+    }
     let Ok(scheduler) = scenario.config.build() else { return Ok(()) };
     if let Ok(placement) = scheduler.schedule(&scenario.cluster, &scenario.request) {
         check_selections(&scenario.cluster, &scenario.request, &placement)?;

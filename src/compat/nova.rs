@@ -36,9 +36,12 @@
 
 use crate::error::BuildError;
 use crate::explain::Explanation;
+use crate::filter::builtin::nova_attribute_warnings;
 use crate::request::{Flavor, Image, Request, ServerGroup, VmSpec};
 use crate::schedule::{Placement, SchedulerConfig};
-use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec, ResourceSpec};
+use crate::snapshot::{
+    AggregateSpec, AttributeWarning, Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec, ResourceSpec,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -227,6 +230,13 @@ fn as_text(v: &Value) -> String {
 }
 
 impl Scenario {
+    /// What the filters would silently read as a default in the scenario's snapshot: misspelt
+    /// or unparsable aggregate metadata keys the filters read (host fields are checked as the
+    /// file is read), see [`nova_attribute_warnings`].
+    pub fn attribute_warnings(&self) -> Vec<AttributeWarning> {
+        nova_attribute_warnings(&self.cluster)
+    }
+
     /// Reads a scenario.
     ///
     /// # Errors
@@ -678,6 +688,24 @@ mod tests {
                   "swap": 128}, "scheduler_hints": {"query": ["=", "$free_ram_mb", 1024], "same_host": ["u1"]},
                   "instance_group": {"policy": "anti-affinity", "max_server_per_host": 2}}
     }"#;
+
+    #[test]
+    fn misspelt_and_unparsable_aggregate_metadata_is_reported() {
+        assert_eq!(Scenario::from_json(SMALL).unwrap().attribute_warnings(), []);
+        let bad = SMALL.replace(
+            r#"{"ssd": "true"}"#,
+            r#"{"ssd": "true", "cpu_allocation_ration": "2", "max_io_ops_per_host": "many"}"#,
+        );
+        let warnings = Scenario::from_json(&bad).unwrap().attribute_warnings();
+        let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            [
+                "aggregate `ssd`: metadata key `cpu_allocation_ration` is not read; did you mean `cpu_allocation_ratio`?",
+                "aggregate `ssd`: metadata `max_io_ops_per_host` = `many` does not parse",
+            ]
+        );
+    }
 
     #[test]
     fn hosts_map_onto_the_snapshot() {
