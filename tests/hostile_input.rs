@@ -139,6 +139,17 @@ fn serde_itself_refuses_arrays_nested_in_documented_objects() {
     for message in nested {
         assert!(message.starts_with("invalid type: sequence, expected struct"), "{message}");
     }
+    // An enum's struct variant: a weighted spread's weights.
+    let weighted = |targets: &str| {
+        format!(
+            r#"{{"service": "web", "tasks": 2, "preferences": [{{"weighted": {{"descriptor": "node.labels.rack", "targets": {targets}}}}}]}}"#
+        )
+    };
+    serde_json::from_str::<SpreadRequest>(&weighted(r#"{"weights": {"weights": {"a": 1}}}"#)).unwrap();
+    let variant = serde_error::<SpreadRequest>(&weighted(r#"{"weights": [{"a": 1}, 0]}"#));
+    assert!(variant.starts_with("invalid type: sequence, expected struct variant Targets::Weights"), "{variant}");
+    let named = SpreadRequest::from_json(&weighted(r#"{"weights": [{"a": 1}, 0]}"#)).unwrap_err().to_string();
+    assert!(named.contains("expected an object at $.preferences[0].weighted.targets.weights"), "{named}");
     // A resource is a number or an object, never an array.
     let resource = serde_error::<HostSpec>(r#"{"name": "h1", "resources": {"vcpus": [8, 0, 0, 2]}}"#);
     assert!(resource.contains("did not match any variant"), "{resource}");

@@ -89,7 +89,7 @@ impl<'de> Deserialize<'de> for Descriptor {
 }
 
 /// How a weighted spread shares tasks among the values of its descriptor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum Targets {
@@ -107,6 +107,35 @@ pub enum Targets {
     /// shared equally by the values present but not listed (`""` included unless listed); when
     /// every value present is listed, the listed shares are scaled up to 100.
     Percent(BTreeMap<String, f64>),
+}
+
+/// Reads [`Targets`] in the object form only: serde's derived code would also take the
+/// `weights` variant's fields as an array.
+impl<'de> Deserialize<'de> for Targets {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// The fields of [`Targets::Weights`].
+        #[derive(Deserialize)]
+        #[serde(remote = "Self", deny_unknown_fields)]
+        struct WeightsForm {
+            weights: BTreeMap<String, f64>,
+            #[serde(default)]
+            unlisted: f64,
+        }
+        crate::json::object_form!(deserialize_only WeightsForm as "struct variant Targets::Weights");
+
+        /// [`Targets`] with the struct variant's fields in [`WeightsForm`].
+        #[derive(Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum Form {
+            Weights(WeightsForm),
+            Percent(BTreeMap<String, f64>),
+        }
+
+        Ok(match Form::deserialize(deserializer)? {
+            Form::Weights(WeightsForm { weights, unlisted }) => Targets::Weights { weights, unlisted },
+            Form::Percent(targets) => Targets::Percent(targets),
+        })
+    }
 }
 
 /// A weighted spread: see [`Preference::Weighted`].
