@@ -23,7 +23,8 @@
 //!
 //! (Called as an inherent function, `HostSpec::deserialize(d)` is serde's derived code and
 //! takes the sequence form; the trait, `<HostSpec as Deserialize>::deserialize`, which every
-//! generic caller uses, refuses it.)
+//! generic caller uses, refuses it. A format that writes structs as sequences, such as bincode,
+//! cannot read these types back; the crate reads and writes JSON only.)
 
 use crate::error::BuildError;
 use serde::de::value::MapAccessDeserializer;
