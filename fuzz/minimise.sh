@@ -27,5 +27,5 @@ for t in "$@"; do
     done < "work/$t.chosen"
   fi
   rm -rf "corpus/$t" && mv "corpus/$t.new" "corpus/$t"
-  echo "$t: $before -> $(ls "corpus/$t" | wc -l) files, $(du -sh "corpus/$t" | cut -f1); $note"
+  echo "$t: $before -> $(ls "corpus/$t" | wc -l) files, $(du -sh "corpus/$t" | cut -f1); $note" | tee -a work/minimise.log
 done
