@@ -159,6 +159,26 @@ fn serde_itself_refuses_arrays_nested_in_documented_objects() {
     assert!(serde_error::<HostSpec>("{}").starts_with("missing field `name`"));
 }
 
+/// Found by `nova_scenario` in campaign 2: a scenario asking for 20,152,155 instances made the
+/// reader write a default UUID per instance (1.7 GB) before the scheduler's count limit ran.
+#[test]
+fn a_nova_scenario_with_a_huge_instance_count_is_refused_by_the_reader_without_allocating() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/regressions/nova_scenario/huge_num_instances.json");
+    let json = std::fs::read_to_string(path).unwrap();
+    let err = Scenario::from_json(&json).unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::Config {
+            message: format!("request.num_instances 20152155 is above the largest request count {DEFAULT_MAX_COUNT}")
+        }
+    );
+    // At the limit, the reader keeps no per-instance list; the ids come on demand.
+    let at_limit = json.replace("20152155", &DEFAULT_MAX_COUNT.to_string());
+    let scenario = Scenario::from_json(&at_limit).unwrap();
+    assert!(scenario.request.vm.instance_uuids.is_empty());
+    assert_eq!(scenario.request.vm.instance_uuid(99_999), "00000000-0000-0000-0000-000000099999");
+}
+
 #[test]
 fn a_request_count_above_the_limit_is_refused_before_any_work() {
     let cluster = one_host();

@@ -215,6 +215,12 @@ pub struct Scenario {
     pub labels: Vec<String>,
 }
 
+/// The filter scheduler's id of request instance `index` when the request lists none (what
+/// `VmSpec::instance_uuid` answers).
+fn default_uuid(index: u32) -> String {
+    format!("00000000-0000-0000-0000-{index:012}")
+}
+
 fn unsupported(what: &str) -> BuildError {
     BuildError::Config { message: format!("unsupported scenario feature: {what}") }
 }
@@ -342,7 +348,7 @@ impl Scenario {
             })
             .collect();
         let cluster = Cluster::from_spec(&spec)?;
-        let request = Scenario::request(raw.request)?;
+        let request = Scenario::request(raw.request, config.max_count)?;
         Ok(Scenario { cluster, request, config, labels })
     }
 
@@ -440,7 +446,7 @@ impl Scenario {
         }
     }
 
-    fn request(r: RawRequest) -> Result<Request, BuildError> {
+    fn request(r: RawRequest, max_count: u32) -> Result<Request, BuildError> {
         if r.requested_destination.as_ref().is_some_and(|v| !v.is_null()) {
             return Err(unsupported("requested_destination"));
         }
@@ -451,6 +457,13 @@ impl Scenario {
             return Err(unsupported("PCI requests"));
         }
         let count = r.num_instances.unwrap_or(1);
+        // The reader writes per-instance ids into the server group: bounded by the count limit
+        // the scheduler would apply anyway.
+        if count > max_count {
+            return Err(BuildError::Config {
+                message: format!("request.num_instances {count} is above the largest request count {max_count}"),
+            });
+        }
         let uuids = match r.instance_uuids {
             Some(list) if list.len() != count as usize => {
                 return Err(BuildError::Config {
@@ -458,7 +471,8 @@ impl Scenario {
                 })
             }
             Some(list) => list,
-            None => (0..count).map(|i| format!("00000000-0000-0000-0000-{i:012}")).collect(),
+            // The defaults come from `VmSpec::instance_uuid` on demand.
+            None => Vec::new(),
         };
         let f = r.flavor;
         let flavor = Flavor {
@@ -484,9 +498,11 @@ impl Scenario {
         let server_group = r.instance_group.map(|g| {
             let mut members = g.members;
             if g.add_request_instances_to_members.unwrap_or(true) {
-                for u in &uuids {
-                    if !members.contains(u) {
-                        members.push(u.clone());
+                let mut known: std::collections::HashSet<String> = members.iter().cloned().collect();
+                for i in 0..count {
+                    let u = uuids.get(i as usize).cloned().unwrap_or_else(|| default_uuid(i));
+                    if known.insert(u.clone()) {
+                        members.push(u);
                     }
                 }
             }
@@ -624,7 +640,7 @@ impl Scenario {
             .iter()
             .map(|r| json!({"host": label_of(&r.host), "weight": r.scores.first().copied().unwrap_or(0.0)}))
             .collect();
-        let uuid = self.request.vm.instance_uuids.first().cloned().unwrap_or_default();
+        let uuid = self.request.vm.instance_uuid(0).into_owned();
         Some(json!({
             "index": 0,
             "instance_uuid": uuid,
@@ -726,7 +742,7 @@ mod tests {
         assert_eq!(b.resource(crate::ResourceId::DISK_GB).capacity, 7.0, "total defaults to the free GiB");
         assert_eq!(s.labels, ["a", "b:b-node"]);
         let vm = &s.request.vm;
-        assert_eq!(vm.instance_uuids[1], "00000000-0000-0000-0000-000000000001");
+        assert_eq!(vm.instance_uuid(1), "00000000-0000-0000-0000-000000000001");
         assert_eq!(vm.hints["query"], json!("[\"=\",\"$free_ram_mb\",1024]"));
         assert_eq!(vm.hints["same_host"], json!("u1"));
         assert_eq!(vm.server_group.as_ref().unwrap().members.len(), 2);
