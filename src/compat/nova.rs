@@ -215,12 +215,6 @@ pub struct Scenario {
     pub labels: Vec<String>,
 }
 
-/// The filter scheduler's id of request instance `index` when the request lists none (what
-/// `VmSpec::instance_uuid` answers).
-fn default_uuid(index: u32) -> String {
-    format!("00000000-0000-0000-0000-{index:012}")
-}
-
 fn unsupported(what: &str) -> BuildError {
     BuildError::Config { message: format!("unsupported scenario feature: {what}") }
 }
@@ -248,7 +242,8 @@ impl Scenario {
     /// # Errors
     ///
     /// [`BuildError::Json`] for malformed JSON or an unknown field; [`BuildError::Config`] for an
-    /// unsupported feature or a bad configuration; the snapshot's own validation errors.
+    /// unsupported feature, a bad configuration or a `num_instances` above the configuration's
+    /// `max_request_count`; the snapshot's own validation errors.
     pub fn from_json(json: &str) -> Result<Scenario, BuildError> {
         let raw: RawScenario = crate::json::from_str(json)?;
         let _ = raw.generator;
@@ -499,8 +494,9 @@ impl Scenario {
             let mut members = g.members;
             if g.add_request_instances_to_members.unwrap_or(true) {
                 let mut known: std::collections::HashSet<String> = members.iter().cloned().collect();
+                let defaults = VmSpec::default();
                 for i in 0..count {
-                    let u = uuids.get(i as usize).cloned().unwrap_or_else(|| default_uuid(i));
+                    let u = uuids.get(i as usize).cloned().unwrap_or_else(|| defaults.instance_uuid(i).into_owned());
                     if known.insert(u.clone()) {
                         members.push(u);
                     }
