@@ -1,26 +1,69 @@
 #!/usr/bin/env bash
-# Runs built fuzz targets one after another, niced, each for SECONDS, on a working corpus under
-# work/ seeded from seeds/ and corpus/; appends libFuzzer's final statistics to work/campaign.log.
+# Runs built fuzz targets one after another, niced, on a working corpus under work/ seeded from
+# seeds/, corpus/ and regressions/; appends a summary line per run to work/campaign.log.
 # Build first with `cargo +nightly fuzz build -s none -a` (no sanitizer: the crate forbids
 # unsafe code; debug assertions on, so integer overflow panics).
-# Usage: ROUND=N fuzz/campaign.sh SECONDS TARGET... (logs go to work/TARGET.N.log)
+#
+# Usage: ROUND=N fuzz/campaign.sh SECONDS TARGET...
+#   SECONDS          the longest a target runs.
+#   ROUND            names the logs: work/TARGET.ROUND.log, and work/TARGET.ROUND.cov holds
+#                    "elapsed-seconds edges" samples every 10 s once the corpus is loaded.
+#   MIN_SECONDS=M    end a run early once it has run M seconds and its edge count has not grown
+#                    over the last quarter of its time so far (the plateau this campaign uses).
+#   DEADLINE=HH:MM   (UTC) no fuzzer runs past it: a run is stopped there, later targets skipped.
+#   CPU=N NICE=K     pin every fuzzer to core N (taskset) and nice it by K (default 15).
+# A run is stopped with SIGINT, so libFuzzer still prints its final statistics.
 set -uo pipefail
 cd "$(dirname "$0")"
 secs=$1; shift
 bin=target/x86_64-unknown-linux-gnu/release
+round=${ROUND:-1}
+deadline=
+[ -n "${DEADLINE:-}" ] && deadline=$(date -u -d "$DEADLINE" +%s)
+launch=(nice -n "${NICE:-15}")
+[ -n "${CPU:-}" ] && launch=(taskset -c "$CPU" "${launch[@]}")
+
+edges() { grep -aoE '^#[0-9]+.*cov: [0-9]+' "$1" | tail -1 | sed -E 's/.*cov: ([0-9]+)/\1/'; }
+
 for t in "$@"; do
+  if [ -n "$deadline" ] && [ "$(date +%s)" -ge "$deadline" ]; then
+    echo "$(date -u +%H:%M) $t skipped: past the deadline" >> work/campaign.log
+    continue
+  fi
   mkdir -p "work/$t" "artifacts/$t"
-  start=$(date +%s)
+  log="work/$t.$round.log" samples="work/$t.$round.cov"
+  : > "$samples"
   extra=()
   [ -d "corpus/$t" ] && extra+=("corpus/$t")
   [ -d "regressions/$t" ] && extra+=("regressions/$t")
-  nice -n 15 "$bin/$t" "work/$t" "seeds/$t" "${extra[@]}" \
+  start=$(date +%s)
+  "${launch[@]}" "$bin/$t" "work/$t" "seeds/$t" "${extra[@]}" \
     -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -dict=json.dict \
-    -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "work/$t.${ROUND:-1}.log" 2>&1
+    -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "$log" 2>&1 &
+  pid=$!
+  last_cov= grew=0 why=limit
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 10
+    now=$(date +%s) elapsed=$(( $(date +%s) - start ))
+    if grep -aq INITED "$log"; then
+      cov=$(edges "$log")
+      if [ -n "$cov" ]; then
+        echo "$elapsed $cov" >> "$samples"
+        [ "$cov" != "$last_cov" ] && { [ -n "$last_cov" ] && grew=$elapsed; last_cov=$cov; }
+      fi
+    fi
+    if [ -n "$deadline" ] && [ "$now" -ge "$deadline" ]; then
+      why=deadline; kill -INT "$pid" 2>/dev/null; break
+    fi
+    if [ -n "${MIN_SECONDS:-}" ] && [ "$elapsed" -ge "$MIN_SECONDS" ] && [ $((grew * 4)) -le $((elapsed * 3)) ]; then
+      why=plateau; kill -INT "$pid" 2>/dev/null; break
+    fi
+  done
+  wait "$pid"
   rc=$?
   end=$(date +%s)
-  execs=$(grep -a 'stat::number_of_executed_units' "work/$t.${ROUND:-1}.log" | awk '{print $2}')
-  last=$(grep -aE '^#[0-9]+' "work/$t.${ROUND:-1}.log" | tail -1)
-  lastnew=$(grep -aE '^#[0-9]+.*(NEW|REDUCE)' "work/$t.${ROUND:-1}.log" | tail -1 | awk '{print $1}')
-  echo "$(date -u +%H:%M) $t rc=$rc secs=$((end-start)) execs=${execs:-?} last_new=${lastnew:-none} final: $last" >> work/campaign.log
+  execs=$(grep -a 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+  init=$(grep -a 'INITED' "$log" | head -1 | sed -E 's/.*cov: ([0-9]+).*/\1/')
+  last=$(grep -aE '^#[0-9]+' "$log" | tail -1)
+  echo "$(date -u +%H:%M) $t rc=$rc secs=$((end-start)) stop=$why execs=${execs:-?} inited_cov=${init:-?} last_growth_at=${grew}s final: $last" >> work/campaign.log
 done

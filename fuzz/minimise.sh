@@ -1,15 +1,31 @@
 #!/usr/bin/env bash
 # Minimises each target's working corpus (work/) together with the committed one into
 # corpus/TARGET with libFuzzer's merge (what `cargo fuzz cmin` runs): the smallest set of
-# inputs that keeps every covered edge (hit counts ignored, so the set stays small). Seeds and regressions stay in their own folders.
-# Usage: fuzz/minimise.sh TARGET...
+# inputs that keeps every covered edge (hit counts ignored, so the set stays small). Seeds and
+# regressions stay in their own folders.
+# With MAX_FILES=N, a target whose merged set is larger keeps the N inputs that cover the most
+# edges instead (greedy, cap_corpus.py over the merge's control file), and the line printed
+# says how many edges that keeps.
+# Usage: [MAX_FILES=N] [CPU=N] fuzz/minimise.sh TARGET...
 set -euo pipefail
 cd "$(dirname "$0")"
 bin=target/x86_64-unknown-linux-gnu/release
+launch=(nice -n 15)
+[ -n "${CPU:-}" ] && launch=(taskset -c "$CPU" "${launch[@]}")
 for t in "$@"; do
-  rm -rf "corpus/$t.new" && mkdir -p "corpus/$t.new" "corpus/$t"
-  nice -n 15 "$bin/$t" -merge=1 -set_cover_merge=1 -use_counters=0 -use_cmp=0 -use_value_profile=0 -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+  before=$(ls "corpus/$t" 2>/dev/null | wc -l)
+  rm -rf "corpus/$t.new" && mkdir -p "corpus/$t.new" "corpus/$t" "work/$t"
+  "${launch[@]}" "$bin/$t" -merge=1 -set_cover_merge=1 -merge_control_file="work/$t.merge.ctl" \
+    -use_counters=0 -use_cmp=0 -use_value_profile=0 -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     "corpus/$t.new" "corpus/$t" "work/$t" > "work/$t.merge.log" 2>&1
+  note="every edge of the merge"
+  if [ -n "${MAX_FILES:-}" ] && [ "$(ls "corpus/$t.new" | wc -l)" -gt "$MAX_FILES" ]; then
+    rm -rf "corpus/$t.new" && mkdir "corpus/$t.new"
+    note=$(python3 cap_corpus.py "work/$t.merge.ctl" "$MAX_FILES" 2>&1 > "work/$t.chosen")
+    while IFS= read -r path; do
+      cp "$path" "corpus/$t.new/$(sha1sum "$path" | cut -c1-40)"
+    done < "work/$t.chosen"
+  fi
   rm -rf "corpus/$t" && mv "corpus/$t.new" "corpus/$t"
-  echo "$t: $(ls "corpus/$t" | wc -l) files, $(du -sh "corpus/$t" | cut -f1)"
+  echo "$t: $before -> $(ls "corpus/$t" | wc -l) files, $(du -sh "corpus/$t" | cut -f1); $note" | tee -a work/minimise.log
 done

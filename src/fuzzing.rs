@@ -10,16 +10,21 @@
 //! host, amounts and names from short tables, so nearly every input is a meaningful sequence.
 
 use crate::compat::nova::Scenario;
+use crate::error::BuildError;
 use crate::expr::extra_specs::Requirement;
 use crate::expr::json_query::{vars_fn, Query};
 use crate::expr::pyvalue::PyValue;
 use crate::expr::LabelExpr;
+use crate::filter::builtin::nova_attribute_warnings;
 use crate::id::{HostId, ResourceId};
 use crate::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use crate::request::Request;
 use crate::schedule::{Placement, Scheduler, SchedulerConfig};
-use crate::service::MatchExpr;
-use crate::snapshot::{Cluster, ClusterEvent, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange, CHUNK};
+use crate::service::{MatchExpr, ServiceScheduler};
+use crate::snapshot::{
+    check_attributes, Cluster, ClusterEvent, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange,
+    CHUNK,
+};
 use crate::spread::{SpreadRequest, SpreadScheduler};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -171,18 +176,36 @@ pub fn check_selections(cluster: &Cluster, request: &Request, placement: &Placem
     }
 }
 
-/// `ClusterSpec` JSON → `Cluster`, then the snapshot invariants.
+/// `ClusterSpec` JSON → `Cluster`, then the snapshot invariants; serde's own reading of a
+/// `ClusterSpec` refuses what `from_json` refuses as an array and reads what it reads; the
+/// engines' attribute checks run on the snapshot.
 pub fn cluster_json(data: &[u8]) -> Outcome {
     let Some(json) = text(data) else { return Ok(()) };
+    let direct = serde_json::from_str::<ClusterSpec>(json);
     match Cluster::from_json(json) {
         Ok(cluster) => {
+            if let Err(e) = direct {
+                return Err(format!("from_json reads what serde refuses: {e}"));
+            }
             check_cluster(&cluster)?;
+            let engines = [
+                check_attributes(&cluster, crate::replica::ATTRIBUTES),
+                check_attributes(&cluster, crate::spread::ATTRIBUTES),
+                ServiceScheduler::new().attribute_warnings(&cluster),
+                nova_attribute_warnings(&cluster),
+            ];
+            for warning in engines.iter().flatten() {
+                let _ = warning.to_string();
+            }
             let back =
                 Cluster::from_json(&cluster.to_json()).map_err(|e| format!("to_json does not read back: {e}"))?;
             if back.to_spec() != cluster.to_spec() {
                 return Err("JSON round trip changed the snapshot".into());
             }
             Ok(())
+        }
+        Err(BuildError::NotAnObject { path }) if direct.is_ok() => {
+            Err(format!("serde reads the array at {path} that from_json refuses"))
         }
         Err(_) => Ok(()),
     }
@@ -445,12 +468,15 @@ pub fn replica(data: &[u8]) -> Outcome {
     Ok(())
 }
 
-/// The Nova scenario reader: read, build the configured scheduler, schedule
-/// ([`check_selections`]), render the output.
+/// The Nova scenario reader: read, check the attributes the filters read, build the configured
+/// scheduler, schedule ([`check_selections`]), render the output.
 pub fn nova_scenario(data: &[u8]) -> Outcome {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(scenario) = Scenario::from_json(json) else { return Ok(()) };
     check_cluster(&scenario.cluster)?;
+    for warning in scenario.attribute_warnings() {
+        let _ = warning.to_string();
+    }
     let Ok(scheduler) = scenario.config.build() else { return Ok(()) };
     if let Ok(placement) = scheduler.schedule(&scenario.cluster, &scenario.request) {
         check_selections(&scenario.cluster, &scenario.request, &placement)?;

@@ -2,14 +2,15 @@
 //! the input it refuses and checks the typed error that names the offending host, field or
 //! position.
 
+use placewise::compat::nova::Scenario;
 use placewise::error::{BuildError, EventError, ScheduleError};
 use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
 use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN, MAX_REGEX_NEST};
-use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
+use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
 use placewise::request::Request;
-use placewise::schedule::{Scheduler, DEFAULT_MAX_COUNT};
-use placewise::service::MatchExpr;
-use placewise::snapshot::{AttributeWarning, Cluster, ClusterEvent, HostSpec, InstanceSpec, ResourceSpec};
+use placewise::schedule::{Options, Scheduler, SchedulerConfig, DEFAULT_MAX_COUNT};
+use placewise::service::{MatchExpr, ServiceSpec};
+use placewise::snapshot::{AttributeWarning, Cluster, ClusterEvent, ClusterSpec, HostSpec, InstanceSpec, ResourceSpec};
 use placewise::spread::{SpreadError, SpreadRequest, SpreadScheduler};
 use std::collections::BTreeMap;
 
@@ -87,6 +88,95 @@ fn json_arrays_are_not_accepted_where_objects_are_documented() {
     // The documented forms still read.
     assert_eq!(Cluster::from_json(r#"{"hosts": [{"name": "h1"}]}"#).unwrap().len(), 1);
     assert!(ClusterEvent::from_json(r#"{"type": "host_removed", "host": "h1"}"#).is_ok());
+}
+
+/// What serde itself says when `T` is read from `json` (the generic path, no `from_json`).
+fn serde_error<T: serde::de::DeserializeOwned + std::fmt::Debug>(json: &str) -> String {
+    serde_json::from_str::<T>(json).unwrap_err().to_string()
+}
+
+#[test]
+fn serde_itself_refuses_arrays_for_every_documented_top_level_type() {
+    let seq = |message: String, what: &str| {
+        assert!(message.starts_with(&format!("invalid type: sequence, expected {what}")), "{what}: {message}")
+    };
+    seq(serde_error::<ClusterSpec>("[]"), "struct ClusterSpec");
+    seq(serde_error::<ClusterSpec>(r#"[[], [], [["h1"]], []]"#), "struct ClusterSpec");
+    seq(serde_error::<HostSpec>(r#"["h1"]"#), "struct HostSpec");
+    seq(serde_error::<Cluster>("[]"), "struct ClusterSpec");
+    seq(serde_error::<Request>("[2]"), "struct Request");
+    seq(serde_error::<ClusterEvent>(r#"["host_removed", "h1"]"#), "internally tagged enum ClusterEvent");
+    seq(serde_error::<SpreadRequest>(r#"["web", 2]"#), "struct SpreadRequest");
+    seq(serde_error::<Volume>(r#"["v1", 3]"#), "struct Volume");
+    seq(serde_error::<Replica>(r#"["r1"]"#), "struct Replica");
+    seq(serde_error::<ReplicaSettings>("[]"), "struct ReplicaSettings");
+    seq(serde_error::<ServiceSpec>(r#"["web"]"#), "struct ServiceSpec");
+    seq(serde_error::<Options>("[1]"), "struct Options");
+    // The scheduler configuration reads through a JSON value and says so in its own words.
+    assert!(serde_error::<SchedulerConfig>("[]").contains("must be a JSON object"));
+    // The Nova scenario's types are private: its reader is the only path.
+    for json in ["[]", r#"{"hosts": [["h1"]]}"#] {
+        match Scenario::from_json(json).unwrap_err() {
+            BuildError::Json { message, .. } => assert!(message.starts_with("invalid type: sequence"), "{message}"),
+            other => panic!("unexpected error {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn serde_itself_refuses_arrays_nested_in_documented_objects() {
+    let nested = [
+        serde_error::<ClusterSpec>(r#"{"hosts": [["h1"]]}"#),
+        serde_error::<ClusterSpec>(r#"{"hosts": [{"name": "h1", "instances": [["i1"]]}]}"#),
+        serde_error::<ClusterSpec>(r#"{"hosts": [{"name": "h1", "disks": [["d", 1, 1]]}]}"#),
+        serde_error::<ClusterSpec>(r#"{"hosts": [{"name": "h1", "state": [true]}]}"#),
+        serde_error::<ClusterSpec>(r#"{"aggregates": [["a"]]}"#),
+        serde_error::<ClusterEvent>(r#"{"type": "host_added", "host": ["h9"]}"#),
+        serde_error::<Request>(r#"{"vm": {"flavor": ["small"]}}"#),
+        serde_error::<Request>(r#"{"explain": [true]}"#),
+        serde_error::<Volume>(r#"{"name": "v", "backing_image": ["b"]}"#),
+    ];
+    for message in nested {
+        assert!(message.starts_with("invalid type: sequence, expected struct"), "{message}");
+    }
+    // An enum's struct variant: a weighted spread's weights.
+    let weighted = |targets: &str| {
+        format!(
+            r#"{{"service": "web", "tasks": 2, "preferences": [{{"weighted": {{"descriptor": "node.labels.rack", "targets": {targets}}}}}]}}"#
+        )
+    };
+    serde_json::from_str::<SpreadRequest>(&weighted(r#"{"weights": {"weights": {"a": 1}}}"#)).unwrap();
+    let variant = serde_error::<SpreadRequest>(&weighted(r#"{"weights": [{"a": 1}, 0]}"#));
+    assert!(variant.starts_with("invalid type: sequence, expected struct variant Targets::Weights"), "{variant}");
+    let named = SpreadRequest::from_json(&weighted(r#"{"weights": [{"a": 1}, 0]}"#)).unwrap_err().to_string();
+    assert!(named.contains("expected an object at $.preferences[0].weighted.targets.weights"), "{named}");
+    // A resource is a number or an object, never an array.
+    let resource = serde_error::<HostSpec>(r#"{"name": "h1", "resources": {"vcpus": [8, 0, 0, 2]}}"#);
+    assert!(resource.contains("did not match any variant"), "{resource}");
+    // The object forms still read, and the messages for them are serde's.
+    assert_eq!(serde_json::from_str::<ClusterSpec>(r#"{"hosts": [{"name": "h1"}]}"#).unwrap().hosts.len(), 1);
+    assert!(serde_error::<HostSpec>(r#"{"name": "h1", "colour": 1}"#).starts_with("unknown field `colour`"));
+    assert!(serde_error::<HostSpec>("{}").starts_with("missing field `name`"));
+}
+
+/// Found by `nova_scenario` in campaign 2: a scenario asking for 20,152,155 instances made the
+/// reader write a default UUID per instance (1.7 GB) before the scheduler's count limit ran.
+#[test]
+fn a_nova_scenario_with_a_huge_instance_count_is_refused_by_the_reader_without_allocating() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/regressions/nova_scenario/huge_num_instances.json");
+    let json = std::fs::read_to_string(path).unwrap();
+    let err = Scenario::from_json(&json).unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::Config {
+            message: format!("request.num_instances 20152155 is above the largest request count {DEFAULT_MAX_COUNT}")
+        }
+    );
+    // At the limit, the reader keeps no per-instance list; the ids come on demand.
+    let at_limit = json.replace("20152155", &DEFAULT_MAX_COUNT.to_string());
+    let scenario = Scenario::from_json(&at_limit).unwrap();
+    assert!(scenario.request.vm.instance_uuids.is_empty());
+    assert_eq!(scenario.request.vm.instance_uuid(99_999), "00000000-0000-0000-0000-000000099999");
 }
 
 #[test]

@@ -36,12 +36,18 @@
 
 use crate::error::BuildError;
 use crate::explain::Explanation;
+use crate::filter::builtin::nova_attribute_warnings;
 use crate::request::{Flavor, Image, Request, ServerGroup, VmSpec};
 use crate::schedule::{Placement, SchedulerConfig};
-use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec, ResourceSpec};
+use crate::snapshot::{
+    AggregateSpec, AttributeWarning, Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec, ResourceSpec,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(RawScenario, RawAggregate, RawHost, RawRequest, RawFlavor, RawImage, RawGroup);
 
 /// The numeric host attributes kept in dense columns: the counters and the version that the
 /// per-instance filters and the weighers read for every host.
@@ -64,7 +70,7 @@ pub const KNOWN_METRICS: &[&str] = &[
 ];
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawScenario {
     #[serde(default)]
     generator: Option<Value>,
@@ -77,7 +83,7 @@ struct RawScenario {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawAggregate {
     name: String,
     #[serde(default)]
@@ -87,7 +93,7 @@ struct RawAggregate {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawHost {
     name: String,
     nodename: Option<String>,
@@ -130,7 +136,7 @@ struct RawHost {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawRequest {
     num_instances: Option<u32>,
     instance_uuids: Option<Vec<String>>,
@@ -157,7 +163,7 @@ struct RawRequest {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawFlavor {
     name: Option<String>,
     flavorid: Option<Value>,
@@ -174,7 +180,7 @@ struct RawFlavor {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawImage {
     id: Option<String>,
     #[serde(default)]
@@ -182,7 +188,7 @@ struct RawImage {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct RawGroup {
     uuid: Option<String>,
     name: Option<String>,
@@ -224,12 +230,20 @@ fn as_text(v: &Value) -> String {
 }
 
 impl Scenario {
+    /// What the filters would silently read as a default in the scenario's snapshot: misspelt
+    /// or unparsable aggregate metadata keys the filters read (host fields are checked as the
+    /// file is read), see [`nova_attribute_warnings`].
+    pub fn attribute_warnings(&self) -> Vec<AttributeWarning> {
+        nova_attribute_warnings(&self.cluster)
+    }
+
     /// Reads a scenario.
     ///
     /// # Errors
     ///
     /// [`BuildError::Json`] for malformed JSON or an unknown field; [`BuildError::Config`] for an
-    /// unsupported feature or a bad configuration; the snapshot's own validation errors.
+    /// unsupported feature, a bad configuration or a `num_instances` above the configuration's
+    /// `max_request_count`; the snapshot's own validation errors.
     pub fn from_json(json: &str) -> Result<Scenario, BuildError> {
         let raw: RawScenario = crate::json::from_str(json)?;
         let _ = raw.generator;
@@ -329,7 +343,7 @@ impl Scenario {
             })
             .collect();
         let cluster = Cluster::from_spec(&spec)?;
-        let request = Scenario::request(raw.request)?;
+        let request = Scenario::request(raw.request, config.max_count)?;
         Ok(Scenario { cluster, request, config, labels })
     }
 
@@ -427,7 +441,7 @@ impl Scenario {
         }
     }
 
-    fn request(r: RawRequest) -> Result<Request, BuildError> {
+    fn request(r: RawRequest, max_count: u32) -> Result<Request, BuildError> {
         if r.requested_destination.as_ref().is_some_and(|v| !v.is_null()) {
             return Err(unsupported("requested_destination"));
         }
@@ -438,6 +452,13 @@ impl Scenario {
             return Err(unsupported("PCI requests"));
         }
         let count = r.num_instances.unwrap_or(1);
+        // The reader writes per-instance ids into the server group: bounded by the count limit
+        // the scheduler would apply anyway.
+        if count > max_count {
+            return Err(BuildError::Config {
+                message: format!("request.num_instances {count} is above the largest request count {max_count}"),
+            });
+        }
         let uuids = match r.instance_uuids {
             Some(list) if list.len() != count as usize => {
                 return Err(BuildError::Config {
@@ -445,7 +466,8 @@ impl Scenario {
                 })
             }
             Some(list) => list,
-            None => (0..count).map(|i| format!("00000000-0000-0000-0000-{i:012}")).collect(),
+            // The defaults come from `VmSpec::instance_uuid` on demand.
+            None => Vec::new(),
         };
         let f = r.flavor;
         let flavor = Flavor {
@@ -471,9 +493,12 @@ impl Scenario {
         let server_group = r.instance_group.map(|g| {
             let mut members = g.members;
             if g.add_request_instances_to_members.unwrap_or(true) {
-                for u in &uuids {
-                    if !members.contains(u) {
-                        members.push(u.clone());
+                let mut known: std::collections::HashSet<String> = members.iter().cloned().collect();
+                let defaults = VmSpec::default();
+                for i in 0..count {
+                    let u = uuids.get(i as usize).cloned().unwrap_or_else(|| defaults.instance_uuid(i).into_owned());
+                    if known.insert(u.clone()) {
+                        members.push(u);
                     }
                 }
             }
@@ -611,7 +636,7 @@ impl Scenario {
             .iter()
             .map(|r| json!({"host": label_of(&r.host), "weight": r.scores.first().copied().unwrap_or(0.0)}))
             .collect();
-        let uuid = self.request.vm.instance_uuids.first().cloned().unwrap_or_default();
+        let uuid = self.request.vm.instance_uuid(0).into_owned();
         Some(json!({
             "index": 0,
             "instance_uuid": uuid,
@@ -677,6 +702,24 @@ mod tests {
     }"#;
 
     #[test]
+    fn misspelt_and_unparsable_aggregate_metadata_is_reported() {
+        assert_eq!(Scenario::from_json(SMALL).unwrap().attribute_warnings(), []);
+        let bad = SMALL.replace(
+            r#"{"ssd": "true"}"#,
+            r#"{"ssd": "true", "cpu_allocation_ration": "2", "max_io_ops_per_host": "many"}"#,
+        );
+        let warnings = Scenario::from_json(&bad).unwrap().attribute_warnings();
+        let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            [
+                "aggregate `ssd`: metadata key `cpu_allocation_ration` is not read; did you mean `cpu_allocation_ratio`?",
+                "aggregate `ssd`: metadata `max_io_ops_per_host` = `many` does not parse",
+            ]
+        );
+    }
+
+    #[test]
     fn hosts_map_onto_the_snapshot() {
         let s = Scenario::from_json(SMALL).unwrap();
         let c = &s.cluster;
@@ -695,7 +738,7 @@ mod tests {
         assert_eq!(b.resource(crate::ResourceId::DISK_GB).capacity, 7.0, "total defaults to the free GiB");
         assert_eq!(s.labels, ["a", "b:b-node"]);
         let vm = &s.request.vm;
-        assert_eq!(vm.instance_uuids[1], "00000000-0000-0000-0000-000000000001");
+        assert_eq!(vm.instance_uuid(1), "00000000-0000-0000-0000-000000000001");
         assert_eq!(vm.hints["query"], json!("[\"=\",\"$free_ram_mb\",1024]"));
         assert_eq!(vm.hints["same_host"], json!("u1"));
         assert_eq!(vm.server_group.as_ref().unwrap().members.len(), 2);

@@ -4,6 +4,9 @@ use super::volume::{AutoBalance, DataLocality, SoftAntiAffinity};
 use super::ReplicaError;
 use serde::{Deserialize, Serialize};
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(ReplicaSettings);
+
 /// The cluster-wide settings the replica scheduler reads, under Longhorn's setting names
 /// (kebab-case in JSON). A setting missing from the input takes its default.
 ///
@@ -15,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// assert!(s.replica_zone_soft_anti_affinity);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", default, deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "kebab-case", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ReplicaSettings {
     /// `replica-soft-anti-affinity` (default false): two replicas of a volume may share a node.

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(TopologyTerm, BackingImage, Volume, Replica);
+
 macro_rules! string_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
         $(#[$m])*
@@ -91,7 +94,7 @@ string_enum!(
 
 /// A `topologyRequirement` term: matches a node when each non-empty field equals the node's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct TopologyTerm {
     /// Zone, or empty for any.
@@ -109,7 +112,7 @@ impl TopologyTerm {
 
 /// The selectors of a volume's backing image.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct BackingImage {
     /// Node tags every replica's node must carry.
@@ -134,7 +137,7 @@ fn replica_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error
 
 /// A Longhorn volume, with the fields the scheduler reads. Sizes are bytes, times are seconds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Volume {
     /// Name; the prefix of data directory names.
@@ -208,7 +211,7 @@ impl Volume {
 
 /// One replica of a volume. An empty `node_id` means "not scheduled yet".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Replica {
     /// Name (unique within the volume); pending replicas are scheduled in name order.

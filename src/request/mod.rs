@@ -15,6 +15,9 @@ use smallvec::SmallVec;
 use std::any::Any;
 use std::collections::BTreeMap;
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(ExplainOptions, Request);
+
 fn one() -> u32 {
     1
 }
@@ -26,7 +29,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 /// How much detail a [`Placement`](crate::Placement)'s [`Explanation`](crate::Explanation)
 /// carries beyond the per-filter histogram, which is always there.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ExplainOptions {
     /// Record every host's verdict (which filter rejected it, and why).
@@ -55,7 +58,7 @@ impl ExplainOptions {
 /// In JSON: `{"count": 3, "resources": {"vcpus": 2, "memory_mb": 4096}, "zone": "az1",
 /// "selector": "tier != bronze"}`; every field is optional (`count` defaults to 1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Request {
     /// Number of instances.

@@ -6,13 +6,16 @@ use crate::snapshot::{Cluster, Overlay};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(Flavor, Image, ServerGroup, VmSpec);
+
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
 
 /// An instance type: sizes and extra specs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Flavor {
     /// Name (`m1.medium`), used by the type-affinity filters.
@@ -50,7 +53,7 @@ impl Flavor {
 
 /// The image an instance boots from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Image {
     /// Id.
@@ -63,7 +66,7 @@ pub struct Image {
 
 /// A server group the instances join, with its policy and current state.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ServerGroup {
     /// Name or id.
@@ -85,7 +88,7 @@ pub struct ServerGroup {
 
 /// The VM-specific part of a [`Request`](crate::Request). Every field is optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct VmSpec {
     /// The flavor.

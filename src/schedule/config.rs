@@ -26,8 +26,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(Options);
+
 /// The `[filter_scheduler]` and `[metrics]` options, with the filter scheduler's defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 #[non_exhaustive]
 pub struct Options {
     /// Pick at random among this many best hosts (1: always the best).

@@ -78,7 +78,9 @@
 //!
 //! [`Site::new`] validates both attributes and fails with a typed [`ServiceError`] naming host,
 //! attribute and entry (wrong shape, non-string label, duplicate name, a local volume without
-//! its `volume/<n>` resource).
+//! its `volume/<n>` resource). A misspelt attribute key (`local-volumes`, `Devices`) would read
+//! as no volumes or devices; [`ServiceScheduler::attribute_warnings`] reports it, naming host,
+//! key and the key meant.
 //!
 //! # Label match expressions
 //!
@@ -229,7 +231,7 @@ pub use filters::{
 pub use rank::{best_host, ranking_tiers, RankKey, RankLevel, RankLevelWeigher};
 pub use scheduler::{Decision, Move, Rejection, ServiceOutcome, ServiceScheduler, Unschedulable};
 pub use site::{
-    Device, EdgeHost, IngressAllocation, LocalVolume, Site, CONTAINER_LAYER_MB, DEVICES, GPU, INGRESS_IP,
+    Device, EdgeHost, IngressAllocation, LocalVolume, Site, ATTRIBUTES, CONTAINER_LAYER_MB, DEVICES, GPU, INGRESS_IP,
     LOCAL_VOLUMES, VOLUME_RESOURCE_PREFIX,
 };
 pub use spec::{Limits, Mode, Placement, ServiceSpec, VolumeKind, VolumeRequest, MAX_REPLICAS};

@@ -12,7 +12,7 @@ use super::spec::{parse_instance_index, Mode, ServiceSpec};
 use crate::filter::{Filter, Rejections};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, Request};
-use crate::snapshot::{Cluster, ClusterEvent, InstanceSpec, Overlay};
+use crate::snapshot::{check_attributes, AttributeWarning, Cluster, ClusterEvent, InstanceSpec, Overlay};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -493,6 +493,14 @@ impl ServiceScheduler {
     /// A scheduler.
     pub fn new() -> Self {
         ServiceScheduler::default()
+    }
+
+    /// The attributes of `cluster` that this engine would silently read as absent: keys that
+    /// look like misspellings of [`ATTRIBUTES`](super::ATTRIBUTES) (`local-volumes`), and those
+    /// keys holding a value that is not an array (which [`Site::new`] also refuses). Call it once
+    /// per snapshot (it visits every attribute of every host).
+    pub fn attribute_warnings(&self, cluster: &Cluster) -> Vec<AttributeWarning> {
+        check_attributes(cluster, super::site::ATTRIBUTES)
     }
 
     /// Reconciles `services` with `cluster`: keeps every assigned instance whose host still

@@ -3,7 +3,7 @@
 
 use super::error::ServiceError;
 use crate::id::{HostId, ResourceId};
-use crate::snapshot::{Cluster, HostSpec, ResourceSpec};
+use crate::snapshot::{AttributeKey, AttributeType, Cluster, HostSpec, ResourceSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +12,9 @@ use std::sync::Arc;
 pub const LOCAL_VOLUMES: &str = "local_volumes";
 /// Host attribute listing the host's discovered devices: `[{"name": "cam0", "labels": {"camera": "usb"}}]`.
 pub const DEVICES: &str = "devices";
+/// The host attributes the service scheduler reads, with their types: what
+/// [`ServiceScheduler::attribute_warnings`](super::ServiceScheduler::attribute_warnings) checks.
+pub const ATTRIBUTES: &[AttributeKey] = &[(LOCAL_VOLUMES, AttributeType::Array), (DEVICES, AttributeType::Array)];
 /// Prefix of the resource that gives a local volume's size in MB: `volume/<name>`.
 pub const VOLUME_RESOURCE_PREFIX: &str = "volume/";
 /// Resource counting a host's ingress pool addresses (per-host pools), and each instance's use.
@@ -322,5 +325,27 @@ mod tests {
         assert!(e.to_string().contains("duplicate name `d`"), "{e}");
         let e = bad(HostSpec::new("h").attribute(DEVICES, serde_json::json!([{"nam": "d"}]))).unwrap_err();
         assert!(e.to_string().contains("unknown field `nam`"), "{e}");
+    }
+
+    #[test]
+    fn every_attribute_the_engine_reads_is_checked_for_misspelling_and_type() {
+        let engine = crate::service::ServiceScheduler::new();
+        crate::snapshot::assert_every_key_is_checked(ATTRIBUTES, |c| engine.attribute_warnings(c));
+        // An edge host as EdgeHost writes it raises nothing.
+        let cluster = Cluster::builder()
+            .host(EdgeHost::new("a").volume("fast", 100.0, &[]).device("cam", &[("camera", "usb")]).build())
+            .build()
+            .unwrap();
+        assert_eq!(engine.attribute_warnings(&cluster), []);
+        let typo = Cluster::builder()
+            .host(HostSpec::new("b").attribute("local-volume", serde_json::json!([{"name": "fast"}])))
+            .build()
+            .unwrap();
+        let warnings = engine.attribute_warnings(&typo);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(
+            warnings[0].to_string(),
+            "host `b`: attribute `local-volume` is not read; did you mean `local_volumes`?"
+        );
     }
 }

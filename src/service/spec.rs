@@ -4,6 +4,9 @@ use super::error::ServiceError;
 use super::expr::MatchExpr;
 use serde::{Deserialize, Serialize};
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(VolumeRequest, Placement, Limits, ServiceSpec);
+
 /// The most replicas a service may ask for (a site runs far fewer; the bound keeps a typo from
 /// allocating per-replica state for billions).
 pub const MAX_REPLICAS: u32 = 100_000;
@@ -32,7 +35,7 @@ pub enum VolumeKind {
 
 /// A volume a service's instances need: `volumes[].ephemeral-volume.size` and the like.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct VolumeRequest {
     /// The volume's name within the service.
@@ -66,7 +69,7 @@ impl VolumeRequest {
 
 /// `placement`: hard host labels and soft (anti-)affinity to services of the same application.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Placement {
     /// `match-host-labels`.
@@ -82,7 +85,7 @@ pub struct Placement {
 
 /// Per-instance resource limits (summed over the instance's containers).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Limits {
     /// Memory in MB (resource `memory_mb`).
@@ -103,7 +106,7 @@ pub struct Limits {
 /// {"match-host-labels": "gpu"}, "volumes": [{"name": "cache", "kind": "ephemeral", "size-mb": 100}],
 /// "ingress": true, "limits": {"memory-mb": 512}, "devices": ["camera"], "gpus": 1}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ServiceSpec {
     /// The application's name (no `/`).

@@ -7,9 +7,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(StateChange);
+crate::json::object_form!(ClusterEvent as "internally tagged enum ClusterEvent");
+
 /// A partial state change: fields that are `None` keep their value.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct StateChange {
     /// New `up` value.
@@ -57,7 +61,7 @@ impl StateChange {
 ///
 /// In JSON: `{"type": "host_removed", "host": "h1"}` and so on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(remote = "Self", tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum ClusterEvent {
     /// A new host joins; it gets the next id.

@@ -5,6 +5,9 @@ use crate::id::{AggregateId, DomainId, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(HostState);
+
 /// One resource dimension of a host: how much there is, how much is set aside, how much is used,
 /// and how far it may be over-committed.
 ///
@@ -186,7 +189,7 @@ impl Labels {
 /// In JSON every field is optional; a missing one takes its default (up, enabled, not cordoned,
 /// not evicting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 pub struct HostState {
     /// The host is reachable and its agent reports in.
     pub up: bool,

@@ -30,7 +30,11 @@ mod service;
 mod spec;
 mod topology;
 
-pub use attribute_check::{check_attributes, AttributeKey, AttributeType, AttributeWarning};
+#[cfg(test)]
+pub(crate) use attribute_check::assert_every_key_is_checked;
+pub use attribute_check::{
+    check_attributes, check_metadata, AttributeKey, AttributeType, AttributeWarning, MetadataKey,
+};
 pub use event::{ClusterEvent, StateChange};
 pub use host::{Attributes, Disk, DiskType, Host, HostState, Instance, Labels, Resource, ResourceKinds};
 pub use intern::Interner;

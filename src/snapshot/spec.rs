@@ -9,6 +9,10 @@ use crate::snapshot::{Cluster, DiskType, HostState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(ClusterSpec, AggregateSpec, InstanceSpec, DiskSpec, HostSpec);
+crate::json::object_form!(deserialize_only ResourceSpecFull);
+
 fn default_levels() -> Vec<String> {
     vec!["region".into(), "zone".into()]
 }
@@ -19,7 +23,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 
 /// A whole cluster as plain data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ClusterSpec {
     /// Topology level names, outermost first. Default `["region", "zone"]`.
@@ -50,7 +54,7 @@ impl Default for ClusterSpec {
 
 /// A named host set with metadata (a Nova host aggregate, a node pool).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct AggregateSpec {
     /// Unique name.
@@ -133,7 +137,7 @@ enum ResourceSpecForm {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct ResourceSpecFull {
     capacity: f64,
     #[serde(default)]
@@ -160,7 +164,7 @@ impl From<ResourceSpecForm> for ResourceSpec {
 
 /// One running instance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct InstanceSpec {
     /// Unique id across the cluster.
@@ -218,7 +222,7 @@ impl InstanceSpec {
 
 /// One disk. Sizes are bytes and must be non-negative.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct DiskSpec {
     /// Name, unique on the host.
@@ -352,7 +356,7 @@ impl DiskSpec {
 
 /// One host as plain data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct HostSpec {
     /// Unique name.

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+// The types read from JSON take the object form only (see `crate::json`).
+crate::json::object_form!(WeightedSpread, HardSpread, HostPort, Platform, SpreadRequest);
+
 /// What a preference or hard spread constraint reads from a node.
 ///
 /// Parsed from SwarmKit's descriptor text by [`Descriptor::parse`] (`From<&str>`):
@@ -86,7 +89,7 @@ impl<'de> Deserialize<'de> for Descriptor {
 }
 
 /// How a weighted spread shares tasks among the values of its descriptor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum Targets {
@@ -106,9 +109,38 @@ pub enum Targets {
     Percent(BTreeMap<String, f64>),
 }
 
+/// Reads [`Targets`] in the object form only: serde's derived code would also take the
+/// `weights` variant's fields as an array.
+impl<'de> Deserialize<'de> for Targets {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// The fields of [`Targets::Weights`].
+        #[derive(Deserialize)]
+        #[serde(remote = "Self", deny_unknown_fields)]
+        struct WeightsForm {
+            weights: BTreeMap<String, f64>,
+            #[serde(default)]
+            unlisted: f64,
+        }
+        crate::json::object_form!(deserialize_only WeightsForm as "struct variant Targets::Weights");
+
+        /// [`Targets`] with the struct variant's fields in [`WeightsForm`].
+        #[derive(Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum Form {
+            Weights(WeightsForm),
+            Percent(BTreeMap<String, f64>),
+        }
+
+        Ok(match Form::deserialize(deserializer)? {
+            Form::Weights(WeightsForm { weights, unlisted }) => Targets::Weights { weights, unlisted },
+            Form::Percent(targets) => Targets::Percent(targets),
+        })
+    }
+}
+
 /// A weighted spread: see [`Preference::Weighted`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct WeightedSpread {
     /// What the branches are.
@@ -247,7 +279,7 @@ pub enum WhenUnsatisfiable {
 /// `count(domain) + 1 − min ≤ max_skew`, `min` being the least count over the domains, or 0
 /// while fewer than `min_domains` domains exist.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct HardSpread {
     /// The label defining domains (a node label, an engine label or a plain key).
@@ -298,7 +330,7 @@ impl HardSpread {
 
 /// A host-mode published port.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct HostPort {
     /// `tcp`, `udp` or `sctp` (compared case-insensitively).
     pub protocol: String,
@@ -308,7 +340,7 @@ pub struct HostPort {
 
 /// A platform the service's image runs on; an empty field is a wildcard.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 pub struct Platform {
     /// Operating system (`linux`, `windows` …).
     pub os: String,
@@ -335,7 +367,7 @@ pub struct Platform {
 /// `{"service": "web", "tasks": 6, "preferences": [{"spread": "node.labels.dc"}],
 /// "constraints": ["node.role==worker"], "max_replicas": 2, "mode": "balanced"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SpreadRequest {
     /// The service (the group of its tasks' instances).
@@ -433,12 +465,12 @@ impl SpreadRequest {
     /// The JSON error, with the position; a bad constraint is reported there too. An array where
     /// an object is documented (serde's sequence form of a struct) is an error as well.
     pub fn from_json(json: &str) -> Result<SpreadRequest, serde_json::Error> {
-        let request: SpreadRequest = serde_json::from_str(json)?;
-        let input: serde_json::Value = serde_json::from_str(json)?;
-        match crate::json::check(&input, &request) {
-            Ok(()) => Ok(request),
-            Err(e) => Err(<serde_json::Error as serde::de::Error>::custom(e)),
-        }
+        crate::json::read(json).map_err(|refused| match refused {
+            crate::json::Refused::Json(e) => e,
+            crate::json::Refused::Array(path) => {
+                <serde_json::Error as serde::de::Error>::custom(crate::error::BuildError::NotAnObject { path })
+            }
+        })
     }
 
     /// Appends a preference (lower precedence than those before it).

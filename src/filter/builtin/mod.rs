@@ -65,6 +65,7 @@ pub use isolated_hosts::IsolatedHostsFilter;
 pub use json::JsonFilter;
 pub use labels::{LabelFilter, LabelSelectorFilter};
 pub use metrics::MetricsFilter;
+pub use nova::{nova_attribute_warnings, NOVA_AGGREGATE_METADATA, NOVA_HOST_ATTRIBUTES};
 pub use num_instances::NumInstancesFilter;
 pub use ram::RamFilter;
 pub use resources::ResourceFilter;

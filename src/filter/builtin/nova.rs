@@ -5,7 +5,9 @@
 use crate::expr::pyvalue::{parse_py_float, py_strip};
 use crate::id::HostId;
 use crate::request::{Cx, Flavor, MemberPicks, ServerGroup, VmSpec};
-use crate::snapshot::{Cluster, Host};
+use crate::snapshot::{
+    check_attributes, check_metadata, AttributeKey, AttributeType, AttributeWarning, Cluster, Host, MetadataKey,
+};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -47,6 +49,62 @@ pub(super) const HOST_STATE_ATTRIBUTES: &[&str] = &[
     "vcpus_total",
     "vcpus_used",
 ];
+
+/// The host attributes the filter scheduler's filters read from a host's attribute table (as
+/// [`Scenario`](crate::compat::nova::Scenario) writes them), with their types. `cpu_info` is
+/// JSON text or an object.
+pub const NOVA_HOST_ATTRIBUTES: &[AttributeKey] = &[
+    ("cpu_info", AttributeType::Any),
+    ("failed_builds", AttributeType::Number),
+    ("forced_down", AttributeType::Bool),
+    ("host_ip", AttributeType::String),
+    ("hypervisor_hostname", AttributeType::String),
+    ("hypervisor_type", AttributeType::String),
+    ("hypervisor_version", AttributeType::Number),
+    ("nodename", AttributeType::String),
+    ("num_instances", AttributeType::Number),
+    ("num_io_ops", AttributeType::Number),
+    ("stats", AttributeType::Object),
+    ("supported_instances", AttributeType::Array),
+    ("trust_level", AttributeType::String),
+    ("uuid", AttributeType::String),
+];
+
+/// Whether Python's `float()` reads `value`.
+fn reads_as_float(value: &str) -> bool {
+    parse_py_float(value).is_some()
+}
+
+/// Whether Python's `int()` reads `value`.
+fn reads_as_int(value: &str) -> bool {
+    parse_py_int(value).is_some()
+}
+
+/// The aggregate metadata keys the filter scheduler's filters read by name, with the parser of
+/// the numeric ones (a value it refuses discards the key on every host of the aggregate).
+/// Other keys are read too, by the image-property and extra-spec filters, under names the
+/// request chooses; those cannot be checked.
+pub const NOVA_AGGREGATE_METADATA: &[MetadataKey] = &[
+    MetadataKey { name: "availability_zone", prefix: false, parses: None },
+    MetadataKey { name: "cpu_allocation_ratio", prefix: false, parses: Some(reads_as_float) },
+    MetadataKey { name: "disk_allocation_ratio", prefix: false, parses: Some(reads_as_float) },
+    MetadataKey { name: "filter_tenant_id", prefix: true, parses: None },
+    MetadataKey { name: "instance_type", prefix: false, parses: None },
+    MetadataKey { name: "max_instances_per_host", prefix: false, parses: Some(reads_as_int) },
+    MetadataKey { name: "max_io_ops_per_host", prefix: false, parses: Some(reads_as_int) },
+    MetadataKey { name: "ram_allocation_ratio", prefix: false, parses: Some(reads_as_float) },
+];
+
+/// What the filter scheduler's filters would silently read as a default in `cluster`: host
+/// attributes that look like misspellings of [`NOVA_HOST_ATTRIBUTES`] or hold a value of
+/// another type, aggregate metadata keys that look like misspellings of
+/// [`NOVA_AGGREGATE_METADATA`], and numeric metadata that does not parse. Hosts first, then
+/// aggregates. Call it once per snapshot (it visits every attribute and metadata key).
+pub fn nova_attribute_warnings(cluster: &Cluster) -> Vec<AttributeWarning> {
+    let mut warnings = check_attributes(cluster, NOVA_HOST_ATTRIBUTES);
+    warnings.extend(check_metadata(cluster, NOVA_AGGREGATE_METADATA));
+    warnings
+}
 
 /// Whether `name` is an attribute of Nova's `HostState`.
 pub(super) fn is_host_state_attribute(name: &str) -> bool {
@@ -497,6 +555,61 @@ pub(super) mod testkit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::{assert_every_key_is_checked, AggregateSpec, HostSpec};
+
+    #[test]
+    fn every_host_attribute_the_filters_read_is_checked_for_misspelling_and_type() {
+        assert_every_key_is_checked(NOVA_HOST_ATTRIBUTES, nova_attribute_warnings);
+        let cluster = Cluster::builder()
+            .host(HostSpec::new("h").attribute("hypervisor-type", serde_json::json!("QEMU")))
+            .build()
+            .unwrap();
+        assert_eq!(
+            nova_attribute_warnings(&cluster)[0].to_string(),
+            "host `h`: attribute `hypervisor-type` is not read; did you mean `hypervisor_type`?"
+        );
+    }
+
+    #[test]
+    fn every_metadata_key_the_filters_read_is_checked_for_misspelling_and_value() {
+        for key in NOVA_AGGREGATE_METADATA {
+            let shouted = key.name.to_uppercase();
+            let dropped = &key.name[..key.name.len() - 1];
+            for (i, wrong) in [shouted.as_str(), dropped].into_iter().enumerate() {
+                if key.prefix && wrong.starts_with(key.name) {
+                    continue;
+                }
+                let name = format!("a{i}");
+                let cluster =
+                    Cluster::builder().aggregate(AggregateSpec::new(&name).metadata(wrong, "1")).build().unwrap();
+                let expected =
+                    AttributeWarning::MisspeltMetadata { aggregate: name, key: wrong.into(), known: key.name };
+                assert_eq!(nova_attribute_warnings(&cluster), [expected], "`{wrong}` for `{}`", key.name);
+            }
+            let cluster =
+                Cluster::builder().aggregate(AggregateSpec::new("v").metadata(key.name, "lots")).build().unwrap();
+            let found = nova_attribute_warnings(&cluster);
+            let unreadable = AttributeWarning::UnreadableMetadata {
+                aggregate: "v".into(),
+                key: key.name.into(),
+                value: "lots".into(),
+            };
+            assert_eq!(found.contains(&unreadable), key.parses.is_some(), "`{}`: {found:?}", key.name);
+        }
+        // Values the filters read, and keys under a known prefix or of the request's choosing.
+        let fine = Cluster::builder()
+            .aggregate(
+                AggregateSpec::new("ok")
+                    .metadata("cpu_allocation_ratio", " 1_5e-1 ")
+                    .metadata("max_io_ops_per_host", " 5 ")
+                    .metadata("filter_tenant_id_2", "t")
+                    .metadata("hw_architecture", "x86_64")
+                    .metadata("ssd", "true"),
+            )
+            .build()
+            .unwrap();
+        assert_eq!(nova_attribute_warnings(&fine), []);
+    }
 
     #[test]
     fn python_int_rules() {
