@@ -12,6 +12,9 @@ use placewise::compat::nova::Scenario;
 use std::hint::black_box;
 use std::time::Duration;
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 const SCENARIO: &str = include_str!("data/nova_10k_1000.json");
 const EXPECTED: &str = include_str!("data/nova_10k_1000.expected.json");
 
@@ -31,6 +34,8 @@ fn nova_10k_1000(c: &mut Criterion) {
     group.bench_function("10k_hosts_1000_instances", |b| {
         b.iter(|| scheduler.schedule(black_box(&scenario.cluster), black_box(&scenario.request)).unwrap())
     });
+    // The memory floor: one read of the hot columns of every host, no decision.
+    group.bench_function("floor", |b| b.iter(|| support::hot_floor(black_box(&scenario.cluster), &[])));
     group.finish();
 }
 

@@ -6,6 +6,10 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use placewise::rng::SplitMix64;
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
 use placewise::{Cluster, HostSpec, HostState, InstanceSpec, ResourceSpec};
+use std::hint::black_box;
+
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 /// `nodes` nodes spread round-robin over 100 racks; a quarter run a task of the service, a
 /// third one of another service, one in 50 is down.
@@ -55,6 +59,8 @@ fn bench(c: &mut Criterion) {
             b.iter(|| scheduler.schedule_with(&mut scratch, &cl, req).unwrap())
         });
     }
+    // The memory floor: one read of the hot columns of every node, no decision.
+    group.bench_function("floor", |b| b.iter(|| support::hot_floor(black_box(&cl), &[])));
     group.finish();
 }
 
