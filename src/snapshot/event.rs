@@ -1,6 +1,6 @@
 //! Cluster events: the only way a snapshot "changes" (by producing a new one).
 
-use super::{Cluster, DiskSpec, Host, HostSpec, InstanceSpec};
+use super::{host, Cluster, DiskSpec, Host, HostSpec, InstanceSpec};
 use crate::error::{BuildError, EventError};
 use crate::id::{HostId, Symbol};
 use serde::{Deserialize, Serialize};
@@ -246,7 +246,7 @@ impl Cluster {
                     }
                     let inst = c.instance_from_spec(host, instance)?;
                     h.add_usage(&inst.resources, 1.0);
-                    h.instances.push(inst);
+                    h.push_instance(inst);
                     c.check_totals(h)?;
                     Ok(())
                 })?;
@@ -258,7 +258,7 @@ impl Cluster {
                         .iter()
                         .position(|i| *i.id == **instance)
                         .ok_or_else(|| EventError::UnknownInstance { host: host.clone(), id: instance.clone() })?;
-                    let inst = h.instances.remove(pos);
+                    let inst = host::remove(&mut h.instances, pos);
                     h.add_usage(&inst.resources, -1.0);
                     Ok(())
                 })?;
@@ -268,7 +268,7 @@ impl Cluster {
                     let new = c.disk_from_spec(host, disk)?;
                     match h.disks.iter_mut().find(|d| *d.name == *disk.name) {
                         Some(slot) => *slot = new,
-                        None => h.disks.push(new),
+                        None => h.push_disk(new),
                     }
                     Ok(())
                 })?;
@@ -280,7 +280,7 @@ impl Cluster {
                         .iter()
                         .position(|d| *d.name == **disk)
                         .ok_or_else(|| EventError::UnknownDisk { host: host.clone(), disk: disk.clone() })?;
-                    h.disks.remove(pos);
+                    host::remove(&mut h.disks, pos);
                     Ok(())
                 })?;
             }

@@ -1,6 +1,7 @@
 //! One host of a snapshot and the values it carries.
 
 use super::attributes::AttributeTable;
+use super::shape::HostResources;
 use crate::id::{AggregateId, DomainId, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -296,18 +297,19 @@ pub struct Host {
     /// where the host has no value.
     pub topology: SmallVec<[DomainId; 3]>,
     /// Resources by [`ResourceId`]; kinds the host does not declare are
-    /// [`Resource::UNDECLARED`], as are kinds beyond the end of the list.
-    pub resources: SmallVec<[Resource; 3]>,
+    /// [`Resource::UNDECLARED`], as are kinds beyond the end of the list. The fixed part of each
+    /// kind is shared with every host of the same shape.
+    pub resources: HostResources,
     /// Operational state.
     pub state: HostState,
     /// Metrics by interned name, sorted by symbol.
     pub metrics: Box<[(Symbol, f64)]>,
     /// Running instances.
-    pub instances: Vec<Instance>,
+    pub instances: Box<[Instance]>,
     /// Aggregates the host belongs to, sorted.
-    pub aggregates: SmallVec<[AggregateId; 2]>,
+    pub aggregates: Box<[AggregateId]>,
     /// Disks.
-    pub disks: Vec<Disk>,
+    pub disks: Box<[Disk]>,
     /// Typed attributes a domain engine reads (hypervisor type and version, CPU info, counters …),
     /// as JSON values; see [`Host::attribute`].
     pub(crate) attributes: Option<Box<AttributeTable>>,
@@ -325,7 +327,7 @@ impl Host {
     /// The resource of kind `id` (capacity 0 if the host does not have it).
     #[inline]
     pub fn resource(&self, id: ResourceId) -> Resource {
-        self.resources.get(id.index()).copied().unwrap_or(Resource::UNDECLARED)
+        self.resources.get(id)
     }
 
     /// The metric named by `name`.
@@ -364,19 +366,36 @@ impl Host {
         self.instances.iter().any(|i| &*i.id == id)
     }
 
-    pub(crate) fn add_usage(&mut self, usage: &[(ResourceId, f64)], sign: f64) {
-        for &(r, amount) in usage {
-            if self.resources.len() <= r.index() {
-                self.resources.resize(r.index() + 1, Resource::UNDECLARED);
-            }
-            let res = &mut self.resources[r.index()];
-            res.used += sign * amount;
-            if res.used < res.unlisted {
-                // Removing an instance never leaves less than the unlisted use (float drift).
-                res.used = res.unlisted;
-            }
-        }
+    /// Adds an instance (its use is added separately, [`add_usage`](Host::add_usage)).
+    pub(crate) fn push_instance(&mut self, instance: Instance) {
+        push(&mut self.instances, instance);
     }
+
+    /// Adds a disk.
+    pub(crate) fn push_disk(&mut self, disk: Disk) {
+        push(&mut self.disks, disk);
+    }
+
+    pub(crate) fn add_usage(&mut self, usage: &[(ResourceId, f64)], sign: f64) {
+        self.resources.add_usage(usage, sign);
+    }
+}
+
+/// Appends to a boxed slice. A host's lists are boxed slices rather than vectors (8 bytes less
+/// each, and no spare capacity) since they change only through events, one element at a time.
+fn push<T>(list: &mut Box<[T]>, item: T) {
+    let mut v = std::mem::take(list).into_vec();
+    v.reserve_exact(1);
+    v.push(item);
+    *list = v.into_boxed_slice();
+}
+
+/// Removes element `pos` of a boxed slice and returns it.
+pub(crate) fn remove<T>(list: &mut Box<[T]>, pos: usize) -> T {
+    let mut v = std::mem::take(list).into_vec();
+    let item = v.remove(pos);
+    *list = v.into_boxed_slice();
+    item
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod intern;
 mod names;
 mod overlay;
 mod service;
+mod shape;
 mod spec;
 mod topology;
 
@@ -39,12 +40,14 @@ pub use event::{ClusterEvent, StateChange};
 pub use host::{Attributes, Disk, DiskType, Host, HostState, Instance, Labels, Resource, ResourceKinds};
 pub use intern::Interner;
 pub use overlay::Overlay;
+pub use shape::HostResources;
 pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec};
 pub use topology::Topology;
 
 use attributes::AttributeTable;
 use names::NameIndex;
 use service::ServiceHosts;
+use shape::ShapeTable;
 
 use crate::error::BuildError;
 use crate::id::{AggregateId, DiskId, DomainId, HostId, ResourceId, ServiceHostId, Symbol};
@@ -344,6 +347,8 @@ pub struct Cluster {
     aggregates: Arc<Vec<Aggregate>>,
     hot_attributes: Arc<Vec<Box<str>>>,
     services: Arc<ServiceHosts>,
+    /// The distinct host shapes ([`HostResources`]).
+    shapes: Arc<ShapeTable>,
 }
 
 impl fmt::Debug for Cluster {
@@ -424,6 +429,7 @@ impl Cluster {
             aggregates: Arc::new(aggregates),
             hot_attributes: Arc::new(spec.hot_attributes.iter().map(|a| a.as_str().into()).collect()),
             services: Arc::default(),
+            shapes: Arc::default(),
         };
         let mut instance_ids: HashSet<&str> = HashSet::new();
         let mut host_names: HashSet<&str> = HashSet::with_capacity(spec.hosts.len());
@@ -813,14 +819,17 @@ impl Cluster {
 
     fn host_from_spec(&mut self, spec: &HostSpec) -> Result<Host, BuildError> {
         let ctx = || format!("host `{}`", spec.name);
-        let check = |field: String, v: f64| -> Result<(), BuildError> {
-            if !v.is_finite() {
-                return Err(BuildError::number(ctx(), field, "not finite", v));
-            }
-            if v < 0.0 {
-                return Err(BuildError::number(ctx(), field, "negative", v));
-            }
-            Ok(())
+        // The field's name is formatted only for an error: building a snapshot formats nothing
+        // per host, so it leaves no garbage behind in the allocator.
+        let check = |kind: &str, field: &str, v: f64| -> Result<(), BuildError> {
+            let problem = if !v.is_finite() {
+                "not finite"
+            } else if v < 0.0 {
+                "negative"
+            } else {
+                return Ok(());
+            };
+            Err(BuildError::number(ctx(), format!("{kind} {field}"), problem, v))
         };
         let labels = self.labels(&spec.labels);
 
@@ -843,10 +852,10 @@ impl Cluster {
             if kind.is_empty() {
                 return Err(BuildError::EmptyName { what: format!("a resource of {}", ctx()) });
             }
-            check(format!("{kind} capacity"), r.capacity)?;
-            check(format!("{kind} reserved"), r.reserved)?;
-            check(format!("{kind} used"), r.used)?;
-            check(format!("{kind} allocation_ratio"), r.allocation_ratio)?;
+            check(kind, "capacity", r.capacity)?;
+            check(kind, "reserved", r.reserved)?;
+            check(kind, "used", r.used)?;
+            check(kind, "allocation_ratio", r.allocation_ratio)?;
             if r.allocation_ratio == 0.0 {
                 return Err(BuildError::number(ctx(), format!("{kind} allocation_ratio"), "zero", 0.0));
             }
@@ -875,7 +884,7 @@ impl Cluster {
         }
         metrics.sort_by_key(|m| m.0);
 
-        let mut aggregates: SmallVec<[AggregateId; 2]> = SmallVec::new();
+        let mut aggregates: Vec<AggregateId> = Vec::with_capacity(spec.aggregates.len());
         for name in &spec.aggregates {
             let id = self.aggregate_id(name).ok_or_else(|| BuildError::UnknownReference {
                 kind: "aggregate",
@@ -902,24 +911,26 @@ impl Cluster {
             name: spec.name.as_str().into(),
             labels,
             topology,
-            resources,
+            resources: HostResources::new(&resources, Arc::make_mut(&mut self.shapes)),
             state: spec.state,
             metrics: metrics.into_boxed_slice(),
-            instances: Vec::with_capacity(spec.instances.len()),
-            aggregates,
-            disks,
+            instances: Box::default(),
+            aggregates: aggregates.into_boxed_slice(),
+            disks: disks.into_boxed_slice(),
             attributes: AttributeTable::new(spec.attributes.iter().map(|(k, v)| (k.as_str(), v))),
             generation: self.generation,
             service: None,
         };
+        let mut instances: Vec<Instance> = Vec::with_capacity(spec.instances.len());
         for inst in &spec.instances {
-            if host.has_instance(&inst.id) {
+            if instances.iter().any(|i| *i.id == *inst.id) {
                 return Err(BuildError::DuplicateInstance { host: spec.name.clone(), id: inst.id.clone() });
             }
             let instance = self.instance_from_spec(&spec.name, inst)?;
             host.add_usage(&instance.resources, 1.0);
-            host.instances.push(instance);
+            instances.push(instance);
         }
+        host.instances = instances.into_boxed_slice();
         self.check_totals(&host)?;
         Ok(host)
     }
@@ -977,9 +988,10 @@ impl Cluster {
     }
 
     pub(crate) fn disk_from_spec(&mut self, host: &str, d: &DiskSpec) -> Result<Disk, BuildError> {
-        let ctx = format!("disk `{}` of host `{host}`", d.name);
         let bytes = |field: &str, v: i64| -> Result<u64, BuildError> {
-            u64::try_from(v).map_err(|_| BuildError::number(ctx.clone(), field, "negative", v as f64))
+            u64::try_from(v).map_err(|_| {
+                BuildError::number(format!("disk `{}` of host `{host}`", d.name), field, "negative", v as f64)
+            })
         };
         let mut tags: SmallVec<[Symbol; 2]> = d.tags.iter().map(|t| Interner::intern(&mut self.symbols, t)).collect();
         tags.sort();

@@ -1,0 +1,197 @@
+//! A host's resources, stored in two parts: the fixed part of every kind (capacity, reserved,
+//! allocation ratio), which a host shares with every other host of the same hardware and
+//! configuration, and the use, which is its own.
+//!
+//! Real clusters have a handful of host shapes and thousands of hosts: a snapshot interns each
+//! distinct shape once ([`ShapeTable`]) and a host holds a pointer to it, so its own record keeps
+//! 16 bytes per kind instead of 40.
+
+use super::host::Resource;
+use crate::id::ResourceId;
+use smallvec::SmallVec;
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+/// The fixed part of one resource kind of a host.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ResourceShape {
+    capacity: f64,
+    reserved: f64,
+    allocation_ratio: f64,
+}
+
+impl ResourceShape {
+    const UNDECLARED: ResourceShape = ResourceShape { capacity: 0.0, reserved: 0.0, allocation_ratio: 0.0 };
+
+    /// The bit patterns of the three numbers: equal shapes have equal keys, and `-0.0` and
+    /// `0.0` stay apart so that a snapshot's spec round-trips bit for bit.
+    fn bits(&self) -> [u64; 3] {
+        [self.capacity.to_bits(), self.reserved.to_bits(), self.allocation_ratio.to_bits()]
+    }
+}
+
+/// How much of one kind a host uses: in all, and the part no listed instance accounts for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Usage {
+    used: f64,
+    unlisted: f64,
+}
+
+/// A host's resources by [`ResourceId`] ([`Host::resources`](super::Host::resources)). Read a
+/// kind with [`get`](HostResources::get) (or [`Host::resource`](super::Host::resource)); kinds
+/// beyond the end read as [`Resource::UNDECLARED`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostResources {
+    /// The fixed parts, interned per snapshot lineage: hosts of one shape share this slice.
+    shape: Arc<[ResourceShape]>,
+    /// The use of each kind, index for index with `shape`.
+    usage: SmallVec<[Usage; 3]>,
+}
+
+impl HostResources {
+    /// Number of kinds stored (the three standard ones at least); later kinds are undeclared.
+    pub fn len(&self) -> usize {
+        self.usage.len()
+    }
+
+    /// Always false: the three standard kinds are always stored.
+    pub fn is_empty(&self) -> bool {
+        self.usage.is_empty()
+    }
+
+    /// The resource of kind `id` ([`Resource::UNDECLARED`] beyond the end).
+    #[inline]
+    pub fn get(&self, id: ResourceId) -> Resource {
+        match (self.shape.get(id.index()), self.usage.get(id.index())) {
+            (Some(s), Some(u)) => Resource {
+                capacity: s.capacity,
+                reserved: s.reserved,
+                used: u.used,
+                unlisted: u.unlisted,
+                allocation_ratio: s.allocation_ratio,
+            },
+            _ => Resource::UNDECLARED,
+        }
+    }
+
+    /// Every stored kind in id order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Resource> + '_ {
+        (0..self.len()).map(|i| self.get(ResourceId::from_index(i)))
+    }
+
+    /// Builds from one resource per kind, the shape interned in `table`.
+    pub(crate) fn new(resources: &[Resource], table: &mut ShapeTable) -> HostResources {
+        let shape: SmallVec<[ResourceShape; 4]> = resources
+            .iter()
+            .map(|r| ResourceShape { capacity: r.capacity, reserved: r.reserved, allocation_ratio: r.allocation_ratio })
+            .collect();
+        HostResources {
+            shape: table.intern(&shape),
+            usage: resources.iter().map(|r| Usage { used: r.used, unlisted: r.unlisted }).collect(),
+        }
+    }
+
+    /// Adds `sign × amount` to the use of each kind (an instance starting or leaving). A kind
+    /// the host does not store is added as undeclared, with a shape of its own (instances only
+    /// use undeclared kinds in hand-made snapshots).
+    pub(crate) fn add_usage(&mut self, usage: &[(ResourceId, f64)], sign: f64) {
+        for &(r, amount) in usage {
+            if self.usage.len() <= r.index() {
+                let mut shape = self.shape.to_vec();
+                shape.resize(r.index() + 1, ResourceShape::UNDECLARED);
+                self.shape = shape.into();
+                self.usage.resize(r.index() + 1, Usage { used: 0.0, unlisted: 0.0 });
+            }
+            let u = &mut self.usage[r.index()];
+            u.used += sign * amount;
+            if u.used < u.unlisted {
+                // Removing an instance never leaves less than the unlisted use (float drift).
+                u.used = u.unlisted;
+            }
+        }
+    }
+}
+
+/// The distinct host shapes of a snapshot lineage. Entries are weak: a shape no host holds any
+/// more is dropped at the next sweep, so a lineage whose capacities keep changing does not grow.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ShapeTable {
+    shapes: HashMap<SmallVec<[[u64; 3]; 4]>, Weak<[ResourceShape]>>,
+    /// Sweep dead entries once the table holds this many.
+    sweep_at: usize,
+}
+
+impl ShapeTable {
+    fn intern(&mut self, shape: &[ResourceShape]) -> Arc<[ResourceShape]> {
+        let key: SmallVec<[[u64; 3]; 4]> = shape.iter().map(ResourceShape::bits).collect();
+        if let Some(live) = self.shapes.get(&key).and_then(Weak::upgrade) {
+            return live;
+        }
+        let new: Arc<[ResourceShape]> = shape.into();
+        if self.shapes.len() >= self.sweep_at {
+            self.shapes.retain(|_, w| w.strong_count() > 0);
+            self.sweep_at = (self.shapes.len() * 2).max(64);
+        }
+        self.shapes.insert(key, Arc::downgrade(&new));
+        new
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(capacity: f64, used: f64) -> Resource {
+        Resource { capacity, reserved: 1.0, used, unlisted: used, allocation_ratio: 2.0 }
+    }
+
+    #[test]
+    fn hosts_of_one_shape_share_it_and_keep_their_own_use() {
+        let mut table = ShapeTable::default();
+        let a = HostResources::new(&[resource(8.0, 1.0), resource(16.0, 2.0)], &mut table);
+        let b = HostResources::new(&[resource(8.0, 5.0), resource(16.0, 0.0)], &mut table);
+        let c = HostResources::new(&[resource(8.0, 1.0), resource(32.0, 2.0)], &mut table);
+        assert!(Arc::ptr_eq(&a.shape, &b.shape));
+        assert!(!Arc::ptr_eq(&a.shape, &c.shape));
+        assert_eq!(a.get(ResourceId::from_index(0)), resource(8.0, 1.0));
+        assert_eq!(b.get(ResourceId::from_index(0)), resource(8.0, 5.0));
+        assert_eq!(c.get(ResourceId::from_index(1)), resource(32.0, 2.0));
+        assert_eq!(a.get(ResourceId::from_index(7)), Resource::UNDECLARED);
+        assert_eq!(a.iter().collect::<Vec<_>>(), vec![resource(8.0, 1.0), resource(16.0, 2.0)]);
+    }
+
+    #[test]
+    fn negative_zero_is_a_shape_of_its_own() {
+        let mut table = ShapeTable::default();
+        let mut r = resource(0.0, 0.0);
+        let a = HostResources::new(&[r], &mut table);
+        r.capacity = -0.0;
+        let b = HostResources::new(&[r], &mut table);
+        assert!(!Arc::ptr_eq(&a.shape, &b.shape));
+        assert!(b.get(ResourceId::from_index(0)).capacity.is_sign_negative());
+    }
+
+    #[test]
+    fn use_of_an_unstored_kind_extends_the_host_only() {
+        let mut table = ShapeTable::default();
+        let mut a = HostResources::new(&[resource(8.0, 0.0)], &mut table);
+        let b = HostResources::new(&[resource(8.0, 0.0)], &mut table);
+        a.add_usage(&[(ResourceId::from_index(2), 3.0)], 1.0);
+        assert_eq!(a.len(), 3);
+        assert_eq!(a.get(ResourceId::from_index(2)).used, 3.0);
+        assert!(!a.get(ResourceId::from_index(2)).is_declared());
+        assert_eq!(b.len(), 1);
+        a.add_usage(&[(ResourceId::from_index(0), 2.0)], 1.0);
+        a.add_usage(&[(ResourceId::from_index(0), 5.0)], -1.0);
+        assert_eq!(a.get(ResourceId::from_index(0)).used, 0.0, "never below the unlisted use");
+    }
+
+    #[test]
+    fn dead_shapes_are_swept() {
+        let mut table = ShapeTable::default();
+        for i in 0..1000 {
+            drop(HostResources::new(&[resource(f64::from(i), 0.0)], &mut table));
+        }
+        assert!(table.shapes.len() <= 128, "{} entries kept", table.shapes.len());
+    }
+}
