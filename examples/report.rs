@@ -1,5 +1,7 @@
 //! Prints timings for the benchmark workloads and the memory a snapshot takes per host, in one
-//! table. A report, not a benchmark: criterion (`cargo bench --bench schedule`) gives the medians.
+//! table. Memory is resident size: what building the first snapshot added (its transient
+//! allocations included, which the allocator keeps), and what each further snapshot of the same
+//! cluster adds (the snapshot alone). A report, not a benchmark: criterion (`cargo bench --bench schedule`) gives the medians.
 //!
 //! Run with `cargo run --release --example report`.
 
@@ -40,14 +42,18 @@ fn time(reps: usize, mut f: impl FnMut()) -> Duration {
 
 fn main() {
     println!(
-        "{:>8} | {:>14} | {:>16} | {:>16} | {:>14}",
-        "hosts", "RSS per host", "one instance", "burst 1,000", "burst (stack)"
+        "{:>8} | {:>14} | {:>14} | {:>16} | {:>16} | {:>14}",
+        "hosts", "RSS/host first", "RSS/host next", "one instance", "burst 1,000", "burst (stack)"
     );
     for hosts in [1_000, 10_000, 100_000] {
         let spec = support::cluster_spec(hosts, 7);
         let before = resident_bytes();
         let cluster = placewise::Cluster::from_spec(&spec).unwrap();
-        let bytes = resident_bytes().saturating_sub(before);
+        let first = resident_bytes().saturating_sub(before) / hosts;
+        let before = resident_bytes();
+        let more: Vec<_> = (0..3).map(|_| placewise::Cluster::from_spec(&spec).unwrap()).collect();
+        let next = resident_bytes().saturating_sub(before) / (3 * hosts);
+        drop(more);
         drop(spec);
         let spread = support::standard_scheduler(1.0);
         let stack = support::standard_scheduler(-1.0);
@@ -64,6 +70,6 @@ fn main() {
         let ts = time(reps, || {
             stack.schedule_with(&mut scratch, &cluster, &burst).unwrap();
         });
-        println!("{:>8} | {:>14} | {:>16?} | {:>16?} | {:>14?}", hosts, bytes / hosts, t1, tb, ts);
+        println!("{:>8} | {:>14} | {:>14} | {:>16?} | {:>16?} | {:>14?}", hosts, first, next, t1, tb, ts);
     }
 }

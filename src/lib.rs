@@ -128,8 +128,8 @@ pub use request::{
 pub use schedule::{Options, Placement, Scheduler, SchedulerBuilder, SchedulerConfig, Scratch, Selection, Ties};
 pub use snapshot::{
     Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk,
-    DiskSpec, DiskType, Host, HostSpec, HostState, HotChunk, HotDisk, Instance, InstanceSpec, Interner, Labels,
-    Overlay, Resource, ResourceKinds, ResourceSpec, StateChange, Topology,
+    DiskSpec, DiskType, Domains, Host, HostResources, HostSpec, HostState, HotChunk, HotDisk, Instance, InstanceSpec,
+    Interner, Labels, Metrics, Overlay, Resource, ResourceKinds, ResourceSpec, StateChange, Topology,
 };
 pub use weigh::builtin::{
     BuildFailureWeigher, CpuWeigher, DiskWeigher, FreeResourceWeigher, HypervisorVersionWeigher, IoOpsWeigher,

@@ -1,6 +1,6 @@
 //! Cluster events: the only way a snapshot "changes" (by producing a new one).
 
-use super::{host, Cluster, DiskSpec, Host, HostSpec, InstanceSpec};
+use super::{host, Cluster, DiskSpec, Host, HostSpec, InstanceSpec, Metrics};
 use crate::error::{BuildError, EventError};
 use crate::id::{HostId, Symbol};
 use serde::{Deserialize, Serialize};
@@ -228,7 +228,7 @@ impl Cluster {
                         list.push((super::Interner::intern(&mut c.symbols, name), v));
                     }
                     list.sort_by_key(|m| m.0);
-                    h.metrics = list.into_boxed_slice();
+                    h.metrics = Metrics::new(list);
                     Ok(())
                 })?;
             }

@@ -1,10 +1,11 @@
 //! One host of a snapshot and the values it carries.
 
 use super::attributes::AttributeTable;
-use super::shape::HostResources;
+use super::shape::{HostResources, SharedParts};
 use crate::id::{AggregateId, DomainId, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 // The types read from JSON take the object form only (see `crate::json`).
 crate::json::object_form!(HostState);
@@ -138,13 +139,17 @@ impl ResourceKinds {
 }
 
 /// Interned `key → value` labels, sorted by key symbol: lookups are a short binary search over
-/// integers.
+/// integers. Hosts and instances with the same labels share one set (8 bytes each).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Labels(SmallVec<[(Symbol, Symbol); 2]>);
+pub struct Labels(Option<Arc<LabelPairs>>);
+
+/// The sorted `(key, value)` pairs of a label set.
+pub(crate) type LabelPairs = SmallVec<[(Symbol, Symbol); 2]>;
 
 impl Labels {
-    /// Builds from pairs; a later duplicate key replaces the earlier value.
-    pub(crate) fn from_pairs(mut pairs: SmallVec<[(Symbol, Symbol); 2]>) -> Self {
+    /// Builds from pairs; a later duplicate key replaces the earlier value. The set is shared
+    /// with every other holder of the same labels in `parts`.
+    pub(crate) fn from_pairs(mut pairs: LabelPairs, parts: &mut SharedParts) -> Self {
         pairs.sort_by_key(|p| p.0);
         pairs.dedup_by(|later, earlier| {
             if later.0 == earlier.0 {
@@ -154,13 +159,21 @@ impl Labels {
                 false
             }
         });
-        Labels(pairs)
+        if pairs.is_empty() {
+            return Labels(None);
+        }
+        Labels(Some(parts.labels.intern(pairs, |p| Arc::new(p.clone()))))
+    }
+
+    fn pairs(&self) -> &[(Symbol, Symbol)] {
+        self.0.as_deref().map_or(&[], |p| p.as_slice())
     }
 
     /// The value of `key`. Computes in O(log labels).
     #[inline]
     pub fn get(&self, key: Symbol) -> Option<Symbol> {
-        self.0.binary_search_by_key(&key, |p| p.0).ok().map(|i| self.0[i].1)
+        let pairs = self.pairs();
+        pairs.binary_search_by_key(&key, |p| p.0).ok().map(|i| pairs[i].1)
     }
 
     /// Whether `key` is present.
@@ -171,17 +184,65 @@ impl Labels {
 
     /// `(key, value)` pairs in key-symbol order.
     pub fn iter(&self) -> impl Iterator<Item = (Symbol, Symbol)> + '_ {
-        self.0.iter().copied()
+        self.pairs().iter().copied()
     }
 
     /// Number of labels.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.pairs().len()
     }
 
     /// Whether there are no labels.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_none()
+    }
+}
+
+/// A host's metrics by interned name, sorted by symbol. Reads as a slice; 8 bytes on a host
+/// that has none.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics(Option<Box<MetricList>>);
+
+/// Metric values by interned name.
+type MetricList = Box<[(Symbol, f64)]>;
+
+impl Metrics {
+    /// The metrics `list`, sorted by symbol.
+    pub(crate) fn new(mut list: Vec<(Symbol, f64)>) -> Self {
+        if list.is_empty() {
+            return Metrics(None);
+        }
+        list.sort_by_key(|m| m.0);
+        Metrics(Some(Box::new(list.into_boxed_slice())))
+    }
+}
+
+impl std::ops::Deref for Metrics {
+    type Target = [(Symbol, f64)];
+    fn deref(&self) -> &[(Symbol, f64)] {
+        self.0.as_deref().map_or(&[], |m| &**m)
+    }
+}
+
+/// A host's domain at each topology level, interned: the hosts of one rack share one path
+/// (8 bytes each). Reads as a slice of [`DomainId`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Domains(Option<Arc<SmallVec<[DomainId; 3]>>>);
+
+impl Domains {
+    /// The path `domains`, shared with every other holder of it in `parts`.
+    pub(crate) fn new(domains: SmallVec<[DomainId; 3]>, parts: &mut SharedParts) -> Self {
+        if domains.is_empty() {
+            return Domains(None);
+        }
+        Domains(Some(parts.domains.intern(domains, |d| Arc::new(d.clone()))))
+    }
+}
+
+impl std::ops::Deref for Domains {
+    type Target = [DomainId];
+    fn deref(&self) -> &[DomainId] {
+        self.0.as_deref().map_or(&[], |d| d.as_slice())
     }
 }
 
@@ -295,7 +356,7 @@ pub struct Host {
     pub labels: Labels,
     /// One domain per topology level of the cluster (region, zone, rack …), [`DomainId::NONE`]
     /// where the host has no value.
-    pub topology: SmallVec<[DomainId; 3]>,
+    pub topology: Domains,
     /// Resources by [`ResourceId`]; kinds the host does not declare are
     /// [`Resource::UNDECLARED`], as are kinds beyond the end of the list. The fixed part of each
     /// kind is shared with every host of the same shape.
@@ -303,7 +364,7 @@ pub struct Host {
     /// Operational state.
     pub state: HostState,
     /// Metrics by interned name, sorted by symbol.
-    pub metrics: Box<[(Symbol, f64)]>,
+    pub metrics: Metrics,
     /// Running instances.
     pub instances: Box<[Instance]>,
     /// Aggregates the host belongs to, sorted.
@@ -402,6 +463,17 @@ pub(crate) fn remove<T>(list: &mut Box<[T]>, pos: usize) -> T {
 mod tests {
     use super::*;
 
+    /// The host record's size is what a snapshot pays per host beyond its columns; shared and
+    /// rarely present parts stay behind thin pointers. Measured per part in `report`.
+    #[test]
+    fn a_host_record_stays_within_its_budget() {
+        assert_eq!(std::mem::size_of::<Labels>(), 8);
+        assert_eq!(std::mem::size_of::<Domains>(), 8);
+        assert_eq!(std::mem::size_of::<Metrics>(), 8);
+        assert_eq!(std::mem::size_of::<HostResources>(), 64);
+        assert!(std::mem::size_of::<Host>() <= 184, "{} bytes", std::mem::size_of::<Host>());
+    }
+
     #[test]
     fn resource_formulas() {
         let r = Resource { capacity: 64.0, reserved: 8.0, used: 100.0, unlisted: 0.0, allocation_ratio: 2.0 };
@@ -413,7 +485,7 @@ mod tests {
     #[test]
     fn labels_sort_and_replace_duplicates() {
         let pairs = smallvec::smallvec![(Symbol(3), Symbol(1)), (Symbol(1), Symbol(2)), (Symbol(3), Symbol(9))];
-        let labels = Labels::from_pairs(pairs);
+        let labels = Labels::from_pairs(pairs, &mut SharedParts::default());
         assert_eq!(labels.len(), 2);
         assert_eq!(labels.get(Symbol(3)), Some(Symbol(9)));
         assert_eq!(labels.get(Symbol(1)), Some(Symbol(2)));

@@ -37,7 +37,9 @@ pub use attribute_check::{
     check_attributes, check_metadata, AttributeKey, AttributeType, AttributeWarning, MetadataKey,
 };
 pub use event::{ClusterEvent, StateChange};
-pub use host::{Attributes, Disk, DiskType, Host, HostState, Instance, Labels, Resource, ResourceKinds};
+pub use host::{
+    Attributes, Disk, DiskType, Domains, Host, HostState, Instance, Labels, Metrics, Resource, ResourceKinds,
+};
 pub use intern::Interner;
 pub use overlay::Overlay;
 pub use shape::HostResources;
@@ -47,7 +49,7 @@ pub use topology::Topology;
 use attributes::AttributeTable;
 use names::NameIndex;
 use service::ServiceHosts;
-use shape::ShapeTable;
+use shape::SharedParts;
 
 use crate::error::BuildError;
 use crate::id::{AggregateId, DiskId, DomainId, HostId, ResourceId, ServiceHostId, Symbol};
@@ -347,8 +349,8 @@ pub struct Cluster {
     aggregates: Arc<Vec<Aggregate>>,
     hot_attributes: Arc<Vec<Box<str>>>,
     services: Arc<ServiceHosts>,
-    /// The distinct host shapes ([`HostResources`]).
-    shapes: Arc<ShapeTable>,
+    /// The parts hosts share: resource shapes ([`HostResources`]), label sets, topology paths.
+    parts: Arc<SharedParts>,
 }
 
 impl fmt::Debug for Cluster {
@@ -429,7 +431,7 @@ impl Cluster {
             aggregates: Arc::new(aggregates),
             hot_attributes: Arc::new(spec.hot_attributes.iter().map(|a| a.as_str().into()).collect()),
             services: Arc::default(),
-            shapes: Arc::default(),
+            parts: Arc::default(),
         };
         let mut instance_ids: HashSet<&str> = HashSet::new();
         let mut host_names: HashSet<&str> = HashSet::with_capacity(spec.hosts.len());
@@ -882,7 +884,6 @@ impl Cluster {
             }
             metrics.push((Interner::intern(&mut self.symbols, name), value));
         }
-        metrics.sort_by_key(|m| m.0);
 
         let mut aggregates: Vec<AggregateId> = Vec::with_capacity(spec.aggregates.len());
         for name in &spec.aggregates {
@@ -910,10 +911,10 @@ impl Cluster {
         let mut host = Host {
             name: spec.name.as_str().into(),
             labels,
-            topology,
-            resources: HostResources::new(&resources, Arc::make_mut(&mut self.shapes)),
+            topology: Domains::new(topology, Arc::make_mut(&mut self.parts)),
+            resources: HostResources::new(&resources, Arc::make_mut(&mut self.parts)),
             state: spec.state,
-            metrics: metrics.into_boxed_slice(),
+            metrics: Metrics::new(metrics),
             instances: Box::default(),
             aggregates: aggregates.into_boxed_slice(),
             disks: disks.into_boxed_slice(),
@@ -1030,7 +1031,7 @@ impl Cluster {
             .iter()
             .map(|(k, v)| (Interner::intern(&mut self.symbols, k), Interner::intern(&mut self.symbols, v)))
             .collect();
-        Labels::from_pairs(pairs)
+        Labels::from_pairs(pairs, Arc::make_mut(&mut self.parts))
     }
 
     fn host_spec(&self, h: &Host) -> HostSpec {

@@ -3,13 +3,14 @@
 //! configuration, and the use, which is its own.
 //!
 //! Real clusters have a handful of host shapes and thousands of hosts: a snapshot interns each
-//! distinct shape once ([`ShapeTable`]) and a host holds a pointer to it, so its own record keeps
-//! 16 bytes per kind instead of 40.
+//! distinct shape once ([`SharedParts`]) and a host holds a pointer to it, so its own record keeps
+//! 16 bytes per kind instead of 40. Label sets and topology paths are interned the same way.
 
-use super::host::Resource;
-use crate::id::ResourceId;
+use super::host::{LabelPairs, Resource};
+use crate::id::{DomainId, ResourceId};
 use smallvec::SmallVec;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Weak};
 
 /// The fixed part of one resource kind of a host.
@@ -30,6 +31,9 @@ impl ResourceShape {
     }
 }
 
+/// The fixed parts of every kind of a host, by [`ResourceId`].
+pub(crate) type Shape = SmallVec<[ResourceShape; 3]>;
+
 /// How much of one kind a host uses: in all, and the part no listed instance accounts for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Usage {
@@ -42,8 +46,8 @@ struct Usage {
 /// beyond the end read as [`Resource::UNDECLARED`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostResources {
-    /// The fixed parts, interned per snapshot lineage: hosts of one shape share this slice.
-    shape: Arc<[ResourceShape]>,
+    /// The fixed parts, interned per snapshot lineage: hosts of one shape share them.
+    shape: Arc<Shape>,
     /// The use of each kind, index for index with `shape`.
     usage: SmallVec<[Usage; 3]>,
 }
@@ -80,13 +84,14 @@ impl HostResources {
     }
 
     /// Builds from one resource per kind, the shape interned in `table`.
-    pub(crate) fn new(resources: &[Resource], table: &mut ShapeTable) -> HostResources {
-        let shape: SmallVec<[ResourceShape; 4]> = resources
+    pub(crate) fn new(resources: &[Resource], parts: &mut SharedParts) -> HostResources {
+        let shape: Shape = resources
             .iter()
             .map(|r| ResourceShape { capacity: r.capacity, reserved: r.reserved, allocation_ratio: r.allocation_ratio })
             .collect();
+        let key = shape.iter().map(ResourceShape::bits).collect();
         HostResources {
-            shape: table.intern(&shape),
+            shape: parts.shapes.intern(key, |_| Arc::new(shape)),
             usage: resources.iter().map(|r| Usage { used: r.used, unlisted: r.unlisted }).collect(),
         }
     }
@@ -97,9 +102,9 @@ impl HostResources {
     pub(crate) fn add_usage(&mut self, usage: &[(ResourceId, f64)], sign: f64) {
         for &(r, amount) in usage {
             if self.usage.len() <= r.index() {
-                let mut shape = self.shape.to_vec();
+                let mut shape = Shape::clone(&self.shape);
                 shape.resize(r.index() + 1, ResourceShape::UNDECLARED);
-                self.shape = shape.into();
+                self.shape = Arc::new(shape);
                 self.usage.resize(r.index() + 1, Usage { used: 0.0, unlisted: 0.0 });
             }
             let u = &mut self.usage[r.index()];
@@ -112,29 +117,58 @@ impl HostResources {
     }
 }
 
-/// The distinct host shapes of a snapshot lineage. Entries are weak: a shape no host holds any
-/// more is dropped at the next sweep, so a lineage whose capacities keep changing does not grow.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ShapeTable {
-    shapes: HashMap<SmallVec<[[u64; 3]; 4]>, Weak<[ResourceShape]>>,
-    /// Sweep dead entries once the table holds this many.
+/// Parts of a host that many hosts share (resource shapes, label sets, topology paths),
+/// interned per snapshot lineage. Entries are weak: a part no host holds any more is dropped at
+/// the next sweep, so a lineage whose hosts keep changing does not grow.
+#[derive(Debug)]
+pub(crate) struct WeakSet<K, T: ?Sized> {
+    parts: HashMap<K, Weak<T>>,
+    /// Sweep dead entries once the set holds this many.
     sweep_at: usize,
 }
 
-impl ShapeTable {
-    fn intern(&mut self, shape: &[ResourceShape]) -> Arc<[ResourceShape]> {
-        let key: SmallVec<[[u64; 3]; 4]> = shape.iter().map(ResourceShape::bits).collect();
-        if let Some(live) = self.shapes.get(&key).and_then(Weak::upgrade) {
+impl<K, T: ?Sized> Default for WeakSet<K, T> {
+    fn default() -> Self {
+        WeakSet { parts: HashMap::new(), sweep_at: 0 }
+    }
+}
+
+impl<K: Clone, T: ?Sized> Clone for WeakSet<K, T> {
+    fn clone(&self) -> Self {
+        WeakSet { parts: self.parts.clone(), sweep_at: self.sweep_at }
+    }
+}
+
+impl<K: Hash + Eq, T: ?Sized> WeakSet<K, T> {
+    /// The live part under `key`, or a new one made by `make` and remembered.
+    pub(crate) fn intern(&mut self, key: K, make: impl FnOnce(&K) -> Arc<T>) -> Arc<T> {
+        if let Some(live) = self.parts.get(&key).and_then(Weak::upgrade) {
             return live;
         }
-        let new: Arc<[ResourceShape]> = shape.into();
-        if self.shapes.len() >= self.sweep_at {
-            self.shapes.retain(|_, w| w.strong_count() > 0);
-            self.sweep_at = (self.shapes.len() * 2).max(64);
+        let new = make(&key);
+        if self.parts.len() >= self.sweep_at {
+            self.parts.retain(|_, w| w.strong_count() > 0);
+            self.sweep_at = (self.parts.len() * 2).max(64);
         }
-        self.shapes.insert(key, Arc::downgrade(&new));
+        self.parts.insert(key, Arc::downgrade(&new));
         new
     }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.parts.len()
+    }
+}
+
+/// The shared parts of a snapshot lineage's hosts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharedParts {
+    /// Resource shapes ([`HostResources`]), by the bit patterns of their numbers.
+    pub(crate) shapes: WeakSet<SmallVec<[[u64; 3]; 3]>, Shape>,
+    /// Label sets ([`Labels`](super::Labels)), sorted.
+    pub(crate) labels: WeakSet<LabelPairs, LabelPairs>,
+    /// Topology paths ([`Domains`](super::Domains)).
+    pub(crate) domains: WeakSet<SmallVec<[DomainId; 3]>, SmallVec<[DomainId; 3]>>,
 }
 
 #[cfg(test)]
@@ -147,7 +181,7 @@ mod tests {
 
     #[test]
     fn hosts_of_one_shape_share_it_and_keep_their_own_use() {
-        let mut table = ShapeTable::default();
+        let mut table = SharedParts::default();
         let a = HostResources::new(&[resource(8.0, 1.0), resource(16.0, 2.0)], &mut table);
         let b = HostResources::new(&[resource(8.0, 5.0), resource(16.0, 0.0)], &mut table);
         let c = HostResources::new(&[resource(8.0, 1.0), resource(32.0, 2.0)], &mut table);
@@ -162,7 +196,7 @@ mod tests {
 
     #[test]
     fn negative_zero_is_a_shape_of_its_own() {
-        let mut table = ShapeTable::default();
+        let mut table = SharedParts::default();
         let mut r = resource(0.0, 0.0);
         let a = HostResources::new(&[r], &mut table);
         r.capacity = -0.0;
@@ -173,7 +207,7 @@ mod tests {
 
     #[test]
     fn use_of_an_unstored_kind_extends_the_host_only() {
-        let mut table = ShapeTable::default();
+        let mut table = SharedParts::default();
         let mut a = HostResources::new(&[resource(8.0, 0.0)], &mut table);
         let b = HostResources::new(&[resource(8.0, 0.0)], &mut table);
         a.add_usage(&[(ResourceId::from_index(2), 3.0)], 1.0);
@@ -188,10 +222,12 @@ mod tests {
 
     #[test]
     fn dead_shapes_are_swept() {
-        let mut table = ShapeTable::default();
+        let mut table = SharedParts::default();
         for i in 0..1000 {
             drop(HostResources::new(&[resource(f64::from(i), 0.0)], &mut table));
         }
         assert!(table.shapes.len() <= 128, "{} entries kept", table.shapes.len());
+        let kept = table.shapes.intern(SmallVec::new(), |_| Arc::new(Shape::new()));
+        assert_eq!(kept.len(), 0);
     }
 }
