@@ -24,11 +24,11 @@ mod goheap {
         }
     }
 
-    fn hless(v: &[HostId], less: &impl Fn(HostId, HostId) -> bool, i: usize, j: usize) -> bool {
+    fn hless<T: Copy>(v: &[T], less: &impl Fn(T, T) -> bool, i: usize, j: usize) -> bool {
         less(v[j], v[i])
     }
 
-    pub(super) fn down(v: &mut [HostId], i0: usize, n: usize, less: &impl Fn(HostId, HostId) -> bool) -> bool {
+    pub(super) fn down<T: Copy>(v: &mut [T], i0: usize, n: usize, less: &impl Fn(T, T) -> bool) -> bool {
         let mut i = i0;
         loop {
             let j1 = 2 * i + 1;
@@ -49,7 +49,7 @@ mod goheap {
         i > i0
     }
 
-    pub(super) fn up(v: &mut [HostId], mut j: usize, less: &impl Fn(HostId, HostId) -> bool) {
+    pub(super) fn up<T: Copy>(v: &mut [T], mut j: usize, less: &impl Fn(T, T) -> bool) {
         while j > 0 {
             let i = (j - 1) / 2;
             if !hless(v, less, j, i) {
@@ -75,7 +75,7 @@ mod goheap {
 
     /// `heap.Init` then popping every element: the array ends sorted best first, ties in
     /// whatever order the heap operations leave them.
-    pub(super) fn init_and_drain(v: &mut [HostId], less: &impl Fn(HostId, HostId) -> bool) {
+    pub(super) fn init_and_drain<T: Copy>(v: &mut [T], less: &impl Fn(T, T) -> bool) {
         let n = v.len();
         for i in (0..n / 2).rev() {
             down(v, i, n, less);
@@ -130,7 +130,7 @@ impl Run<'_> {
                 // The heap never fills: every node is checked and every passing one kept, and
                 // the first visit sorts them, so the heap's shape does not matter.
                 for &h in &hosts {
-                    if self.process(h) {
+                    if self.process_initially(h) {
                         passed += 1;
                         heap.push(h);
                     }
@@ -138,10 +138,10 @@ impl Run<'_> {
             } else {
                 for &h in &hosts {
                     let ok = if heap.len() < max {
-                        self.process(h)
+                        self.process_initially(h)
                     } else {
                         let less = |a, b| self.full_order(a, b).is_lt();
-                        less(h, heap[0]) && self.process(h)
+                        less(h, heap[0]) && self.process_initially(h)
                     };
                     if !ok {
                         continue;
@@ -290,8 +290,7 @@ impl Run<'_> {
     fn sort_key(&self, h: HostId) -> (u128, std::cmp::Reverse<OrdScore>) {
         let n = &*self.nodes;
         let i = h.index();
-        let packed = u128::from(n.penalty[i]) << 64 | u128::from(n.svc[i]) << 32 | u128::from(n.total[i]);
-        (packed, std::cmp::Reverse(OrdScore(n.score[i])))
+        (n.key[i], std::cmp::Reverse(OrdScore(n.score[i])))
     }
 
     /// Sorts a leaf's candidates by SwarmKit's keys, then the weighers' score, then the name
@@ -312,10 +311,7 @@ impl Run<'_> {
         buf.extend(cands.iter().enumerate().map(|(pos, &h)| {
             let i = h.index();
             let tie = if by_rank { n.rank[i] } else { pos as u32 };
-            let key = u128::from(n.penalty[i]) << 96
-                | u128::from(n.svc[i]) << 64
-                | u128::from(n.total[i]) << 32
-                | u128::from(tie);
+            let key = n.key[i] << 32 | u128::from(tie);
             (key, h)
         }));
         buf.sort_unstable();
@@ -340,8 +336,18 @@ impl Run<'_> {
                 }
                 RevisitOrder::GoHeap => {
                     goheap::drop_failing(&mut cands, |h| self.process(h));
-                    let less = |a, b| self.node_less(a, b);
-                    goheap::init_and_drain(&mut cands, &less);
+                    // The heap works on copies of the keys: the same comparisons as
+                    // `node_less`, so the same permutation, without a lookup per comparison.
+                    let mut buf = std::mem::take(&mut self.heap_buf);
+                    buf.clear();
+                    let n = &*self.nodes;
+                    buf.extend(cands.iter().map(|&h| (n.key[h.index()], n.score[h.index()], h)));
+                    let less = |a: (u128, f64, HostId), b: (u128, f64, HostId)| a.0 < b.0 || (a.0 == b.0 && a.1 > b.1);
+                    goheap::init_and_drain(&mut buf, &less);
+                    for (c, &(_, _, h)) in cands.iter_mut().zip(&buf) {
+                        *c = h;
+                    }
+                    self.heap_buf = buf;
                 }
             }
         }
