@@ -293,9 +293,9 @@ impl Run<'_> {
         (n.key[i], std::cmp::Reverse(OrdScore(n.score[i])))
     }
 
-    /// Sorts a leaf's candidates by SwarmKit's keys, then the weighers' score, then the name
+    /// Sorts `leaf`'s candidates by SwarmKit's keys, then the weighers' score, then the name
     /// order (`by_rank`) or the current position (a stable sort).
-    fn sort_leaf(&mut self, cands: &mut [HostId], by_rank: bool) {
+    fn sort_leaf(&mut self, leaf: u32, cands: &mut [HostId], by_rank: bool) {
         if self.scored {
             if by_rank {
                 cands.sort_by_cached_key(|&h| (self.sort_key(h), self.nodes.rank[h.index()]));
@@ -304,21 +304,33 @@ impl Run<'_> {
             }
             return;
         }
-        // Without scores the whole key fits one integer: sort plain pairs.
+        // Without scores the whole key and its tie-break fit one integer, unique in the leaf:
+        // sort plain integers, then find each node from its tie-break (its rank in the leaf's
+        // name order, or its position before the sort).
         let mut buf = std::mem::take(&mut self.sort_buf);
         buf.clear();
+        let mut before = std::mem::take(&mut self.pos_buf);
+        before.clear();
+        if !by_rank {
+            before.extend_from_slice(cands);
+        }
+        let by_name = by_rank.then(|| std::mem::take(&mut self.tree.branches[leaf as usize].hosts));
         let n = &*self.nodes;
         buf.extend(cands.iter().enumerate().map(|(pos, &h)| {
             let i = h.index();
             let tie = if by_rank { n.rank[i] } else { pos as u32 };
-            let key = n.key[i] << 32 | u128::from(tie);
-            (key, h)
+            n.key[i] << 32 | u128::from(tie)
         }));
         buf.sort_unstable();
-        for (c, &(_, h)) in cands.iter_mut().zip(&buf) {
-            *c = h;
+        let from = by_name.as_deref().unwrap_or(&before);
+        for (c, &k) in cands.iter_mut().zip(&buf) {
+            *c = from[(k & u128::from(u32::MAX)) as usize];
+        }
+        if let Some(hosts) = by_name {
+            self.tree.branches[leaf as usize].hosts = hosts;
         }
         self.sort_buf = buf;
+        self.pos_buf = before;
     }
 
     /// `scheduleNTasksOnNodes` (reference §5).
@@ -326,28 +338,41 @@ impl Run<'_> {
         let mut cands = std::mem::take(&mut self.tree.branches[leaf as usize].cands);
         if !self.tree.branches[leaf as usize].visited {
             self.tree.branches[leaf as usize].visited = true;
-            self.sort_leaf(&mut cands, true);
+            self.sort_leaf(leaf, &mut cands, true);
         } else {
             match self.revisit {
                 // Ties keep their previous positions: the reference's canonical outcomes (V08).
                 RevisitOrder::Stable => {
                     cands.retain(|&h| self.process(h));
-                    self.sort_leaf(&mut cands, false);
+                    self.sort_leaf(leaf, &mut cands, false);
                 }
                 RevisitOrder::GoHeap => {
                     goheap::drop_failing(&mut cands, |h| self.process(h));
                     // The heap works on copies of the keys: the same comparisons as
                     // `node_less`, so the same permutation, without a lookup per comparison.
-                    let mut buf = std::mem::take(&mut self.heap_buf);
-                    buf.clear();
                     let n = &*self.nodes;
-                    buf.extend(cands.iter().map(|&h| (n.key[h.index()], n.score[h.index()], h)));
-                    let less = |a: (u128, f64, HostId), b: (u128, f64, HostId)| a.0 < b.0 || (a.0 == b.0 && a.1 > b.1);
-                    goheap::init_and_drain(&mut buf, &less);
-                    for (c, &(_, _, h)) in cands.iter_mut().zip(&buf) {
-                        *c = h;
+                    if !self.scored && cands.iter().all(|h| n.penalty[h.index()] == 0) {
+                        // No score and no penalty: the key is `svc << 32 | total`, one u64.
+                        let mut buf = std::mem::take(&mut self.heap_buf64);
+                        buf.clear();
+                        buf.extend(cands.iter().map(|&h| (n.key[h.index()] as u64, h)));
+                        goheap::init_and_drain(&mut buf, &|a: (u64, HostId), b: (u64, HostId)| a.0 < b.0);
+                        for (c, &(_, h)) in cands.iter_mut().zip(&buf) {
+                            *c = h;
+                        }
+                        self.heap_buf64 = buf;
+                    } else {
+                        let mut buf = std::mem::take(&mut self.heap_buf);
+                        buf.clear();
+                        buf.extend(cands.iter().map(|&h| (n.key[h.index()], n.score[h.index()], h)));
+                        let less =
+                            |a: (u128, f64, HostId), b: (u128, f64, HostId)| a.0 < b.0 || (a.0 == b.0 && a.1 > b.1);
+                        goheap::init_and_drain(&mut buf, &less);
+                        for (c, &(_, _, h)) in cands.iter_mut().zip(&buf) {
+                            *c = h;
+                        }
+                        self.heap_buf = buf;
                     }
-                    self.heap_buf = buf;
                 }
             }
         }

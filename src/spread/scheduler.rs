@@ -139,6 +139,11 @@ impl SpreadScheduler {
         SpreadSchedulerBuilder::default()
     }
 
+    /// Whether the scheduler has user filters.
+    pub(crate) fn has_filters(&self) -> bool {
+        !self.filters.is_empty()
+    }
+
     /// The attributes of `cluster` that this engine would silently read as their defaults: keys
     /// that look like misspellings of [`ATTRIBUTES`](super::ATTRIBUTES), and those keys holding
     /// a value of another type. Call it once per snapshot (it visits every attribute).
@@ -252,6 +257,8 @@ impl SpreadScheduler {
             scored: false,
             sort_buf: Vec::new(),
             heap_buf: Vec::new(),
+            heap_buf64: Vec::new(),
+            pos_buf: Vec::new(),
             local: false,
         };
         run.local = run.entries.iter().all(|e| {
