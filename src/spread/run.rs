@@ -157,9 +157,9 @@ impl<'a> Run<'a> {
                                     let lane = m.trailing_zeros() as usize;
                                     m &= m - 1;
                                     let h = HostId((c * CHUNK + lane) as u32);
-                                    if !(self.overlay.free(self.cluster, h, r) >= amount) {
-                                        pass &= !(1u64 << lane);
-                                    }
+                                    // As the filter compares: a NaN free amount does not fit.
+                                    let fits = self.overlay.free(self.cluster, h, r) >= amount;
+                                    pass &= !(u64::from(!fits) << lane);
                                 }
                             }
                         }
