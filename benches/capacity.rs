@@ -10,15 +10,17 @@
 //! - `capacity/naive_bisect` on 1k hosts: the naive exact answer, bisecting over the count with
 //!   one burst `schedule` per probe (asking count by count is quadratic and left out).
 //!
-//! Also the replica engine (`capacity/volumes`, 300 nodes) and the spread engine
-//! (`capacity/tasks`, 1k nodes). Run with `cargo bench --bench capacity`.
+//! Also the replica engine (`capacity/volumes`, 300 nodes) and the spread engine on 1k and 10k
+//! nodes: `capacity/tasks` (one engine run, then batch sizes on counts) beside
+//! `capacity/tasks_bisection` (one engine run per batch size tried), in the same run. Run with
+//! `cargo bench --bench capacity`.
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use placewise::capacity;
+use placewise::capacity::{self, TaskMethod};
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::Request;
-use placewise::schedule::{Scheduler, Scratch};
+use placewise::schedule::{Scheduler, Scratch, DEFAULT_MAX_COUNT};
 use placewise::snapshot::{Cluster, DiskSpec, HostSpec};
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
 use std::hint::black_box;
@@ -95,16 +97,29 @@ fn engines(c: &mut Criterion) {
         b.iter(|| capacity::volumes(&replicas, black_box(&storage), &volume, 100).unwrap())
     });
 
-    let nodes = support::cluster(1_000, 7);
+    // A service of large tasks (a few per node), so that the count stays below the limit and
+    // every branch's capacity is known from one run: the arithmetic path. Beside it the
+    // bisection it replaces, one engine call per batch size tried, in the same run.
     let spread = SpreadScheduler::new();
     let service = SpreadRequest::new("web", 1)
         .preference(Preference::spread("tier"))
         .preference(Preference::spread("maintenance"))
-        .resource("vcpus", 2.0)
+        .resource("vcpus", 32.0)
+        .resource("memory_mb", 32768.0)
         .mode(Mode::Balanced);
-    group.bench_function(BenchmarkId::new("tasks", 1_000), |b| {
-        b.iter(|| capacity::tasks(&spread, black_box(&nodes), &service, 20_000).unwrap())
-    });
+    for hosts in [1_000, 10_000] {
+        let nodes = support::cluster(hosts, 7);
+        let fast = capacity::tasks(&spread, &nodes, &service, DEFAULT_MAX_COUNT).unwrap();
+        assert_eq!(fast.method, TaskMethod::Arithmetic);
+        let slow = capacity::tasks_by_bisection(&spread, &nodes, &service, DEFAULT_MAX_COUNT).unwrap();
+        assert_eq!((fast.until_branch_full, &fast.first_full), (slow.until_branch_full, &slow.first_full));
+        group.bench_function(BenchmarkId::new("tasks", hosts), |b| {
+            b.iter(|| capacity::tasks(&spread, black_box(&nodes), &service, DEFAULT_MAX_COUNT).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("tasks_bisection", hosts), |b| {
+            b.iter(|| capacity::tasks_by_bisection(&spread, black_box(&nodes), &service, DEFAULT_MAX_COUNT).unwrap())
+        });
+    }
     group.finish();
 }
 

@@ -2,7 +2,7 @@
 //! places in full; the volume count is a loop of engine calls on snapshots rebuilt from their
 //! spec; the spread count is every batch size tried in turn.
 
-use placewise::capacity::{self, Method};
+use placewise::capacity::{self, Method, TaskMethod};
 use placewise::filter::builtin::{
     AvailabilityZoneFilter, ComputeFilter, GroupAffinityFilter, GroupAntiAffinityFilter, NumInstancesFilter,
     ResourceFilter,
@@ -11,8 +11,8 @@ use placewise::filter::{filter_fn, Filter};
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::{Request, ServerGroup, VmSpec};
 use placewise::schedule::Scheduler;
-use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState, ResourceSpec};
-use placewise::spread::{BranchReport, Mode, Preference, SpreadRequest, SpreadScheduler};
+use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState, InstanceSpec, ResourceSpec};
+use placewise::spread::{BranchReport, HardSpread, Mode, Preference, SpreadRequest, SpreadScheduler};
 use placewise::weigh::builtin::FreeResourceWeigher;
 use proptest::prelude::*;
 
@@ -299,6 +299,89 @@ proptest! {
         }
         prop_assert_eq!(cap.until_branch_full, naive);
         prop_assert_eq!(cap.first_full.is_empty(), naive == total);
+    }
+}
+
+// Spread engine: the arithmetic against the bisection it replaces, field by field.
+
+#[derive(Debug, Clone)]
+struct GenNode {
+    az: Option<usize>,
+    rack: usize,
+    cpus: u32,
+    existing: u32,
+    cordoned: bool,
+}
+
+fn gen_node() -> impl Strategy<Value = GenNode> {
+    (prop::option::weighted(0.85, 0usize..3), 0usize..3, 0u32..5, 0u32..4, prop::bool::weighted(0.15))
+        .prop_map(|(az, rack, cpus, existing, cordoned)| GenNode { az, rack, cpus, existing, cordoned })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// `tasks` (arithmetic where it applies) equals `tasks_by_bisection` (one engine call per
+    /// batch size) in every field but the method, over the three modes, zero to two levels of
+    /// spread, pack or weighted spread, existing tasks, cordoned nodes, nodes missing the label,
+    /// max replicas, a limit that sometimes caps the count, a user filter, a hard spread limit.
+    #[test]
+    fn task_capacity_arithmetic_matches_the_bisection(
+        nodes in prop::collection::vec(gen_node(), 1..14),
+        mode in 0usize..3,
+        first in 0usize..4,
+        second in 0usize..3,
+        max_replicas in 0u32..4,
+        limit in prop_oneof![Just(500u32), 0u32..40],
+        user_filter in prop::bool::weighted(0.15),
+        hard in prop::bool::weighted(0.1),
+    ) {
+        let mut b = Cluster::builder();
+        for (i, n) in nodes.iter().enumerate() {
+            let mut h = HostSpec::new(format!("n{i:02}")).label("rack", format!("r{}", n.rack)).vcpus(f64::from(n.cpus));
+            if let Some(az) = n.az {
+                h = h.label("az", format!("a{az}"));
+            }
+            for t in 0..n.existing {
+                h = h.instance(InstanceSpec::new(format!("n{i}-t{t}")).group("svc"));
+            }
+            if n.cordoned {
+                h = h.state(HostState { cordoned: true, ..HostState::default() });
+            }
+            b = b.host(h);
+        }
+        let cluster = b.build().unwrap();
+        let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode];
+        let mut request = SpreadRequest::new("svc", 1).resource("vcpus", 1.0).mode(mode).max_replicas(max_replicas);
+        let level = |kind: usize, key: &str| match kind {
+            1 => Some(Preference::spread(key)),
+            2 => Some(Preference::pack(key)),
+            3 => Some(Preference::weights(key, [("a0", 3.0), ("a1", 1.0)])),
+            _ => None,
+        };
+        for p in [level(first, "az"), level(second, "rack")].into_iter().flatten() {
+            request = request.preference(p);
+        }
+        if hard {
+            request = request.hard_spread(HardSpread::new("rack", 1));
+        }
+        let s = if user_filter {
+            SpreadScheduler::builder().filter(filter_fn("not n00", |cx, h| cx.cluster().host_name(h) != "n00")).build().unwrap()
+        } else {
+            SpreadScheduler::new()
+        };
+        let fast = capacity::tasks(&s, &cluster, &request, limit).unwrap();
+        let slow = capacity::tasks_by_bisection(&s, &cluster, &request, limit).unwrap();
+        prop_assert_eq!(slow.method, TaskMethod::Bisection);
+        prop_assert_eq!(fast.total, slow.total);
+        prop_assert_eq!(fast.capped, slow.capped);
+        prop_assert_eq!(fast.until_branch_full, slow.until_branch_full);
+        prop_assert_eq!(&fast.first_full, &slow.first_full);
+        prop_assert_eq!(&fast.branches, &slow.branches);
+        // The arithmetic is used wherever it is documented to apply.
+        let plain_levels = mode == Mode::Balanced || (first < 2 && second < 2);
+        let arithmetic = !user_filter && !hard && !fast.capped && plain_levels;
+        prop_assert_eq!(fast.method == TaskMethod::Arithmetic, arithmetic);
     }
 }
 

@@ -15,6 +15,9 @@
 //!   tasks of the service than the limit.
 //! - **(d) Weighted spread.** With random per-zone weights, no existing tasks and no limit,
 //!   every zone's count is within one task of `tasks × weight share`, in both modes.
+//! - **(e) Verdict reuse.** In both compatible modes, with vCPU reservations and max replicas,
+//!   adding a pass-all filter that is not host-local (which turns off the reuse of a revisited
+//!   candidate's last verdict) changes no assignment, count, message or tree.
 
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
 use placewise::{Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec};
@@ -215,5 +218,50 @@ proptest! {
             let target = f64::from(tasks) * f64::from(weights[z]) / f64::from(total);
             prop_assert!((f64::from(count) - target).abs() <= 1.0 + 1e-9, "{}: {} vs target {}", name, count, target);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    /// (e) Verdict reuse. With SwarmKit's pipeline only (host-local), a revisited candidate that
+    /// took no task since it last passed is not checked again; adding a pass-all filter that is
+    /// not host-local turns that off, and must change nothing: the same assignments, unplaced
+    /// count, message and tree, in both compatible modes.
+    #[test]
+    fn reused_verdicts_change_nothing(
+        nodes in prop::collection::vec(node(), 1..14),
+        cpus in prop::collection::vec(0u32..6, 14),
+        tasks in 0u32..30,
+        two_levels in any::<bool>(),
+        max in 0u32..4,
+        stable in any::<bool>(),
+    ) {
+        let mut spec = spec(&nodes, false);
+        for (h, &c) in spec.hosts.iter_mut().zip(&cpus) {
+            *h = h.clone().vcpus(f64::from(c));
+        }
+        let cluster = Cluster::from_spec(&spec).unwrap();
+        let mode = if stable { Mode::SwarmCompatibleStable } else { Mode::SwarmCompatible };
+        let mut req = SpreadRequest::new("svc", tasks)
+            .preference(Preference::spread("zone"))
+            .resource("vcpus", 1.0)
+            .max_replicas(max)
+            .mode(mode);
+        if two_levels {
+            req = req.preference(Preference::spread("rack"));
+        }
+        let plain = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
+        let checked = SpreadScheduler::builder()
+            .filter(placewise::filter::filter_fn("pass", |_, _| true))
+            .build()
+            .unwrap()
+            .schedule(&cluster, &req)
+            .unwrap();
+        let names = |o: &placewise::spread::SpreadOutcome| o.assignments.iter().map(|a| a.host_name.clone()).collect::<Vec<_>>();
+        prop_assert_eq!(names(&plain), names(&checked));
+        prop_assert_eq!(plain.unplaced, checked.unplaced);
+        prop_assert_eq!(&plain.message, &checked.message);
+        prop_assert_eq!(&plain.explanation.tree, &checked.explanation.tree);
     }
 }

@@ -58,7 +58,7 @@ mod tasks;
 mod volumes;
 
 pub use instances::{instances, HostCapacity, InstanceCapacity, Method};
-pub use tasks::{tasks, BranchCapacity, TaskCapacity};
+pub use tasks::{tasks, tasks_by_bisection, BranchCapacity, TaskCapacity, TaskMethod};
 pub use volumes::{volumes, VolumeCapacity};
 
 /// What stops a host from taking one more instance: the rejecting filter and its reason.

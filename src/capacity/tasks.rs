@@ -2,6 +2,7 @@
 
 use crate::schedule::DEFAULT_MAX_COUNT;
 use crate::snapshot::Cluster;
+use crate::spread::shadow::Shadow;
 use crate::spread::{BranchReport, SpreadError, SpreadOutcome, SpreadRequest, SpreadScheduler, SpreadScratch};
 
 /// One branch of the spread tree, with what it can still take.
@@ -17,6 +18,25 @@ pub struct BranchCapacity {
     /// More tasks its eligible nodes take: what it placed in a batch as large as the whole
     /// service can take.
     pub capacity: u32,
+}
+
+/// How [`tasks`] found the largest batch before a branch runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskMethod {
+    /// One engine run of `limit` tasks gives every leaf's capacity; the batch sizes are then
+    /// tried on counts alone, with the engine's own split rules (SwarmKit's top-up split in the
+    /// compatible modes, the level's allocation in the balanced mode) and a leaf placing
+    /// `min(asked, room left, tasks left)`. Used when the scheduler has no user filter, the
+    /// request no hard or soft spread constraint, the service does not reach `limit`, and, in a
+    /// compatible mode, every level is a plain `spread`.
+    Arithmetic,
+    /// Bisection over batch sizes, each one engine call ([`tasks_by_bisection`]): the other
+    /// cases, where a node's room may depend on other nodes (a user filter, a spread
+    /// constraint), a leaf's room is not known (the service reaches `limit`), or a compatible
+    /// mode's pack or weighted level breaks ties by eligible nodes counted only up to the
+    /// batch size.
+    Bisection,
 }
 
 /// The answer of [`tasks`].
@@ -35,6 +55,8 @@ pub struct TaskCapacity {
     pub first_full: Vec<Vec<String>>,
     /// Every branch, parents before children, in value order.
     pub branches: Vec<BranchCapacity>,
+    /// How `until_branch_full` and `first_full` were found.
+    pub method: TaskMethod,
 }
 
 /// How many more tasks of `request`'s service `scheduler` places on `cluster` (the request's
@@ -43,14 +65,18 @@ pub struct TaskCapacity {
 /// before a branch runs out, naming that branch.
 ///
 /// A branch runs out in a batch when it has an eligible node and is asked for more tasks than
-/// it places; the batch then leans on the other branches and the spread is lost. The count is
-/// found by bisection over batch sizes, each batch one call of the engine itself, so the answer
-/// is what the engine does; it assumes that a branch that runs out in a batch also runs out in
-/// every larger one (a property test checks this against asking every batch size in turn).
+/// it places; the batch then leans on the other branches and the spread is lost. The answer is
+/// what the engine does: one engine call of `limit` tasks gives the total and every branch's
+/// capacity, then the batch sizes are bisected on counts alone with the engine's split rules
+/// ([`TaskMethod::Arithmetic`]), or, where counts alone do not decide a batch, with one engine
+/// call per size ([`TaskMethod::Bisection`], the same answer as [`tasks_by_bisection`]). Both
+/// assume that a branch that runs out in a batch also runs out in every larger one (a property
+/// test checks this against asking every batch size in turn) and probe the same sizes.
 ///
-/// Computes in O(log total) engine calls of at most `limit` tasks, each O(nodes + tasks ×
-/// levels) (see the [spread engine's cost](crate::spread#cost)), with one reused
-/// [`SpreadScratch`].
+/// Computes in one engine call of at most `limit` tasks, O(nodes + tasks × levels) (see the
+/// [spread engine's cost](crate::spread#cost)), plus O(log total) batches on counts, each
+/// O(branches × passes + tasks × siblings); with [`TaskMethod::Bisection`], O(log total)
+/// engine calls instead, with one reused [`SpreadScratch`].
 ///
 /// # Errors
 ///
@@ -60,6 +86,32 @@ pub fn tasks(
     cluster: &Cluster,
     request: &SpreadRequest,
     limit: u32,
+) -> Result<TaskCapacity, SpreadError> {
+    count(scheduler, cluster, request, limit, true)
+}
+
+/// [`tasks`] with one engine call per batch size tried (always [`TaskMethod::Bisection`]): the
+/// reference the arithmetic is tested against. Computes in O(log total) engine calls of at
+/// most `limit` tasks.
+///
+/// # Errors
+///
+/// As [`SpreadScheduler::schedule`]: a request the engine refuses.
+pub fn tasks_by_bisection(
+    scheduler: &SpreadScheduler,
+    cluster: &Cluster,
+    request: &SpreadRequest,
+    limit: u32,
+) -> Result<TaskCapacity, SpreadError> {
+    count(scheduler, cluster, request, limit, false)
+}
+
+fn count(
+    scheduler: &SpreadScheduler,
+    cluster: &Cluster,
+    request: &SpreadRequest,
+    limit: u32,
+    arithmetic: bool,
 ) -> Result<TaskCapacity, SpreadError> {
     let limit = limit.min(DEFAULT_MAX_COUNT);
     let mut scratch = SpreadScratch::new();
@@ -72,30 +124,51 @@ pub fn tasks(
     let total = all.assignments.len() as u32;
     let mut branches = Vec::new();
     collect(&all.explanation.tree, &mut Vec::new(), &mut branches);
+    let shadow = if arithmetic && total < limit { Shadow::new(scheduler, cluster, request, &all)? } else { None };
+    let (until_branch_full, first_full, method) = match shadow {
+        Some(mut shadow) => {
+            let (lo, full) = bisect(total, |n| {
+                shadow.run(n);
+                Ok::<_, SpreadError>((!shadow.holds()).then(|| shadow.run_out()))
+            })?;
+            (lo, full, TaskMethod::Arithmetic)
+        }
+        None => {
+            let (lo, full) = bisect(total, |n| {
+                let out = run(n)?;
+                Ok((!spread_holds(&out)).then(|| {
+                    let mut full = Vec::new();
+                    run_out(&out.explanation.tree, &mut Vec::new(), &mut full);
+                    full
+                }))
+            })?;
+            (lo, full, TaskMethod::Bisection)
+        }
+    };
+    Ok(TaskCapacity { total, capped: total >= limit, until_branch_full, first_full, branches, method })
+}
+
+/// The largest batch size up to `total` that holds, by bisection: `probe(n)` is `None` when a
+/// batch of `n` holds, else the branches that run out in it. Returns the size and the branches
+/// that run out in the smallest failing size probed (empty when `total` holds).
+fn bisect<E>(
+    total: u32,
+    mut probe: impl FnMut(u32) -> Result<Option<Vec<Vec<String>>>, E>,
+) -> Result<(u32, Vec<Vec<String>>), E> {
     // `lo` tasks place with no branch running out; `hi` tasks make one run out.
-    let (mut lo, mut hi) = (0u32, None);
-    let first = run(total)?;
-    if spread_holds(&first) {
-        lo = total;
-    } else {
-        hi = Some((total, first));
-        let mut hi_n = total;
-        while hi_n - lo > 1 {
-            let mid = lo + (hi_n - lo) / 2;
-            let out = run(mid)?;
-            if spread_holds(&out) {
-                lo = mid;
-            } else {
-                hi_n = mid;
-                hi = Some((mid, out));
+    let Some(mut full) = probe(total)? else { return Ok((total, Vec::new())) };
+    let (mut lo, mut hi) = (0u32, total);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        match probe(mid)? {
+            None => lo = mid,
+            Some(f) => {
+                hi = mid;
+                full = f;
             }
         }
     }
-    let mut first_full = Vec::new();
-    if let Some((_, out)) = &hi {
-        run_out(&out.explanation.tree, &mut Vec::new(), &mut first_full);
-    }
-    Ok(TaskCapacity { total, capped: total >= limit, until_branch_full: lo, first_full, branches })
+    Ok((lo, full))
 }
 
 /// Whether a batch placed every task and no branch ran out.
@@ -156,6 +229,9 @@ mod tests {
         // Even spread: a batch of 9 is 5 + 4; one of 10 asks b for a fifth task.
         assert_eq!(cap.until_branch_full, 9);
         assert_eq!(cap.first_full, vec![vec!["b".to_owned()]]);
+        assert_eq!(cap.method, TaskMethod::Arithmetic);
+        let reference = tasks_by_bisection(&SpreadScheduler::new(), &cluster, &request, 1000).unwrap();
+        assert_eq!((reference.until_branch_full, &reference.first_full), (9, &cap.first_full));
         let caps: Vec<(Vec<String>, u32)> = cap.branches.iter().map(|b| (b.path.clone(), b.capacity)).collect();
         assert_eq!(caps[0].1, 12);
         assert!(caps.contains(&(vec!["a".into()], 8)) && caps.contains(&(vec!["b".into()], 4)));

@@ -24,11 +24,11 @@ mod goheap {
         }
     }
 
-    fn hless(v: &[HostId], less: &impl Fn(HostId, HostId) -> bool, i: usize, j: usize) -> bool {
+    fn hless<T: Copy>(v: &[T], less: &impl Fn(T, T) -> bool, i: usize, j: usize) -> bool {
         less(v[j], v[i])
     }
 
-    pub(super) fn down(v: &mut [HostId], i0: usize, n: usize, less: &impl Fn(HostId, HostId) -> bool) -> bool {
+    pub(super) fn down<T: Copy>(v: &mut [T], i0: usize, n: usize, less: &impl Fn(T, T) -> bool) -> bool {
         let mut i = i0;
         loop {
             let j1 = 2 * i + 1;
@@ -49,7 +49,7 @@ mod goheap {
         i > i0
     }
 
-    pub(super) fn up(v: &mut [HostId], mut j: usize, less: &impl Fn(HostId, HostId) -> bool) {
+    pub(super) fn up<T: Copy>(v: &mut [T], mut j: usize, less: &impl Fn(T, T) -> bool) {
         while j > 0 {
             let i = (j - 1) / 2;
             if !hless(v, less, j, i) {
@@ -75,7 +75,7 @@ mod goheap {
 
     /// `heap.Init` then popping every element: the array ends sorted best first, ties in
     /// whatever order the heap operations leave them.
-    pub(super) fn init_and_drain(v: &mut [HostId], less: &impl Fn(HostId, HostId) -> bool) {
+    pub(super) fn init_and_drain<T: Copy>(v: &mut [T], less: &impl Fn(T, T) -> bool) {
         let n = v.len();
         for i in (0..n / 2).rev() {
             down(v, i, n, less);
@@ -130,7 +130,7 @@ impl Run<'_> {
                 // The heap never fills: every node is checked and every passing one kept, and
                 // the first visit sorts them, so the heap's shape does not matter.
                 for &h in &hosts {
-                    if self.process(h) {
+                    if self.process_initially(h) {
                         passed += 1;
                         heap.push(h);
                     }
@@ -138,10 +138,10 @@ impl Run<'_> {
             } else {
                 for &h in &hosts {
                     let ok = if heap.len() < max {
-                        self.process(h)
+                        self.process_initially(h)
                     } else {
                         let less = |a, b| self.full_order(a, b).is_lt();
-                        less(h, heap[0]) && self.process(h)
+                        less(h, heap[0]) && self.process_initially(h)
                     };
                     if !ok {
                         continue;
@@ -290,13 +290,12 @@ impl Run<'_> {
     fn sort_key(&self, h: HostId) -> (u128, std::cmp::Reverse<OrdScore>) {
         let n = &*self.nodes;
         let i = h.index();
-        let packed = u128::from(n.penalty[i]) << 64 | u128::from(n.svc[i]) << 32 | u128::from(n.total[i]);
-        (packed, std::cmp::Reverse(OrdScore(n.score[i])))
+        (n.key[i], std::cmp::Reverse(OrdScore(n.score[i])))
     }
 
-    /// Sorts a leaf's candidates by SwarmKit's keys, then the weighers' score, then the name
+    /// Sorts `leaf`'s candidates by SwarmKit's keys, then the weighers' score, then the name
     /// order (`by_rank`) or the current position (a stable sort).
-    fn sort_leaf(&mut self, cands: &mut [HostId], by_rank: bool) {
+    fn sort_leaf(&mut self, leaf: u32, cands: &mut [HostId], by_rank: bool) {
         if self.scored {
             if by_rank {
                 cands.sort_by_cached_key(|&h| (self.sort_key(h), self.nodes.rank[h.index()]));
@@ -305,24 +304,33 @@ impl Run<'_> {
             }
             return;
         }
-        // Without scores the whole key fits one integer: sort plain pairs.
+        // Without scores the whole key and its tie-break fit one integer, unique in the leaf:
+        // sort plain integers, then find each node from its tie-break (its rank in the leaf's
+        // name order, or its position before the sort).
         let mut buf = std::mem::take(&mut self.sort_buf);
         buf.clear();
+        let mut before = std::mem::take(&mut self.pos_buf);
+        before.clear();
+        if !by_rank {
+            before.extend_from_slice(cands);
+        }
+        let by_name = by_rank.then(|| std::mem::take(&mut self.tree.branches[leaf as usize].hosts));
         let n = &*self.nodes;
         buf.extend(cands.iter().enumerate().map(|(pos, &h)| {
             let i = h.index();
             let tie = if by_rank { n.rank[i] } else { pos as u32 };
-            let key = u128::from(n.penalty[i]) << 96
-                | u128::from(n.svc[i]) << 64
-                | u128::from(n.total[i]) << 32
-                | u128::from(tie);
-            (key, h)
+            n.key[i] << 32 | u128::from(tie)
         }));
         buf.sort_unstable();
-        for (c, &(_, h)) in cands.iter_mut().zip(&buf) {
-            *c = h;
+        let from = by_name.as_deref().unwrap_or(&before);
+        for (c, &k) in cands.iter_mut().zip(&buf) {
+            *c = from[(k & u128::from(u32::MAX)) as usize];
+        }
+        if let Some(hosts) = by_name {
+            self.tree.branches[leaf as usize].hosts = hosts;
         }
         self.sort_buf = buf;
+        self.pos_buf = before;
     }
 
     /// `scheduleNTasksOnNodes` (reference §5).
@@ -330,18 +338,41 @@ impl Run<'_> {
         let mut cands = std::mem::take(&mut self.tree.branches[leaf as usize].cands);
         if !self.tree.branches[leaf as usize].visited {
             self.tree.branches[leaf as usize].visited = true;
-            self.sort_leaf(&mut cands, true);
+            self.sort_leaf(leaf, &mut cands, true);
         } else {
             match self.revisit {
                 // Ties keep their previous positions: the reference's canonical outcomes (V08).
                 RevisitOrder::Stable => {
                     cands.retain(|&h| self.process(h));
-                    self.sort_leaf(&mut cands, false);
+                    self.sort_leaf(leaf, &mut cands, false);
                 }
                 RevisitOrder::GoHeap => {
                     goheap::drop_failing(&mut cands, |h| self.process(h));
-                    let less = |a, b| self.node_less(a, b);
-                    goheap::init_and_drain(&mut cands, &less);
+                    // The heap works on copies of the keys: the same comparisons as
+                    // `node_less`, so the same permutation, without a lookup per comparison.
+                    let n = &*self.nodes;
+                    if !self.scored && cands.iter().all(|h| n.penalty[h.index()] == 0) {
+                        // No score and no penalty: the key is `svc << 32 | total`, one u64.
+                        let mut buf = std::mem::take(&mut self.heap_buf64);
+                        buf.clear();
+                        buf.extend(cands.iter().map(|&h| (n.key[h.index()] as u64, h)));
+                        goheap::init_and_drain(&mut buf, &|a: (u64, HostId), b: (u64, HostId)| a.0 < b.0);
+                        for (c, &(_, h)) in cands.iter_mut().zip(&buf) {
+                            *c = h;
+                        }
+                        self.heap_buf64 = buf;
+                    } else {
+                        let mut buf = std::mem::take(&mut self.heap_buf);
+                        buf.clear();
+                        buf.extend(cands.iter().map(|&h| (n.key[h.index()], n.score[h.index()], h)));
+                        let less =
+                            |a: (u128, f64, HostId), b: (u128, f64, HostId)| a.0 < b.0 || (a.0 == b.0 && a.1 > b.1);
+                        goheap::init_and_drain(&mut buf, &less);
+                        for (c, &(_, _, h)) in cands.iter_mut().zip(&buf) {
+                            *c = h;
+                        }
+                        self.heap_buf = buf;
+                    }
                 }
             }
         }

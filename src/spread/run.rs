@@ -9,7 +9,7 @@ use super::SpreadError;
 use crate::filter::Filter;
 use crate::id::HostId;
 use crate::request::{CompiledRequest, Cx, Prepared, Request};
-use crate::snapshot::{Cluster, Overlay};
+use crate::snapshot::{Cluster, Overlay, CHUNK, HOT_RESOURCES};
 use crate::weigh::{normalize, Weigher};
 use std::cmp::Ordering;
 
@@ -37,6 +37,26 @@ pub(crate) struct NodeState {
     pub(crate) rank: Vec<u32>,
     /// Passed the filters when the tree was built (balanced mode).
     pub(crate) eligible: Vec<bool>,
+    /// SwarmKit's node keys packed (`penalty << 64 | svc << 32 | total`), kept beside the
+    /// three columns so that one comparison orders two nodes.
+    pub(crate) key: Vec<u128>,
+    /// Before the first placement: the pipeline entry among the leading Ready and Resource
+    /// stages that each host fails ([`PREFIX_PASSED`] when it passes them all), computed a
+    /// chunk at a time ([`Run::initial_fails`]).
+    pub(crate) prefix_fail: Vec<u32>,
+    /// The node's `total` when it last passed the whole pipeline (`u64::MAX`: not yet). With
+    /// host-local entries only ([`Run::local`]) a node nothing was placed on since passes
+    /// again, and is not re-checked.
+    pub(crate) passed_at: Vec<u64>,
+}
+
+/// [`NodeState::prefix_fail`] of a host that passes every leading Ready and Resource stage.
+pub(crate) const PREFIX_PASSED: u32 = u32::MAX;
+
+/// The packed node key of [`NodeState::key`].
+#[inline]
+pub(crate) fn pack_key(penalty: u32, svc: u32, total: u32) -> u128 {
+    u128::from(penalty) << 64 | u128::from(svc) << 32 | u128::from(total)
 }
 
 pub(crate) struct Run<'a> {
@@ -60,35 +80,143 @@ pub(crate) struct Run<'a> {
     pub(crate) revisit: super::scheduler::RevisitOrder,
     /// Whether the user weighers gave any node a score.
     pub(crate) scored: bool,
-    /// Sort keys of a leaf's candidates.
-    pub(crate) sort_buf: Vec<(u128, HostId)>,
+    /// Sort keys of a leaf's candidates, each with its tie-break in the low 32 bits.
+    pub(crate) sort_buf: Vec<u128>,
+    /// A leaf's candidates before a stable re-sort.
+    pub(crate) pos_buf: Vec<HostId>,
+    /// A revisited leaf's candidates with their keys and scores (compatible mode's heap).
+    pub(crate) heap_buf: Vec<(u128, f64, HostId)>,
+    /// The same without scores or penalties: the key in one u64.
+    pub(crate) heap_buf64: Vec<(u64, HostId)>,
+    /// Every pipeline entry is host-local (no hard spread entry; every user filter says so):
+    /// a node's verdict changes only when a task is placed on it.
+    pub(crate) local: bool,
 }
 
 impl<'a> Run<'a> {
-    fn cx(&self) -> Cx<'_> {
+    pub(crate) fn cx(&self) -> Cx<'_> {
         Cx::new(self.cluster, self.request, self.compiled, self.overlay, self.placed.len() as u32)
     }
 
     /// The first pipeline entry `host` fails, skipping hard spread entries unless `with_hard`.
     pub(crate) fn fails(&self, host: HostId, with_hard: bool) -> Option<usize> {
+        self.fails_from(host, with_hard, 0)
+    }
+
+    /// [`fails`](Run::fails) over the entries from `start` on.
+    fn fails_from(&self, host: HostId, with_hard: bool, start: usize) -> Option<usize> {
         let cx = self.cx();
-        self.entries.iter().position(|e| match (e.hard, e.filter) {
-            (Some(d), _) => with_hard && !self.hard[d].allows(host),
-            (None, Some(f)) => !f.check(&cx.with_state(e.state.as_deref()), host).is_pass(),
-            (None, None) => false,
-        })
+        self.entries[start..]
+            .iter()
+            .position(|e| match (e.hard, e.filter) {
+                (Some(d), _) => with_hard && !self.hard[d].allows(host),
+                (None, Some(f)) => !f.check(&cx.with_state(e.state.as_deref()), host).is_pass(),
+                (None, None) => false,
+            })
+            .map(|i| i + start)
+    }
+
+    /// The number of leading Ready and Resource entries: the stages [`initial_fails`]
+    /// evaluates a chunk at a time.
+    ///
+    /// [`initial_fails`]: Run::initial_fails
+    fn prefix_len(&self) -> usize {
+        self.entries.iter().take_while(|e| matches!(e.stage, Stage::Ready | Stage::Resource)).count()
+    }
+
+    /// Fills [`NodeState::prefix_fail`] while nothing is placed (the overlay is empty): Ready
+    /// from the chunk's schedulable mask, Resource from the free columns, the same comparisons
+    /// the filters make for one host. Computes in O(hosts × reserved kinds) without reading a
+    /// host record (except for reserved kinds beyond the dense columns).
+    pub(crate) fn initial_fails(&mut self) {
+        let prefix = self.prefix_len();
+        let n = self.cluster.id_bound();
+        let mut out = std::mem::take(&mut self.nodes.prefix_fail);
+        out.clear();
+        out.resize(n, PREFIX_PASSED);
+        for c in 0..self.cluster.chunk_count() {
+            let hot = self.cluster.hot_chunk(c);
+            let mut mask = hot.live;
+            for (i, e) in self.entries[..prefix].iter().enumerate() {
+                let pass = match e.stage {
+                    Stage::Ready => mask & hot.schedulable,
+                    _ if !self.compiled.unknown.is_empty() => 0,
+                    _ => {
+                        let mut pass = mask;
+                        for &(r, amount) in &self.compiled.resources {
+                            if r.index() < HOT_RESOURCES {
+                                let column = &hot.free[r.index()];
+                                let mut fits = 0u64;
+                                for (lane, &free) in column.iter().enumerate() {
+                                    fits |= u64::from(free >= amount) << lane;
+                                }
+                                pass &= fits;
+                            } else {
+                                let mut m = pass;
+                                while m != 0 {
+                                    let lane = m.trailing_zeros() as usize;
+                                    m &= m - 1;
+                                    let h = HostId((c * CHUNK + lane) as u32);
+                                    // As the filter compares: a NaN free amount does not fit.
+                                    let fits = self.overlay.free(self.cluster, h, r) >= amount;
+                                    pass &= !(u64::from(!fits) << lane);
+                                }
+                            }
+                        }
+                        pass
+                    }
+                };
+                let mut failed = mask & !pass;
+                while failed != 0 {
+                    out[c * CHUNK + failed.trailing_zeros() as usize] = i as u32;
+                    failed &= failed - 1;
+                }
+                mask &= pass;
+            }
+        }
+        self.nodes.prefix_fail = out;
+    }
+
+    /// [`fails`](Run::fails) before the first placement, from [`initial_fails`]'s table: the
+    /// leading stages are read from it, the rest checked as usual.
+    ///
+    /// [`initial_fails`]: Run::initial_fails
+    pub(crate) fn fails_initially(&self, host: HostId, with_hard: bool) -> Option<usize> {
+        match self.nodes.prefix_fail[host.index()] {
+            PREFIX_PASSED => self.fails_from(host, with_hard, self.prefix_len()),
+            i => Some(i as usize),
+        }
     }
 
     /// SwarmKit's `Pipeline.Process`: a failing node bumps its first failing filter's counter,
     /// a passing node resets every counter.
     pub(crate) fn process(&mut self, host: HostId) -> bool {
-        match self.fails(host, true) {
+        let i = host.index();
+        if self.local && self.nodes.passed_at[i] == u64::from(self.nodes.total[i]) {
+            return self.count(host, None);
+        }
+        let first = self.fails(host, true);
+        self.count(host, first)
+    }
+
+    /// [`process`](Run::process) before the first placement ([`fails_initially`]).
+    ///
+    /// [`fails_initially`]: Run::fails_initially
+    pub(crate) fn process_initially(&mut self, host: HostId) -> bool {
+        let first = self.fails_initially(host, true);
+        self.count(host, first)
+    }
+
+    /// Updates SwarmKit's counters for `host`'s verdict (`first`: the entry it failed).
+    fn count(&mut self, host: HostId, first: Option<usize>) -> bool {
+        match first {
             Some(i) => {
                 self.counters[i] += 1;
                 false
             }
             None => {
                 self.counters.iter_mut().for_each(|c| *c = 0);
+                self.nodes.passed_at[host.index()] = u64::from(self.nodes.total[host.index()]);
                 true
             }
         }
@@ -104,8 +232,7 @@ impl<'a> Run<'a> {
     pub(crate) fn node_less(&self, a: HostId, b: HostId) -> bool {
         let n = &*self.nodes;
         let (i, j) = (a.index(), b.index());
-        let ka = (n.penalty[i], n.svc[i], n.total[i]);
-        let kb = (n.penalty[j], n.svc[j], n.total[j]);
+        let (ka, kb) = (n.key[i], n.key[j]);
         if ka != kb {
             return ka < kb;
         }
@@ -129,6 +256,8 @@ impl<'a> Run<'a> {
         self.overlay.consume(host, &self.compiled.resources);
         self.nodes.svc[host.index()] += 1;
         self.nodes.total[host.index()] += 1;
+        let i = host.index();
+        self.nodes.key[i] = pack_key(self.nodes.penalty[i], self.nodes.svc[i], self.nodes.total[i]);
         for d in &mut self.hard {
             d.record(host);
         }

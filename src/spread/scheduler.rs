@@ -8,7 +8,7 @@ use super::filters::{
 use super::node;
 use super::outcome::{Assignment, SpreadExplanation, SpreadOutcome};
 use super::request::{Mode, SpreadRequest, WhenUnsatisfiable};
-use super::run::{Entry, NodeState, Run};
+use super::run::{pack_key, Entry, NodeState, Run};
 use super::skew::Domains;
 use super::tree::{levels, Tree};
 use super::SpreadError;
@@ -139,6 +139,11 @@ impl SpreadScheduler {
         SpreadSchedulerBuilder::default()
     }
 
+    /// Whether the scheduler has user filters.
+    pub(crate) fn has_filters(&self) -> bool {
+        !self.filters.is_empty()
+    }
+
     /// The attributes of `cluster` that this engine would silently read as their defaults: keys
     /// that look like misspellings of [`ATTRIBUTES`](super::ATTRIBUTES), and those keys holding
     /// a value of another type. Call it once per snapshot (it visits every attribute).
@@ -251,13 +256,21 @@ impl SpreadScheduler {
             },
             scored: false,
             sort_buf: Vec::new(),
+            heap_buf: Vec::new(),
+            heap_buf64: Vec::new(),
+            pos_buf: Vec::new(),
+            local: false,
         };
+        run.local = run.entries.iter().all(|e| {
+            e.hard.is_none() && e.filter.is_some_and(|f| f.host_local_for(&run.cx().with_state(e.state.as_deref())))
+        });
 
         let counts = match request.mode {
             Mode::SwarmCompatible | Mode::SwarmCompatibleStable => {
                 run.tree = Tree::build(cluster, levels, &names, &run.nodes.svc, |_| true, |_| false);
                 run.tree.branches[0].asked = request.tasks;
                 if request.tasks > 0 {
+                    run.initial_fails();
                     run.fill_heaps(request.tasks as usize);
                     let cands = run.all_candidates();
                     run.weigh(&self.weighers, &cands)?;
@@ -266,8 +279,9 @@ impl SpreadScheduler {
                 run.counters.clone()
             }
             Mode::Balanced => {
+                run.initial_fails();
                 for id in cluster.host_ids() {
-                    run.nodes.eligible[id.index()] = run.fails(id, false).is_none();
+                    run.nodes.eligible[id.index()] = run.fails_initially(id, false).is_none();
                 }
                 let ignore = request.ignore_ineligible_tasks;
                 let eligible = std::mem::take(&mut run.nodes.eligible);
@@ -355,6 +369,8 @@ fn prepare_nodes<'c>(
     nodes.score.resize(n, 0.0);
     nodes.eligible.clear();
     nodes.eligible.resize(n, false);
+    nodes.passed_at.clear();
+    nodes.passed_at.resize(n, u64::MAX);
     for (id, host) in cluster.hosts() {
         let (svc, total) = node::active_counts(host, service, &request.service);
         nodes.svc[id.index()] = svc;
@@ -366,5 +382,7 @@ fn prepare_nodes<'c>(
             nodes.penalty[id.index()] = if failures >= 5 { failures } else { 0 };
         }
     }
+    nodes.key.clear();
+    nodes.key.extend((0..n).map(|i| pack_key(nodes.penalty[i], nodes.svc[i], nodes.total[i])));
     names
 }

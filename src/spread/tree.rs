@@ -187,24 +187,25 @@ impl Tree {
         // Host records are read only for levels that need them (engine labels, node id,
         // hostname): with labels from the chunk indexes and names given, a plain label tree
         // never touches them.
+        // The last `(parent, key) -> child` step taken at each depth: hosts listed by rack or
+        // zone repeat it, and skip the hash lookup.
+        let mut last: Vec<(u32, u32, u32)> = vec![(u32::MAX, u32::MAX, 0); levels.len()];
         for id in cluster.host_ids() {
             let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
             let ok = eligible(id);
             let mut cur = 0u32;
             for (depth, level) in levels.iter().enumerate() {
-                let b = &mut branches[cur as usize];
-                b.existing += s;
-                b.nodes += 1;
-                b.eligible += u32::from(ok);
+                // Counts are added at the leaf only, then summed upwards below.
                 let (key, text): (u32, &str) = match level.source {
                     Source::NodeLabel(_) | Source::EngineLabel(_) => {
                         let v = label_values[depth][id.index()];
                         let engine_missing = matches!(level.source, Source::EngineLabel(_))
                             && cluster.host(id).is_some_and(|h| !node::has_engine(h));
+                        // The text is resolved when a branch is created.
                         if v == MISSING || engine_missing {
                             (MISSING, "")
                         } else {
-                            (v, cluster.resolve(Symbol(v)))
+                            (v, "")
                         }
                     }
                     Source::NodeId => (id.0, names[id.index()]),
@@ -214,12 +215,22 @@ impl Tree {
                         (*hostnames.entry(name).or_insert(next), name)
                     }
                 };
+                let (lp, lk, lc) = last[depth];
+                if lp == cur && lk == key {
+                    cur = lc;
+                    continue;
+                }
                 let n = branches.len() as u32;
                 let child = *index.entry((cur, key)).or_insert(n);
                 if child == n {
+                    let text = match level.source {
+                        Source::NodeLabel(_) | Source::EngineLabel(_) if key != MISSING => cluster.resolve(Symbol(key)),
+                        _ => text,
+                    };
                     branches.push(Branch { value: text.into(), depth: depth + 1, parent: cur, ..Branch::default() });
                     branches[cur as usize].children.push(n);
                 }
+                last[depth] = (cur, key, child);
                 cur = child;
             }
             let leaf = &mut branches[cur as usize];
@@ -227,6 +238,16 @@ impl Tree {
             leaf.nodes += 1;
             leaf.eligible += u32::from(ok);
             leaf.hosts.push(id);
+        }
+        // Children are created after their parent: summing in reverse creation order adds
+        // every branch's counts to its parent after its own children's.
+        for i in (1..branches.len()).rev() {
+            let b = &branches[i];
+            let (existing, nodes, eligible, parent) = (b.existing, b.nodes, b.eligible, b.parent);
+            let p = &mut branches[parent as usize];
+            p.existing += existing;
+            p.nodes += nodes;
+            p.eligible += eligible;
         }
         for i in 0..branches.len() {
             let mut children = std::mem::take(&mut branches[i].children);
