@@ -98,6 +98,18 @@ impl DomainId {
     }
 }
 id_type!(
+    /// A host class for one piece of host data: an interned value of a class attribute
+    /// ([`Cluster::attribute_class`](crate::Cluster::attribute_class)) or an interned aggregate
+    /// set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)). Two hosts with the
+    /// same class hold the same data, so a verdict that reads only that data holds for both.
+    ClassId
+);
+
+impl ClassId {
+    /// The host has no value (the attribute is absent or JSON `null`).
+    pub const NONE: ClassId = ClassId(u32::MAX);
+}
+id_type!(
     /// A service host that several hosts (nodes) share: an index into the cluster's service
     /// host table ([`Cluster::service_host_name`](crate::Cluster::service_host_name)).
     ServiceHostId

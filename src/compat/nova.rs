@@ -53,6 +53,14 @@ crate::json::object_form!(RawScenario, RawAggregate, RawHost, RawRequest, RawFla
 /// per-instance filters and the weighers read for every host.
 pub const HOT_ATTRIBUTES: &[&str] = &["num_io_ops", "num_instances", "failed_builds", "hypervisor_version"];
 
+/// The host attributes interned into host classes
+/// ([`ClusterSpec::class_attributes`](crate::snapshot::ClusterSpec::class_attributes)): what
+/// ComputeCapabilitiesFilter and ImagePropertiesFilter read and most hosts share with many
+/// others (the CPU model, the hypervisor, its version, the supported instances, the stats).
+/// Those filters judge each distinct combination once per request.
+pub const CLASS_ATTRIBUTES: &[&str] =
+    &["cpu_info", "hypervisor_type", "hypervisor_version", "stats", "supported_instances"];
+
 /// Metric names the filter scheduler knows.
 pub const KNOWN_METRICS: &[&str] = &[
     "cpu.frequency",
@@ -279,6 +287,7 @@ impl Scenario {
         }
         let mut spec = ClusterSpec {
             hot_attributes: HOT_ATTRIBUTES.iter().map(|a| a.to_string()).collect(),
+            class_attributes: CLASS_ATTRIBUTES.iter().map(|a| a.to_string()).collect(),
             ..ClusterSpec::default()
         };
         // Aggregate membership belongs to the service host: every entry of a host gets the

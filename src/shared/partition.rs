@@ -180,6 +180,7 @@ impl RouterBuilder {
                 aggregates: spec.aggregates.clone(),
                 hosts: Vec::new(),
                 hot_attributes: spec.hot_attributes.clone(),
+                class_attributes: spec.class_attributes.clone(),
             })
             .collect();
         let mut hosts = HashMap::new();

@@ -8,6 +8,15 @@
 //! data the scheduler reads for every host (free and physical vCPUs, memory and disk, and the
 //! schedulable flag). Changing one host copies one chunk's columns and pointers, not the cluster.
 //!
+//! **Host classes.** Each chunk also keeps, per lane, the class of every class attribute
+//! ([`ClusterSpec::class_attributes`]: an interned value, equal for hosts with equal values) and
+//! of the host's aggregate set ([`Cluster::attribute_class`], [`Cluster::aggregate_class`]); an
+//! interned object keeps its members' classes once per distinct value
+//! ([`Cluster::member_class`]). A filter whose verdict reads only such data judges each distinct
+//! class once per request. The
+//! class table is append-only and shared by every later snapshot; a host's classes are set when
+//! its record is built or replaced by an event, and at no other time.
+//!
 //! **Service hosts.** Several hosts can be nodes of one service host
 //! ([`HostSpec::service_host`]), as bare-metal nodes behind one compute service are. Each node
 //! keeps its own resources, attributes, metrics, disks and instances; the snapshot records once
@@ -21,6 +30,7 @@
 
 mod attribute_check;
 mod attributes;
+mod classes;
 mod event;
 mod host;
 mod intern;
@@ -47,12 +57,13 @@ pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, I
 pub use topology::Topology;
 
 use attributes::AttributeTable;
+use classes::Classes;
 use names::NameIndex;
 use service::ServiceHosts;
 use shape::SharedParts;
 
 use crate::error::BuildError;
-use crate::id::{AggregateId, DiskId, DomainId, HostId, ResourceId, ServiceHostId, Symbol};
+use crate::id::{AggregateId, ClassId, DiskId, DomainId, HostId, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -154,6 +165,12 @@ pub struct HotChunk {
     pub attributes: Vec<[f64; CHUNK]>,
     /// Lanes whose host has at least one attribute.
     pub attributed: u64,
+    /// The classes of the cluster's class attributes ([`Cluster::class_attributes`]) by lane,
+    /// in the cluster's order; [`ClassId::NONE`] where a host lacks one (or it is `null`).
+    pub classes: Vec<[ClassId; CHUNK]>,
+    /// The class of each lane's aggregate set ([`Cluster::aggregate_class`]); [`ClassId::NONE`]
+    /// for an empty lane.
+    pub aggregate_class: [ClassId; CHUNK],
     /// Every lane's disks, lane after lane ([`HotChunk::lane_disks`]).
     pub disks: Vec<HotDisk>,
     /// Lane `i`'s disks are `disks[disk_start[i]..disk_start[i + 1]]`.
@@ -255,6 +272,8 @@ impl Chunk {
                 labels: ChunkLabels::default(),
                 attributes: Vec::new(),
                 attributed: 0,
+                classes: Vec::new(),
+                aggregate_class: [ClassId::NONE; CHUNK],
                 disks: Vec::new(),
                 disk_start: [0; CHUNK + 1],
             },
@@ -262,7 +281,17 @@ impl Chunk {
         }
     }
 
-    fn set(&mut self, slot: usize, host: Option<Arc<Host>>, zone_level: Option<usize>, hot_attributes: &[Box<str>]) {
+    /// Puts `host` in lane `slot`, with its classes (`classes` in the cluster's class attribute
+    /// order, `aggregate_class` of its aggregate set).
+    fn set(
+        &mut self,
+        slot: usize,
+        host: Option<Arc<Host>>,
+        zone_level: Option<usize>,
+        hot_attributes: &[Box<str>],
+        classes: &[ClassId],
+        aggregate_class: ClassId,
+    ) {
         // Lanes are below 64, so `slot as u8` is exact.
         let lane = slot as u8;
         self.instances.retain(|e| e.1 != lane);
@@ -275,6 +304,11 @@ impl Chunk {
         for (column, name) in hot.attributes.iter_mut().zip(hot_attributes) {
             column[slot] = host.as_deref().and_then(|h| h.attribute(name)).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
         }
+        hot.classes.resize(classes.len(), [ClassId::NONE; CHUNK]);
+        for (column, class) in hot.classes.iter_mut().zip(classes) {
+            column[slot] = *class;
+        }
+        hot.aggregate_class[slot] = aggregate_class;
         let bit = 1u64 << slot;
         hot.labels.set(slot, host.as_deref().map(|h| &h.labels));
         hot.set_disks(slot, host.as_deref().map_or(&[], |h| &h.disks));
@@ -348,6 +382,8 @@ pub struct Cluster {
     topology: Arc<Topology>,
     aggregates: Arc<Vec<Aggregate>>,
     hot_attributes: Arc<Vec<Box<str>>>,
+    class_attributes: Arc<Vec<Box<str>>>,
+    classes: Arc<Classes>,
     services: Arc<ServiceHosts>,
     /// The parts hosts share: resource shapes ([`HostResources`]), label sets, topology paths.
     parts: Arc<SharedParts>,
@@ -430,6 +466,8 @@ impl Cluster {
             topology: Arc::new(Topology::new(&spec.topology_levels)),
             aggregates: Arc::new(aggregates),
             hot_attributes: Arc::new(spec.hot_attributes.iter().map(|a| a.as_str().into()).collect()),
+            class_attributes: Arc::new(spec.class_attributes.iter().map(|a| a.as_str().into()).collect()),
+            classes: Arc::default(),
             services: Arc::default(),
             parts: Arc::default(),
         };
@@ -465,6 +503,7 @@ impl Cluster {
                 .collect(),
             hosts: self.hosts().map(|(_, h)| self.host_spec(h)).collect(),
             hot_attributes: self.hot_attributes.iter().map(|a| a.to_string()).collect(),
+            class_attributes: self.class_attributes.iter().map(|a| a.to_string()).collect(),
         }
     }
 
@@ -600,6 +639,78 @@ impl Cluster {
     #[inline]
     pub fn hot_attribute_value(&self, id: HostId, index: usize) -> f64 {
         self.chunks[id.index() >> CHUNK_BITS].hot.attributes[index][id.index() & (CHUNK - 1)]
+    }
+
+    /// The attributes whose values are interned into host classes ([`HotChunk::classes`]), for
+    /// filters that judge each distinct value once per request rather than each host
+    /// ([`ClusterSpec::class_attributes`]).
+    pub fn class_attributes(&self) -> &[Box<str>] {
+        &self.class_attributes
+    }
+
+    /// The position of class attribute `name` in [`class_attributes`](Cluster::class_attributes).
+    #[inline]
+    pub fn class_attribute(&self, name: &str) -> Option<usize> {
+        self.class_attributes.iter().position(|a| **a == *name)
+    }
+
+    /// The class of class attribute number `index` on host `id`: hosts with the same class hold
+    /// equal values (strictly: `1` and `1.0` differ), and a value keeps its class in every later
+    /// snapshot. [`ClassId::NONE`] when the host lacks the attribute or it is `null`. A host's
+    /// class changes only when an event replaces its record.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `id` is beyond the host table or `index` is not a class attribute's position.
+    #[inline]
+    pub fn attribute_class(&self, id: HostId, index: usize) -> ClassId {
+        self.chunks[id.index() >> CHUNK_BITS].hot.classes[index][id.index() & (CHUNK - 1)]
+    }
+
+    /// The class of host `id`'s aggregate set ([`Host::aggregates`]): hosts with the same class
+    /// belong to the same aggregates ([`aggregate_set`](Cluster::aggregate_set)). A host's class
+    /// changes only when an event replaces its record; aggregate metadata is fixed for a lineage
+    /// of snapshots. [`ClassId::NONE`] for an id that names no host.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `id` is beyond the host table.
+    #[inline]
+    pub fn aggregate_class(&self, id: HostId) -> ClassId {
+        self.chunks[id.index() >> CHUNK_BITS].hot.aggregate_class[id.index() & (CHUNK - 1)]
+    }
+
+    /// The id of member name `name` ([`member_class`](Cluster::member_class)), if a class value
+    /// with such a member was ever interned in this snapshot's lineage.
+    pub fn class_member_name(&self, name: &str) -> Option<u32> {
+        self.classes.member_name(name)
+    }
+
+    /// The class of member `name` (an id from [`class_member_name`](Cluster::class_member_name))
+    /// of the value of class `class`: of an object's entry, or of the entry of the object a JSON
+    /// string holds (so a host's `cpu_info.arch` has a class whichever form `cpu_info` takes).
+    /// [`ClassId::NONE`] when the value has no such member or it is `null`. Members of members
+    /// have classes too. Computes in O(log members).
+    #[inline]
+    pub fn member_class(&self, class: ClassId, name: u32) -> ClassId {
+        self.classes.member_class(class, name)
+    }
+
+    /// The aggregates of aggregate class `class` (sorted); empty for an unknown class.
+    pub fn aggregate_set(&self, class: ClassId) -> &[AggregateId] {
+        self.classes.aggregate_set(class)
+    }
+
+    /// Number of aggregate classes issued in this snapshot's lineage (a bound on
+    /// [`aggregate_class`](Cluster::aggregate_class)).
+    pub fn aggregate_class_count(&self) -> usize {
+        self.classes.aggregate_classes()
+    }
+
+    /// Number of attribute value classes issued in this snapshot's lineage (a bound on
+    /// [`attribute_class`](Cluster::attribute_class)).
+    pub fn attribute_class_count(&self) -> usize {
+        self.classes.value_classes()
     }
 
     /// The resource kinds.
@@ -816,7 +927,35 @@ impl Cluster {
             self.chunks.push(Arc::new(Chunk::new()));
         }
         let zone_level = self.topology.zone_level();
-        Arc::make_mut(&mut self.chunks[c]).set(id.index() & (CHUNK - 1), host, zone_level, &self.hot_attributes);
+        // A host's classes change here only: when its record is built or an event replaces it.
+        // An event that leaves the attributes (or aggregates) as they were keeps their classes.
+        let lane = id.index() & (CHUNK - 1);
+        let previous = self.chunks[c].hosts.get(lane).and_then(Option::as_deref);
+        let hot = &self.chunks[c].hot;
+        let same_attributes = previous.zip(host.as_deref()).is_some_and(|(p, h)| {
+            self.class_attributes.iter().all(|name| classes::identical(p.attribute(name), h.attribute(name)))
+        });
+        let same_aggregates = previous.zip(host.as_deref()).is_some_and(|(p, h)| p.aggregates == h.aggregates);
+        let mut classes: SmallVec<[ClassId; 8]> = SmallVec::new();
+        let mut aggregate_class = ClassId::NONE;
+        if same_attributes {
+            classes.extend(hot.classes.iter().map(|column| column[lane]));
+        }
+        if same_aggregates {
+            aggregate_class = hot.aggregate_class[lane];
+        }
+        if let Some(h) = host.as_deref() {
+            if !same_attributes {
+                for name in self.class_attributes.iter() {
+                    classes.push(Classes::value_class(&mut self.classes, h.attribute(name)));
+                }
+            }
+            if !same_aggregates {
+                aggregate_class = Classes::aggregate_class(&mut self.classes, &h.aggregates);
+            }
+        }
+        classes.resize(self.class_attributes.len(), ClassId::NONE);
+        Arc::make_mut(&mut self.chunks[c]).set(lane, host, zone_level, &self.hot_attributes, &classes, aggregate_class);
     }
 
     fn host_from_spec(&mut self, spec: &HostSpec) -> Result<Host, BuildError> {

@@ -39,6 +39,13 @@ pub struct ClusterSpec {
     /// for every host (the filter scheduler's `num_io_ops`, `num_instances` …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hot_attributes: Vec<String>,
+    /// Host attributes whose values are interned into host classes
+    /// ([`Cluster::attribute_class`]), because filters judge them once per distinct value
+    /// rather than once per host (the filter scheduler's `cpu_info`, `supported_instances` …).
+    /// Name attributes that many hosts share: a value held by one host only costs its interned
+    /// text and gains nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_attributes: Vec<String>,
 }
 
 impl Default for ClusterSpec {
@@ -48,6 +55,7 @@ impl Default for ClusterSpec {
             aggregates: Vec::new(),
             hosts: Vec::new(),
             hot_attributes: Vec::new(),
+            class_attributes: Vec::new(),
         }
     }
 }
@@ -540,6 +548,12 @@ impl ClusterBuilder {
     /// Adds a host; ids are given in the order hosts are added.
     pub fn host(mut self, host: HostSpec) -> Self {
         self.spec.hosts.push(host);
+        self
+    }
+
+    /// Declares a class attribute ([`ClusterSpec::class_attributes`]).
+    pub fn class_attribute(mut self, name: impl Into<String>) -> Self {
+        self.spec.class_attributes.push(name.into());
         self
     }
 

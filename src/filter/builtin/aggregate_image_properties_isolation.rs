@@ -1,10 +1,11 @@
 //! AggregateImagePropertiesIsolation: aggregate metadata that names an image property must
 //! agree with the image.
 
+use super::classes::{ClassKey, ClassMemo, KeyPart};
 use super::nova::{canon, metadata_values, sets_key, LEGACY_IMAGE_PROPERTIES};
 use crate::error::ScheduleError;
 use crate::expr::pyvalue::{py_str, py_truthy, PyValue};
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use std::collections::BTreeMap;
@@ -24,6 +25,10 @@ use std::collections::BTreeMap;
 /// their current names (the current name wins) and the architecture, hypervisor type and VM mode
 /// are canonicalised; other values print as Python's `str()` does (`True`, `4`, `1.5`). Runs once
 /// per request, and on rebuilds. Reason: `image property <name>=<value> not allowed by aggregate`.
+///
+/// **Host classes.** The verdict reads the host's aggregate set alone, so the filter judges each
+/// distinct set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)) once per request
+/// and reuses the verdict for every host that belongs to the same aggregates.
 ///
 /// ```
 /// use placewise::filter::builtin::AggregateImagePropertiesIsolation;
@@ -45,10 +50,12 @@ impl Default for AggregateImagePropertiesIsolation {
     }
 }
 
-/// The image's truthy properties under their current names, with their string forms, sorted.
+/// The image's truthy properties under their current names, with their string forms, sorted,
+/// and the verdicts judged so far per aggregate class.
 #[derive(Debug, Clone, Default)]
 struct ImageProps {
     props: Vec<(String, String)>,
+    memo: ClassMemo,
 }
 
 impl AggregateImagePropertiesIsolation {
@@ -80,7 +87,9 @@ impl AggregateImagePropertiesIsolation {
     }
 
     fn image_props(&self, cx: &Cx<'_>) -> ImageProps {
-        let Some(image) = cx.request().vm.image.as_ref() else { return ImageProps::default() };
+        // The verdict reads the host's aggregates alone.
+        let memo = ClassMemo::new(Some(ClassKey::new(vec![KeyPart::Aggregates])));
+        let Some(image) = cx.request().vm.image.as_ref() else { return ImageProps { props: Vec::new(), memo } };
         let mut by_name: BTreeMap<&str, &serde_json::Value> = BTreeMap::new();
         // Legacy names first, so that current names overwrite them.
         for (legacy, current) in LEGACY_IMAGE_PROPERTIES {
@@ -118,7 +127,7 @@ impl AggregateImagePropertiesIsolation {
                 _ => true,
             })
             .collect();
-        ImageProps { props }
+        ImageProps { props, memo }
     }
 
     fn judge(&self, cx: &Cx<'_>, props: &ImageProps, host: HostId) -> Verdict {
@@ -143,10 +152,20 @@ impl Filter for AggregateImagePropertiesIsolation {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        match cx.state::<ImageProps>() {
-            Some(p) => self.judge(cx, p, host),
-            None => self.judge(cx, &self.image_props(cx), host),
+        let mut owned = None;
+        let props = cx.state_or::<ImageProps>(&mut owned, || self.image_props(cx));
+        let verdict = props.memo.verdict(cx, host, |h| Ok(self.judge(cx, props, h)));
+        // The judge never fails.
+        verdict.unwrap_or(Verdict::Pass)
+    }
+
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let mut owned = None;
+        let props = cx.state_or::<ImageProps>(&mut owned, || self.image_props(cx));
+        if props.props.is_empty() {
+            return mask;
         }
+        props.memo.lanes(cx, chunk, mask, rejected, Reason(u32::MAX), |h| Ok(self.judge(cx, props, h)))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

@@ -1,5 +1,6 @@
 //! AggregateInstanceExtraSpecsFilter: flavor extra specs against aggregate metadata.
 
+use super::classes::{ClassKey, ClassMemo, KeyPart};
 use super::nova::{flavor, judge_chunk, judge_host, metadata_values, sets_key, SpecChecks, SPEC_ERROR};
 use crate::error::ScheduleError;
 use crate::expr::extra_specs::Requirement;
@@ -33,6 +34,10 @@ const ERROR: u32 = SPEC_ERROR;
 /// another value matches: Nova's outcome would depend on set iteration order (the reference's
 /// recommended rule). Runs once per request, not on rebuilds. Reasons: `no aggregate sets <key>`,
 /// `extra spec <key> does not match aggregate metadata`.
+///
+/// **Host classes.** The verdict reads the host's aggregate set alone, so the filter judges each
+/// distinct set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)) once per request
+/// and reuses the verdict for every host that belongs to the same aggregates.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AggregateInstanceExtraSpecsFilter;
 
@@ -46,9 +51,11 @@ struct Check {
     requirement: Requirement,
 }
 
+/// The specs of the request, with the verdicts judged so far per aggregate class.
 #[derive(Debug, Clone, Default)]
 struct Checks {
     checks: Vec<Check>,
+    memo: ClassMemo,
 }
 
 impl Checks {
@@ -70,7 +77,8 @@ impl Checks {
                 })
             })
             .collect();
-        Checks { checks }
+        // The verdict reads the host's aggregates alone.
+        Checks { checks, memo: ClassMemo::new(Some(ClassKey::new(vec![KeyPart::Aggregates]))) }
     }
 }
 
@@ -110,6 +118,10 @@ impl SpecChecks for Checks {
 
     fn is_empty(&self) -> bool {
         self.checks.is_empty()
+    }
+
+    fn memo(&self) -> &ClassMemo {
+        &self.memo
     }
 }
 

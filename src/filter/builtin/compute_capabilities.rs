@@ -1,5 +1,6 @@
 //! ComputeCapabilitiesFilter: flavor extra specs against the host's capabilities.
 
+use super::classes::{ClassKey, ClassMemo, KeyPart};
 use super::nova::{flavor, is_host_state_attribute, judge_chunk, judge_host, SpecChecks, SPEC_ERROR};
 use crate::error::ScheduleError;
 use crate::expr::extra_specs::Requirement;
@@ -7,6 +8,7 @@ use crate::expr::pyvalue::{py_str, PyValue};
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, DERIVED_ATTRIBUTES};
+use crate::snapshot::Cluster;
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -43,6 +45,18 @@ const ERROR: u32 = SPEC_ERROR;
 /// Nova cannot evaluate (a non-number under a numeric operator, a bare `<or>`) fails the request.
 /// Runs once per request, not on rebuilds. Reasons: `extra spec <key> has no host value`,
 /// `extra spec <key> does not match`.
+///
+/// **Host classes.** When every spec reads a class attribute
+/// ([`Cluster::class_attributes`](crate::Cluster::class_attributes): the attribute its path
+/// starts with, and `stats` for hosts without it), the filter keys each host on the classes of
+/// the values the specs reach after one step (`cpu_info.arch`, `cpu_info.features`, the
+/// attribute itself for one-part paths: [`Cluster::member_class`](crate::Cluster::member_class)),
+/// judges each distinct key once per request and reuses the verdict for every host that shares
+/// it, so hosts whose CPU models differ but whose architecture and features match share one
+/// judgement. `hypervisor_version` and `failed_builds` follow their stored attribute; a spec on
+/// any other value derived from resources or state (`free_ram_mb`, `vcpus_used`, `service` …),
+/// or on an attribute that is not a class attribute, makes the filter judge every host on its
+/// own.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ComputeCapabilitiesFilter;
 
@@ -58,10 +72,45 @@ struct Check {
     requirement: Requirement,
 }
 
-/// The specs of the request, in order.
+/// The specs of the request, in order, with the verdicts judged so far per host class.
 #[derive(Debug, Clone, Default)]
 struct Checks {
     checks: Vec<Check>,
+    memo: ClassMemo,
+}
+
+/// Derived attributes that are a function of the stored attribute of the same name alone.
+const STORED_DERIVED: &[&str] = &["failed_builds", "hypervisor_version"];
+
+/// The class key of `checks` on `cluster`: per distinct start of a path (its first part and,
+/// when there is one, its second), the class of the value it reads (the attribute, or its
+/// member; for hosts without the attribute, the `stats` entry of that name). `None` when a
+/// check reads a value outside the class attributes.
+fn class_key(cluster: &Cluster, checks: &[Check]) -> Option<ClassKey> {
+    let member = |name: &str| cluster.class_member_name(name).unwrap_or(u32::MAX);
+    let stats = || cluster.class_attribute("stats");
+    let mut parts = Vec::with_capacity(checks.len());
+    for check in checks {
+        let Some(name) = check.path.first() else { continue };
+        let name = name.as_str();
+        let second = check.path.get(1).map(|m| member(m));
+        let part = if !is_host_state_attribute(name) {
+            // Only `stats` can hold it: its entry `name` is the root.
+            KeyPart::Member { column: stats()?, member: member(name) }
+        } else if DERIVED_ATTRIBUTES.contains(&name) {
+            if !STORED_DERIVED.contains(&name) {
+                return None;
+            }
+            // A number: no path goes further.
+            KeyPart::Attribute(cluster.class_attribute(name)?)
+        } else {
+            KeyPart::Or { column: cluster.class_attribute(name)?, member: second, fallback: (stats()?, member(name)) }
+        };
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    Some(ClassKey::new(parts))
 }
 
 impl Checks {
@@ -89,9 +138,16 @@ impl Checks {
                 }
                 Some(Check { key: key.to_owned(), path: parts, unscoped, requirement: Requirement::parse(&req) })
             })
-            .collect();
-        Checks { checks }
+            .collect::<Vec<_>>();
+        let memo = ClassMemo::new(class_key(cx.cluster(), &checks));
+        Checks { checks, memo }
     }
+}
+
+/// The class key of the request in `cx`, for tests.
+#[cfg(test)]
+pub(super) fn class_key_of(cx: &Cx<'_>) -> Option<ClassKey> {
+    Checks::new(cx).memo.key().cloned()
 }
 
 /// The host's attribute `name` as Nova's `getattr(host_state, name)` sees it: `None` for names
@@ -207,6 +263,10 @@ impl SpecChecks for Checks {
 
     fn is_empty(&self) -> bool {
         self.checks.is_empty()
+    }
+
+    fn memo(&self) -> &ClassMemo {
+        &self.memo
     }
 }
 

@@ -1,6 +1,7 @@
 //! ImagePropertiesFilter: the host must support the image's architecture, hypervisor type and
 //! VM mode, and the hypervisor version it asks for.
 
+use super::classes::{ClassKey, ClassMemo, KeyPart};
 use super::nova::{canon, image_property};
 use crate::error::ScheduleError;
 use crate::expr::pyvalue::{py_str, py_truthy, PyValue};
@@ -46,6 +47,12 @@ const PROPERTIES: [&str; 3] = ["hw_architecture", "img_hv_type", "hw_vm_mode"];
 /// reports no supported instances`, `image properties not supported (…)`, `hypervisor version
 /// does not satisfy <predicate>`.
 ///
+/// **Host classes.** The verdict reads the host's `supported_instances` and
+/// `hypervisor_version` alone: when both are class attributes
+/// ([`Cluster::class_attributes`](crate::Cluster::class_attributes), as the filter scheduler's
+/// reader declares them), the filter judges each distinct pair once per request and reuses the
+/// verdict for every host that shares it; otherwise it judges every host.
+///
 /// ```
 /// use placewise::filter::builtin::ImagePropertiesFilter;
 ///
@@ -90,7 +97,11 @@ impl ImagePropertiesFilter {
         let version = image_property(cx, "img_hv_requested_version").map(text).filter(|v| !v.is_empty());
         let predicate = version.as_deref().map(Predicate::parse);
         let maxphysaddr = image_property(cx, "hw_maxphysaddr_bits").is_some_and(|v| py_truthy(&PyValue::from(v)));
-        Wanted { props, version, predicate, maxphysaddr }
+        // The verdict reads `supported_instances` and `hypervisor_version` alone.
+        let cluster = cx.cluster();
+        let key = cluster.class_attribute("supported_instances").zip(cluster.class_attribute("hypervisor_version"));
+        let key = key.map(|(si, hv)| ClassKey::new(vec![KeyPart::Attribute(si), KeyPart::Attribute(hv)]));
+        Wanted { props, version, predicate, maxphysaddr, memo: ClassMemo::new(key) }
     }
 
     fn judge(&self, cx: &Cx<'_>, w: &Wanted, host: HostId) -> Result<Verdict, ScheduleError> {
@@ -148,6 +159,8 @@ struct Wanted {
     predicate: Option<Result<Predicate, String>>,
     /// Whether the image sets `hw_maxphysaddr_bits`.
     maxphysaddr: bool,
+    /// The verdicts judged so far per host class.
+    memo: ClassMemo,
 }
 
 /// Whether the canonicalised `triple` holds every wanted property, in any position.
@@ -200,7 +213,7 @@ impl Filter for ImagePropertiesFilter {
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
         let mut owned = None;
         let w = cx.state_or::<Wanted>(&mut owned, || self.wanted(cx));
-        self.judge(cx, w, host).unwrap_or(Verdict::reject(ERROR))
+        w.memo.verdict(cx, host, |h| self.judge(cx, w, h)).unwrap_or(Verdict::reject(ERROR))
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
@@ -209,7 +222,7 @@ impl Filter for ImagePropertiesFilter {
         if w.props.iter().all(Option::is_none) {
             return mask;
         }
-        rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, w, h))
+        w.memo.lanes(cx, chunk, mask, rejected, Reason(ERROR), |h| self.judge(cx, w, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

@@ -15,6 +15,7 @@ mod aggregate_ram;
 mod aggregate_type_affinity;
 mod all_hosts;
 mod capacity;
+mod classes;
 mod compute;
 mod compute_capabilities;
 mod core;

@@ -2,6 +2,7 @@
 //! metadata read the two ways (reference §2), Python's `int()`, the current instance's UUID and
 //! the request's server-group state.
 
+use super::classes::ClassMemo;
 use crate::expr::pyvalue::{parse_py_float, py_strip};
 use crate::id::HostId;
 use crate::request::{Cx, Flavor, MemberPicks, ServerGroup, VmSpec};
@@ -665,12 +666,15 @@ mod tests {
 pub(super) const SPEC_ERROR: u32 = u32::MAX;
 
 /// The shape the two extra-spec filters share: a list of checks built once per request from
-/// the flavor (`prepare`), judged host by host by a judge that may fail the request.
+/// the flavor (`prepare`), judged host by host by a judge that may fail the request, through
+/// the verdicts memoised per host class ([`ClassMemo`]).
 pub(super) trait SpecChecks: Send + Sync + Sized + 'static {
     /// The checks of the request in `cx`.
     fn build(cx: &Cx<'_>) -> Self;
     /// Whether there is nothing to check (every host passes).
     fn is_empty(&self) -> bool;
+    /// The verdicts judged so far per host class.
+    fn memo(&self) -> &ClassMemo;
 }
 
 /// [`Filter::check`](crate::Filter::check) for a [`SpecChecks`] filter: the prepared checks, or
@@ -680,11 +684,9 @@ pub(super) fn judge_host<C: SpecChecks>(
     host: HostId,
     judge: impl Fn(&C, HostId) -> Result<crate::Verdict, crate::ScheduleError>,
 ) -> crate::Verdict {
-    let verdict = match cx.state::<C>() {
-        Some(c) => judge(c, host),
-        None => judge(&C::build(cx), host),
-    };
-    verdict.unwrap_or(crate::Verdict::reject(SPEC_ERROR))
+    let mut owned = None;
+    let checks = cx.state_or::<C>(&mut owned, || C::build(cx));
+    checks.memo().verdict(cx, host, |h| judge(checks, h)).unwrap_or(crate::Verdict::reject(SPEC_ERROR))
 }
 
 /// [`Filter::check_chunk`](crate::Filter::check_chunk) for a [`SpecChecks`] filter: every lane
@@ -701,5 +703,5 @@ pub(super) fn judge_chunk<C: SpecChecks>(
     if checks.is_empty() {
         return mask;
     }
-    rejected.try_lanes(chunk, mask, crate::Reason(SPEC_ERROR), |h| judge(checks, h))
+    checks.memo().lanes(cx, chunk, mask, rejected, crate::Reason(SPEC_ERROR), |h| judge(checks, h))
 }
