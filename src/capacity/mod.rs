@@ -59,7 +59,7 @@ mod volumes;
 
 pub use instances::{instances, HostCapacity, InstanceCapacity, Method};
 pub use tasks::{tasks, BranchCapacity, TaskCapacity};
-pub use volumes::{volumes, VolumeCapacity};
+pub use volumes::{volumes, volumes_stepwise, VolumeCapacity};
 
 /// What stops a host from taking one more instance: the rejecting filter and its reason.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
