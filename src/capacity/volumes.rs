@@ -119,7 +119,12 @@ impl Stepwise {
     }
 
     /// Schedules volume after volume from where the count is, up to `limit`.
-    fn finish(mut self, scheduler: &ReplicaScheduler, volume: &Volume, limit: u32) -> Result<VolumeCapacity, EventError> {
+    fn finish(
+        mut self,
+        scheduler: &ReplicaScheduler,
+        volume: &Volume,
+        limit: u32,
+    ) -> Result<VolumeCapacity, EventError> {
         let mut stop = None;
         let mut next = volume.clone();
         while self.total < limit {
@@ -163,7 +168,8 @@ impl Stepwise {
 /// [`ClusterEvent::DiskUpdated`], applied in place: the result is [`Cluster::apply`]'s).
 fn take_space(cluster: &mut Cluster, host: HostId, disk: DiskId, name: &str, size: i64) -> Result<(), EventError> {
     let host_name = cluster.host_name(host).to_owned();
-    let mut spec = cluster.disk_to_spec(host, disk).ok_or_else(|| EventError::UnknownHost { name: host_name.clone() })?;
+    let mut spec =
+        cluster.disk_to_spec(host, disk).ok_or_else(|| EventError::UnknownHost { name: host_name.clone() })?;
     spec.scheduled += size;
     spec.scheduled_replicas.push(name.to_owned());
     cluster.apply_mut(&ClusterEvent::DiskUpdated { host: host_name, disk: spec })

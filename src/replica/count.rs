@@ -174,7 +174,15 @@ impl Tree {
         self.descend(1, 0, self.size, a, b, hit)
     }
 
-    fn descend(&self, k: usize, lo: usize, hi: usize, a: usize, b: usize, hit: &impl Fn(&Node) -> bool) -> Option<usize> {
+    fn descend(
+        &self,
+        k: usize,
+        lo: usize,
+        hi: usize,
+        a: usize,
+        b: usize,
+        hit: &impl Fn(&Node) -> bool,
+    ) -> Option<usize> {
         if hi <= a || b <= lo || !hit(&self.nodes[k]) {
             return None;
         }
@@ -382,7 +390,8 @@ impl<'a> Sim<'a> {
             let Some(hp) = self.prep.host(h) else { return false };
             let slot = hp.disk_start as usize + d.index();
             let Some(base) = self.cx.cluster.hot_disks(h).get(d.index()) else { return false };
-            let before = base.scheduled + self.extra.get(slot).copied().unwrap_or(0)
+            let before = base.scheduled
+                + self.extra.get(slot).copied().unwrap_or(0)
                 + add.iter().filter(|a| a.0 == slot).map(|a| a.1).sum::<u64>();
             if before.checked_add(size).is_none_or(|v| v > i64::MAX as u64) {
                 return false;
@@ -545,8 +554,7 @@ impl<'a> Sim<'a> {
         }
         if !self.dyn_entries.is_empty() {
             // Step 11: disk anti-affinity over the held disks, as the engine filters.
-            let any_free =
-                all.n > 0 || self.dyn_cands.iter().any(|c| !disk_stage::holds(c, replicas, at));
+            let any_free = all.n > 0 || self.dyn_cands.iter().any(|c| !disk_stage::holds(c, replicas, at));
             let filter = any_free || !self.flags.2;
             let mut w = 0usize;
             for e in self.dyn_entries.iter_mut() {
