@@ -687,3 +687,62 @@ impl<'a> Sim<'a> {
         win
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replica::space::DiskSpace;
+
+    fn leaf(host: u32, totals: &[i64]) -> Node {
+        let mut agg = Agg::EMPTY;
+        for (d, &t) in totals.iter().enumerate() {
+            let space = DiskSpace::new(t.max(1), t, 0, 0);
+            agg.push(&Candidate { host: HostId(host), disk: DiskId(d as u32), space });
+        }
+        Node::leaf(HostId(host), &agg)
+    }
+
+    /// Range summaries and leftmost searches against a scan of the leaves.
+    #[test]
+    fn the_tree_agrees_with_a_scan() {
+        let mut rng = SplitMix64::new(5);
+        for len in [1usize, 2, 3, 7, 64, 100] {
+            let mut leaves: Vec<Node> = (0..len)
+                .map(|i| {
+                    let n = rng.below(3);
+                    let totals: Vec<i64> = (0..n).map(|_| rng.below(6) as i64 * 10).collect();
+                    leaf(i as u32, &totals)
+                })
+                .collect();
+            let mut tree = Tree::new(&leaves);
+            for _ in 0..200 {
+                if rng.below(4) == 0 {
+                    let i = rng.below(len);
+                    leaves[i] = leaf(i as u32, &[rng.below(6) as i64 * 10]);
+                    tree.set(i, leaves[i]);
+                }
+                let a = rng.below(len + 1);
+                let b = a + rng.below(len + 1 - a);
+                let mut got = Node::EMPTY;
+                tree.query(a, b, &mut got);
+                let mut want = Node::EMPTY;
+                for l in &leaves[a..b] {
+                    want.add(l);
+                }
+                assert_eq!(
+                    (got.n, got.sum, got.max, got.min, got.first),
+                    (want.n, want.sum, want.max, want.min, want.first)
+                );
+                assert_eq!(
+                    (got.mus, got.mus_host, got.disks.n, got.disks.sum),
+                    (want.mus, want.mus_host, want.disks.n, want.disks.sum)
+                );
+                let t = rng.below(7) as i128 * 10;
+                let ge = tree.leftmost(a, b, &|n: &Node| n.n > 0 && n.max[0] >= t);
+                assert_eq!(ge, (a..b).find(|&i| leaves[i].n > 0 && leaves[i].sum >= t));
+                let le = tree.leftmost(a, b, &|n: &Node| n.n > 0 && n.min[0] <= t);
+                assert_eq!(le, (a..b).find(|&i| leaves[i].n > 0 && leaves[i].sum <= t));
+            }
+        }
+    }
+}
