@@ -10,16 +10,24 @@
 //! - `capacity/naive_bisect` on 1k hosts: the naive exact answer, bisecting over the count with
 //!   one burst `schedule` per probe (asking count by count is quadratic and left out).
 //!
-//! Also the replica engine (`capacity/volumes`, 300 nodes) and the spread engine on 1k and 10k
-//! nodes: `capacity/tasks` (one engine run, then batch sizes on counts) beside
-//! `capacity/tasks_bisection` (one engine run per batch size tried), in the same run. Run with
-//! `cargo bench --bench capacity`.
+//! Also the replica engine and the spread engine, each fast path beside its reference in the
+//! same run (both answers checked equal before measuring):
+//!
+//! - `capacity/volumes_limit_100` (300 nodes); `capacity/volumes_300` on 1k and 10k nodes with
+//!   4 disks each (the `replica` bench's clusters): `capacity::volumes` counting 300 volumes of
+//!   3 replicas, beside `capacity/volumes_300_stepwise`, `capacity::volumes_stepwise`, one
+//!   `schedule_volume` per volume;
+//! - `capacity/tasks` on 1k and 10k nodes (one engine run, then batch sizes on counts) beside
+//!   `capacity/tasks_bisection` (one engine run per batch size tried).
+//!
+//! Run with `cargo bench --bench capacity`.
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use placewise::capacity::{self, TaskMethod};
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::Request;
+use placewise::rng::SplitMix64;
 use placewise::schedule::{Scheduler, Scratch, DEFAULT_MAX_COUNT};
 use placewise::snapshot::{Cluster, DiskSpec, HostSpec};
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
@@ -123,5 +131,46 @@ fn engines(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, instances, engines);
+/// The `replica` bench's cluster: `nodes` nodes in 3 zones, 4 disks of 1000 GiB each with
+/// random available and scheduled bytes.
+fn storage_cluster(nodes: usize, seed: u64) -> Cluster {
+    const G: i64 = 1 << 30;
+    let mut rng = SplitMix64::new(seed);
+    let mut b = Cluster::builder();
+    for n in 0..nodes {
+        let mut h = HostSpec::new(format!("n{n}")).zone(format!("z{}", n % 3));
+        for d in 0..4 {
+            let avail = 300 + rng.below(700) as i64;
+            h = h.disk(DiskSpec::new(format!("d{d}"), 1000 * G, avail * G).scheduled(rng.below(500) as i64 * G));
+        }
+        b = b.host(h);
+    }
+    b.build().unwrap()
+}
+
+fn volume_count(c: &mut Criterion) {
+    const G: i64 = 1 << 30;
+    const LIMIT: u32 = 300;
+    let mut group = c.benchmark_group("capacity");
+    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    let scheduler = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    let volume = Volume::new("vol", 10 * G, 3);
+    for nodes in [1_000, 10_000] {
+        let cluster = storage_cluster(nodes, 42);
+        let fast = capacity::volumes(&scheduler, &cluster, &volume, LIMIT).unwrap();
+        let slow = capacity::volumes_stepwise(&scheduler, &cluster, &volume, LIMIT).unwrap();
+        assert_eq!((fast.total, &fast.disks, &fast.stop), (slow.total, &slow.disks, &slow.stop));
+        assert_eq!(fast.total, LIMIT);
+        assert!(fast.cluster.to_spec() == slow.cluster.to_spec(), "the resulting clusters differ");
+        group.bench_with_input(BenchmarkId::new("volumes_300", nodes), &cluster, |b, cluster| {
+            b.iter(|| capacity::volumes(&scheduler, black_box(cluster), &volume, LIMIT).unwrap())
+        });
+        group.bench_with_input(BenchmarkId::new("volumes_300_stepwise", nodes), &cluster, |b, cluster| {
+            b.iter(|| capacity::volumes_stepwise(&scheduler, black_box(cluster), &volume, LIMIT).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, instances, engines, volume_count);
 criterion_main!(benches);

@@ -34,12 +34,13 @@ pub(crate) struct Candidate {
 pub(crate) struct Agg {
     pub(crate) n: u32,
     /// Largest `available − reserved` position among the summarised candidates (first wins).
-    mus_pos: u32,
+    pub(crate) mus_pos: u32,
     pub(crate) sum: i128,
     // Usable values lie in [0, i64::MAX] and `available − reserved` in i64 (inputs are ≥ 0).
-    min: [i64; 2],
-    max: [i64; 2],
-    mus: i64,
+    pub(crate) min: [i64; 2],
+    pub(crate) max: [i64; 2],
+    /// The largest `available − reserved`.
+    pub(crate) mus: i64,
 }
 
 impl Agg {
@@ -83,7 +84,7 @@ impl Agg {
     }
 
     /// Merges another summary's values (not its `mus`).
-    fn merge(&mut self, o: &Agg) {
+    pub(crate) fn merge(&mut self, o: &Agg) {
         self.n += o.n;
         self.sum += o.sum;
         // The two smallest of a union are among each part's two smallest (likewise the largest);
@@ -115,7 +116,7 @@ impl Agg {
 /// `range / (sum / n)`, or +∞ (`f64::MAX`) when there is no value or the mean is ≤ 0. For a
 /// fixed `n` and `sum` it never decreases as `range` grows (float conversion and division by a
 /// positive number are monotone), which lets the choice skip it for a range that cannot win.
-fn spread(range: i128, n: usize, sum: i128) -> f64 {
+pub(crate) fn spread(range: i128, n: usize, sum: i128) -> f64 {
     if n == 0 {
         return f64::MAX;
     }
@@ -127,11 +128,11 @@ fn spread(range: i128, n: usize, sum: i128) -> f64 {
 }
 
 /// The node-level counterpart of [`Agg`]: node totals can exceed `i64`.
-struct Wide {
-    n: usize,
-    sum: i128,
-    min: [i128; 2],
-    max: [i128; 2],
+pub(crate) struct Wide {
+    pub(crate) n: usize,
+    pub(crate) sum: i128,
+    pub(crate) min: [i128; 2],
+    pub(crate) max: [i128; 2],
 }
 
 impl Default for Wide {
@@ -157,7 +158,7 @@ impl Wide {
     }
 
     /// As [`Agg::range_with`].
-    fn range_with(&self, v: i128, s: i128) -> i128 {
+    pub(crate) fn range_with(&self, v: i128, s: i128) -> i128 {
         let nv = v - s;
         let lo = if self.min[0] == v { self.min[1] } else { self.min[0] }.min(nv);
         let hi = if self.max[0] == v { self.max[1] } else { self.max[0] }.max(nv);
@@ -252,22 +253,29 @@ pub(crate) fn choose_entries(strategy: DiskChoice, entries: &[Entry], pool: Pool
                 }
             }
             let Some(node) = best_node.filter(|_| best_score < f64::MAX) else { return Some(first) };
-            let mut best_disk = None;
-            let mut best_score = f64::MAX;
-            for c in pool.cands(node) {
-                let u = usable(c) as i128;
-                if u < s {
-                    continue;
-                }
-                let score = disk_stats.spread_with(u, s);
-                if best_disk.is_none() || score < best_score {
-                    best_score = score;
-                    best_disk = Some(*c);
-                }
-            }
-            Some(best_disk.unwrap_or(first))
+            Some(best_disk(pool.cands(node), &disk_stats, s).unwrap_or(first))
         }
     }
+}
+
+/// The balance score's disk stage: among `cands` (the chosen node's, in disk order) with at
+/// least `s` usable bytes, the first whose use leaves the tier's disks (`disk_stats`) most even.
+#[inline]
+pub(crate) fn best_disk(cands: &[Candidate], disk_stats: &Agg, s: i128) -> Option<Candidate> {
+    let mut best_disk = None;
+    let mut best_score = f64::MAX;
+    for c in cands {
+        let u = usable(c) as i128;
+        if u < s {
+            continue;
+        }
+        let score = disk_stats.spread_with(u, s);
+        if best_disk.is_none() || score < best_score {
+            best_score = score;
+            best_disk = Some(*c);
+        }
+    }
+    best_disk
 }
 
 /// Chooses among `cands` (sorted by host id, then disk id; non-empty). Returns an index.

@@ -205,6 +205,7 @@
 //! with [`ReplicaScheduler::seed`] and the replica name. Each result is one Longhorn could produce.
 
 mod choice;
+mod count;
 mod disk_stage;
 mod hooks;
 mod node;

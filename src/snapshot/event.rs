@@ -181,6 +181,14 @@ impl Cluster {
         Ok(next)
     }
 
+    /// [`apply`](Cluster::apply) changing this snapshot itself: the same result, without the
+    /// clone (a chunk or host this snapshot alone holds is changed where it is, not copied).
+    /// On error the snapshot may be left partly changed: drop it.
+    pub(crate) fn apply_mut(&mut self, event: &ClusterEvent) -> Result<(), EventError> {
+        self.generation += 1;
+        self.apply_in_place(event)
+    }
+
     fn apply_in_place(&mut self, event: &ClusterEvent) -> Result<(), EventError> {
         match event {
             ClusterEvent::HostAdded { host } => {

@@ -513,6 +513,12 @@ impl Cluster {
         self.host(id).map(|h| self.host_spec(h))
     }
 
+    /// The spec of disk `disk` of host `id` (as in [`host_to_spec`](Cluster::host_to_spec)), or
+    /// `None` when there is no such disk. Computes in O(the disk's size).
+    pub fn disk_to_spec(&self, id: HostId, disk: DiskId) -> Option<DiskSpec> {
+        self.disk(id, disk).map(|d| self.disk_spec(d))
+    }
+
     /// Serialises to JSON (a [`ClusterSpec`]).
     pub fn to_json(&self) -> String {
         // A spec holds only strings, numbers, maps and lists: serialisation cannot fail.
@@ -921,6 +927,39 @@ impl Cluster {
         Ok(id)
     }
 
+    /// Exactly [`apply_mut`](Cluster::apply_mut) of a [`ClusterEvent::DiskUpdated`] carrying
+    /// disk `disk` of host `id` ([`disk_to_spec`](Cluster::disk_to_spec)) with `size` bytes
+    /// added to `scheduled` and `name` to the scheduled replicas, without the spec round trip
+    /// and without copying a host or chunk this snapshot alone holds. Returns `false` (nothing
+    /// changed) when there is no such disk or the new `scheduled` would be negative or above
+    /// `i64::MAX` (where the event is refused or cannot be written).
+    pub(crate) fn add_scheduled_replica(&mut self, id: HostId, disk: DiskId, name: &str, size: i64) -> bool {
+        let Some(d) = self.disk(id, disk) else { return false };
+        let Some(scheduled) = (d.scheduled as i64).checked_add(size).and_then(|v| u64::try_from(v).ok()) else {
+            return false;
+        };
+        let (c, lane) = (id.index() >> CHUNK_BITS, id.index() & (CHUNK - 1));
+        let zone_level = self.topology.zone_level();
+        self.generation += 1;
+        let generation = self.generation;
+        let Some(chunk) = self.chunks.get_mut(c).map(Arc::make_mut) else { return false };
+        let Some(Some(host)) = chunk.hosts.get_mut(lane) else { return false };
+        let h = Arc::make_mut(host);
+        let Some(d) = h.disks.get_mut(disk.index()) else { return false };
+        d.scheduled = scheduled;
+        // The event's disk keeps its names sorted and deduplicated.
+        if let Err(i) = d.scheduled_replicas.binary_search_by(|r| (**r).cmp(name)) {
+            d.scheduled_replicas.insert(i, name.into());
+        }
+        h.generation = generation;
+        let host = Some(Arc::clone(host));
+        // A disk's change leaves the host's classes as they were.
+        let classes: SmallVec<[ClassId; 8]> = chunk.hot.classes.iter().map(|column| column[lane]).collect();
+        let aggregate_class = chunk.hot.aggregate_class[lane];
+        chunk.set(lane, host, zone_level, &self.hot_attributes, &classes, aggregate_class);
+        true
+    }
+
     fn put(&mut self, id: HostId, host: Option<Arc<Host>>) {
         let c = id.index() >> CHUNK_BITS;
         if c == self.chunks.len() {
@@ -1217,26 +1256,26 @@ impl Cluster {
                 .collect(),
             aggregates: h.aggregates.iter().map(|a| self.aggregates[a.index()].name.to_string()).collect(),
             service_host: h.service.map(|s| self.services.name(s).to_owned()),
-            disks: h
-                .disks
-                .iter()
-                .map(|d| DiskSpec {
-                    name: d.name.to_string(),
-                    maximum: d.maximum as i64,
-                    available: d.available as i64,
-                    reserved: d.reserved as i64,
-                    scheduled: d.scheduled as i64,
-                    tags: d.tags.iter().map(|&t| s(t)).collect(),
-                    allow_scheduling: d.allow_scheduling,
-                    eviction_requested: d.eviction_requested,
-                    disk_type: d.disk_type,
-                    fs_type: d.fs_type.to_string(),
-                    ready: d.ready,
-                    schedulable: d.schedulable,
-                    scheduled_replicas: d.scheduled_replicas.iter().map(|n| n.to_string()).collect(),
-                })
-                .collect(),
+            disks: h.disks.iter().map(|d| self.disk_spec(d)).collect(),
             attributes: h.attributes().map(|(k, v)| (k.to_owned(), v.clone())).collect(),
+        }
+    }
+
+    fn disk_spec(&self, d: &Disk) -> DiskSpec {
+        DiskSpec {
+            name: d.name.to_string(),
+            maximum: d.maximum as i64,
+            available: d.available as i64,
+            reserved: d.reserved as i64,
+            scheduled: d.scheduled as i64,
+            tags: d.tags.iter().map(|&t| self.resolve(t).to_owned()).collect(),
+            allow_scheduling: d.allow_scheduling,
+            eviction_requested: d.eviction_requested,
+            disk_type: d.disk_type,
+            fs_type: d.fs_type.to_string(),
+            ready: d.ready,
+            schedulable: d.schedulable,
+            scheduled_replicas: d.scheduled_replicas.iter().map(|n| n.to_string()).collect(),
         }
     }
 }

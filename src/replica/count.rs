@@ -1,0 +1,748 @@
+//! Counting new volumes one after another without an engine call per volume, for
+//! [`capacity::volumes`](crate::capacity::volumes).
+//!
+//! The stepwise count calls [`ReplicaScheduler::schedule_volume`] once per volume on a snapshot
+//! holding the earlier volumes' replicas: O(hosts + disks) per volume. Here the volume's
+//! preparation ([`Prep`]) is made once, and a volume redoes only what its replicas change: the
+//! disks they landed on (their `scheduled` bytes, pre-filter, space check, and the candidates
+//! and summary of their hosts, through the engine's own [`disk_stage::prepare_host`]).
+//!
+//! Within a volume, the tiers of a new volume are simple: the first holds the eligible hosts of
+//! the zones no replica of the volume uses, the second every eligible host but the used ones
+//! (plus the used ones under best-effort disk pressure), the third the used ones. The hosts
+//! that hold a replica are few and are judged as the engine judges them
+//! ([`disk_stage::dynamic_host`], [`disk_stage::holds`]); the others are leaves of a segment
+//! tree ordered by (zone, host id), whose nodes carry what the disk choice reads of a set of
+//! hosts ([`Node`]). A tier is then the union of O(zones + replicas) leaf ranges, and the
+//! choice among its hosts is a few descents of the tree ([`Sim::balance_host`]).
+//!
+//! Anything this cannot reproduce makes [`ReplicaScheduler::count_volumes`] return `None` (the
+//! caller counts stepwise), and a volume it predicts to fail is handed back, so the caller's
+//! stepwise count schedules that very volume and reports its message.
+
+use super::choice::{best_disk, spread, Agg, Candidate, DiskChoice, Wide};
+use super::disk_stage::{self, DiskPrep};
+use super::prep::Prep;
+use super::volume::{DataLocality, Replica, Volume, MAX_VOLUME_REPLICAS};
+use super::{name_hash, Ctx, ReplicaScheduler};
+use crate::id::{DiskId, DomainId, HostId};
+use crate::rng::SplitMix64;
+use crate::snapshot::{Cluster, HotDisk};
+use smallvec::SmallVec;
+
+/// What [`ReplicaScheduler::count_volumes`] counted.
+#[derive(Debug, Default)]
+pub(crate) struct Count {
+    /// Every counted volume's replicas, `(name, host, disk)`, in the order the stepwise count
+    /// writes them (volume by volume, each volume's replicas in name order).
+    pub(crate) placed: Vec<(String, HostId, DiskId)>,
+    /// Volumes counted: the limit, or the index of the first volume predicted not to place
+    /// in full (the stepwise count schedules it next).
+    pub(crate) volumes: u32,
+}
+
+/// No leaf, no host.
+const NONE: u32 = u32::MAX;
+
+/// What the disk choice reads of a set of hosts, each with its candidate disks: the number of
+/// hosts, the sum, two largest and two smallest of their usable totals (with multiplicity, as
+/// [`Wide`]), the lowest host id, the best `available − reserved` and the lowest host id
+/// holding it, and the disk-level summary ([`Agg`] merged). Merging is commutative, so a node
+/// summarises its leaves whatever their order.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    n: u32,
+    first: u32,
+    mus_host: u32,
+    mus: i64,
+    sum: i128,
+    max: [i128; 2],
+    min: [i128; 2],
+    disks: Agg,
+}
+
+impl Node {
+    const EMPTY: Node = Node {
+        n: 0,
+        first: NONE,
+        mus_host: NONE,
+        mus: i64::MIN,
+        sum: 0,
+        max: [i128::MIN; 2],
+        min: [i128::MAX; 2],
+        disks: Agg::EMPTY,
+    };
+
+    /// One host with candidates summarised in `agg` (empty when it has none).
+    fn leaf(host: HostId, agg: &Agg) -> Node {
+        if agg.n == 0 {
+            return Node::EMPTY;
+        }
+        Node {
+            n: 1,
+            first: host.0,
+            mus_host: host.0,
+            mus: agg.mus,
+            sum: agg.sum,
+            max: [agg.sum, i128::MIN],
+            min: [agg.sum, i128::MAX],
+            disks: *agg,
+        }
+    }
+
+    fn add(&mut self, o: &Node) {
+        if o.n == 0 {
+            return;
+        }
+        self.n += o.n;
+        self.sum += o.sum;
+        self.first = self.first.min(o.first);
+        if o.mus > self.mus || (o.mus == self.mus && o.mus_host < self.mus_host) {
+            self.mus = o.mus;
+            self.mus_host = o.mus_host;
+        }
+        for v in o.max {
+            if v > self.max[0] {
+                self.max = [v, self.max[0]];
+            } else if v > self.max[1] {
+                self.max[1] = v;
+            }
+        }
+        for v in o.min {
+            if v < self.min[0] {
+                self.min = [v, self.min[0]];
+            } else if v < self.min[1] {
+                self.min[1] = v;
+            }
+        }
+        self.disks.merge(&o.disks);
+    }
+}
+
+/// A segment tree of [`Node`]s over the leaves `0..len` (a power-of-two layout).
+#[derive(Debug)]
+struct Tree {
+    size: usize,
+    nodes: Vec<Node>,
+}
+
+impl Tree {
+    fn new(leaves: &[Node]) -> Tree {
+        let size = leaves.len().next_power_of_two().max(1);
+        let mut nodes = vec![Node::EMPTY; 2 * size];
+        nodes[size..size + leaves.len()].copy_from_slice(leaves);
+        for i in (1..size).rev() {
+            let mut n = nodes[2 * i];
+            n.add(&nodes[2 * i + 1]);
+            nodes[i] = n;
+        }
+        Tree { size, nodes }
+    }
+
+    /// Replaces leaf `i`. O(log leaves).
+    fn set(&mut self, i: usize, leaf: Node) {
+        let mut k = self.size + i;
+        self.nodes[k] = leaf;
+        while k > 1 {
+            k /= 2;
+            let mut n = self.nodes[2 * k];
+            n.add(&self.nodes[2 * k + 1]);
+            self.nodes[k] = n;
+        }
+    }
+
+    /// Adds leaves `a..b` into `acc`. O(log leaves).
+    fn query(&self, a: usize, b: usize, acc: &mut Node) {
+        let (mut l, mut r) = (a + self.size, b + self.size);
+        while l < r {
+            if l & 1 == 1 {
+                acc.add(&self.nodes[l]);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                acc.add(&self.nodes[r]);
+            }
+            l /= 2;
+            r /= 2;
+        }
+    }
+
+    /// The leftmost leaf of `a..b` for which `hit` holds, where `hit` of a node holds whenever
+    /// it holds for one of its leaves (and is only a bound otherwise). O(log leaves).
+    fn leftmost(&self, a: usize, b: usize, hit: &impl Fn(&Node) -> bool) -> Option<usize> {
+        self.descend(1, 0, self.size, a, b, hit)
+    }
+
+    fn descend(
+        &self,
+        k: usize,
+        lo: usize,
+        hi: usize,
+        a: usize,
+        b: usize,
+        hit: &impl Fn(&Node) -> bool,
+    ) -> Option<usize> {
+        if hi <= a || b <= lo || !hit(&self.nodes[k]) {
+            return None;
+        }
+        if hi - lo == 1 {
+            return Some(lo);
+        }
+        let mid = (lo + hi) / 2;
+        self.descend(2 * k, lo, mid, a, b, hit).or_else(|| self.descend(2 * k + 1, mid, hi, a, b, hit))
+    }
+}
+
+/// Which of a new volume's tiers (the engine's tier cascade with no replica evicting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    /// Eligible hosts in zones without a replica of the volume.
+    NewZone,
+    /// Eligible hosts without one, plus the used ones whose disks are under pressure.
+    Unused,
+    /// The hosts holding one.
+    Used,
+}
+
+/// One host of a tier judged per replica (it holds a replica of the volume): its candidates in
+/// [`Sim::dyn_cands`] and their summary.
+#[derive(Debug, Clone, Copy)]
+struct DynEntry {
+    host: HostId,
+    start: u32,
+    len: u32,
+    agg: Agg,
+}
+
+/// The simulation of the stepwise count.
+struct Sim<'a> {
+    s: &'a ReplicaScheduler,
+    cx: Ctx<'a>,
+    prep: Prep,
+    /// Bytes the counted volumes added to each disk's `scheduled` (indexed like `prep.disks`).
+    extra: Vec<u64>,
+    /// Each host's static candidates from its first disk's slot (indexed like `prep.disks`);
+    /// `ncand` of them, summarised in `prep.aggs`.
+    cands: Vec<Candidate>,
+    ncand: Vec<u32>,
+    tree: Tree,
+    /// Each host's leaf, or [`NONE`] for a host in no tier.
+    leaf_of: Vec<u32>,
+    /// Each leaf's host.
+    host_of: Vec<HostId>,
+    /// `(zone, first leaf, end leaf)`, in leaf order.
+    zones: Vec<(DomainId, u32, u32)>,
+    flags: (bool, bool, bool),
+    // Buffers.
+    disk_buf: Vec<HotDisk>,
+    prep_buf: Vec<DiskPrep>,
+    cand_buf: Vec<Candidate>,
+    dyn_cands: Vec<Candidate>,
+    dyn_entries: Vec<DynEntry>,
+    ranges: Vec<(u32, u32)>,
+}
+
+impl ReplicaScheduler {
+    /// Counts new volumes like `volume` (named `<name>`, `<name>-1` …) placed one after another,
+    /// each seeing the earlier ones' replicas, up to `limit`, exactly as calling
+    /// [`schedule_volume`](ReplicaScheduler::schedule_volume) volume after volume does; stops
+    /// before the first volume predicted not to place in full. `None` when the configuration is
+    /// not one this reproduces: the caller's hooks, data locality, a negative size, more
+    /// replicas than [`MAX_VOLUME_REPLICAS`].
+    ///
+    /// Computes in O(hosts + disks) once, then per volume O(replicas × ((zones + replicas) ×
+    /// log hosts + replicas × the disks of the hosts holding them)).
+    pub(crate) fn count_volumes(&self, cluster: &Cluster, volume: &Volume, limit: u32) -> Option<Count> {
+        let r = volume.number_of_replicas as usize;
+        if r == 0 {
+            // Nothing to create: every call places its (no) replicas and reports nothing.
+            return Some(Count { placed: Vec::new(), volumes: limit });
+        }
+        if self.hooks.is_some()
+            || volume.data_locality != DataLocality::Disabled
+            || volume.size < 0
+            || volume.number_of_replicas > MAX_VOLUME_REPLICAS
+        {
+            return None;
+        }
+        let mut sim = Sim::new(self, cluster, volume)?;
+        let mut count = Count::default();
+        let mut names: Vec<String> = Vec::with_capacity(r);
+        let mut replicas: Vec<Replica> = Vec::with_capacity(r);
+        let mut at: Vec<(Option<HostId>, Option<DiskId>)> = Vec::with_capacity(r);
+        let mut placed: SmallVec<[(HostId, DiskId); 8]> = SmallVec::new();
+        while count.volumes < limit {
+            let k = count.volumes;
+            let name = if k == 0 { volume.name.clone() } else { format!("{}-{k}", volume.name) };
+            // The engine's names: drawn in creation order, scheduled in name order.
+            let mut rng = SplitMix64::new(self.seed ^ name_hash(&[&name]));
+            names.clear();
+            for _ in 0..r {
+                let n = loop {
+                    let n = format!("{}-r-{:08x}", name, rng.next_u64() as u32);
+                    if !names.contains(&n) {
+                        break n;
+                    }
+                };
+                names.push(n);
+            }
+            names.sort();
+            replicas.clear();
+            at.clear();
+            replicas.extend(names.iter().map(|n| Replica::new(n.clone())));
+            at.resize(r, (None, None));
+            placed.clear();
+            for i in 0..r {
+                let Some(c) = sim.place(&replicas, &at, &placed) else { return Some(count) };
+                at[i] = (Some(c.host), Some(c.disk));
+                // As the engine writes a placement: not counted by the disk's `scheduled` yet
+                // (`holds` reads only that the replica names a disk).
+                replicas[i].disk_id = "-".to_owned();
+                replicas[i].counted = false;
+                placed.push((c.host, c.disk));
+            }
+            if !sim.commit(&placed) {
+                return Some(count);
+            }
+            for (n, &(h, d)) in names.drain(..).zip(&placed) {
+                count.placed.push((n, h, d));
+            }
+            count.volumes += 1;
+        }
+        Some(count)
+    }
+}
+
+impl<'a> Sim<'a> {
+    fn new(s: &'a ReplicaScheduler, cluster: &'a Cluster, volume: &'a Volume) -> Option<Sim<'a>> {
+        let cx = Ctx::new(s, cluster, volume);
+        let mut prep = Prep::default();
+        prep.fill(&cx, None);
+        // Without candidate nodes every volume fails at its first replica: hand it back.
+        let mut sel: Vec<HostId> = match &prep.plain_cands {
+            Ok(c) => c.iter().copied().filter(|&id| prep.host(id).is_some_and(|h| h.selector_ok)).collect(),
+            Err(_) => Vec::new(),
+        };
+        sel.sort_by_key(|&id| (prep.host(id).map_or(DomainId::NONE, |h| h.zone), id));
+        let disks = prep.disks.len();
+        let mut cands = vec![Candidate { host: HostId(0), disk: DiskId(0), space: Default::default() }; disks];
+        let mut ncand = vec![0u32; prep.hosts.len()];
+        for (i, hp) in prep.hosts.iter().enumerate() {
+            if !hp.exists || hp.cand_len == 0 {
+                continue;
+            }
+            let from = prep.cands.get(hp.cand_start as usize..(hp.cand_start + hp.cand_len) as usize)?;
+            cands.get_mut(hp.disk_start as usize..hp.disk_start as usize + from.len())?.copy_from_slice(from);
+            ncand[i] = hp.cand_len;
+        }
+        let mut leaf_of = vec![NONE; prep.hosts.len()];
+        let mut zones: Vec<(DomainId, u32, u32)> = Vec::new();
+        let mut leaves = Vec::with_capacity(sel.len());
+        for (i, &id) in sel.iter().enumerate() {
+            let zone = prep.host(id).map_or(DomainId::NONE, |h| h.zone);
+            match zones.last_mut() {
+                Some(z) if z.0 == zone => z.2 += 1,
+                _ => zones.push((zone, i as u32, i as u32 + 1)),
+            }
+            leaf_of[id.index()] = i as u32;
+            leaves.push(Node::leaf(id, prep.aggs.get(id.index())?));
+        }
+        Some(Sim {
+            s,
+            flags: s.effective_anti_affinity(volume),
+            cx,
+            extra: vec![0; disks],
+            cands,
+            ncand,
+            tree: Tree::new(&leaves),
+            leaf_of,
+            host_of: sel,
+            zones,
+            prep,
+            disk_buf: Vec::new(),
+            prep_buf: Vec::new(),
+            cand_buf: Vec::new(),
+            dyn_cands: Vec::new(),
+            dyn_entries: Vec::new(),
+            ranges: Vec::new(),
+        })
+    }
+
+    /// Host `id`'s disks in hot form as the current count sees them, into `disk_buf`.
+    fn load_disks(&mut self, id: HostId) {
+        let start = self.prep.hosts.get(id.index()).map_or(0, |h| h.disk_start as usize);
+        self.disk_buf.clear();
+        for (i, d) in self.cx.cluster.hot_disks(id).iter().enumerate() {
+            let mut d = *d;
+            d.scheduled += self.extra.get(start + i).copied().unwrap_or(0);
+            self.disk_buf.push(d);
+        }
+    }
+
+    /// Writes a placed volume's replicas into the disks and re-prepares their hosts. `false`
+    /// (nothing written) when a disk's `scheduled` would leave the range the stepwise count
+    /// writes without overflow.
+    fn commit(&mut self, placed: &[(HostId, DiskId)]) -> bool {
+        let size = self.cx.volume.size as u64;
+        let mut add: SmallVec<[(usize, u64); 8]> = SmallVec::new();
+        for &(h, d) in placed {
+            let Some(hp) = self.prep.host(h) else { return false };
+            let slot = hp.disk_start as usize + d.index();
+            let Some(base) = self.cx.cluster.hot_disks(h).get(d.index()) else { return false };
+            let before = base.scheduled
+                + self.extra.get(slot).copied().unwrap_or(0)
+                + add.iter().filter(|a| a.0 == slot).map(|a| a.1).sum::<u64>();
+            if before.checked_add(size).is_none_or(|v| v > i64::MAX as u64) {
+                return false;
+            }
+            add.push((slot, size));
+        }
+        for &(slot, bytes) in &add {
+            if let Some(e) = self.extra.get_mut(slot) {
+                *e += bytes;
+            }
+        }
+        let mut hosts: SmallVec<[HostId; 8]> = placed.iter().map(|p| p.0).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        for h in hosts {
+            self.reprepare(h);
+        }
+        true
+    }
+
+    /// Re-prepares host `id`'s disks for the volume after its disks changed, as the engine's
+    /// preparation on the changed snapshot does.
+    fn reprepare(&mut self, id: HostId) {
+        self.load_disks(id);
+        let Some(hp) = self.prep.hosts.get(id.index()).copied() else { return };
+        let full = if self.cx.disk_detail { self.cx.cluster.host(id) } else { None };
+        self.prep_buf.clear();
+        self.cand_buf.clear();
+        let mut agg = Agg::EMPTY;
+        let summary = disk_stage::prepare_host(
+            &self.cx,
+            id,
+            &self.disk_buf,
+            None,
+            full,
+            &mut self.prep_buf,
+            &mut self.cand_buf,
+            &mut agg,
+        );
+        let start = hp.disk_start as usize;
+        if let Some(dst) = self.prep.disks.get_mut(start..start + self.prep_buf.len()) {
+            dst.copy_from_slice(&self.prep_buf);
+        }
+        if let Some(dst) = self.cands.get_mut(start..start + self.cand_buf.len()) {
+            dst.copy_from_slice(&self.cand_buf);
+        }
+        self.ncand[id.index()] = self.cand_buf.len() as u32;
+        self.prep.aggs[id.index()] = agg;
+        self.prep.hosts[id.index()].disks = summary;
+        if let Some(&leaf) = self.leaf_of.get(id.index()).filter(|&&l| l != NONE) {
+            self.tree.set(leaf as usize, Node::leaf(id, &agg));
+        }
+    }
+
+    /// The engine's placement of the next replica of a volume whose replicas so far are
+    /// `placed` (`replicas` / `at` as the engine's list and resolved places), or `None` when
+    /// the engine would not place it.
+    fn place(
+        &mut self,
+        replicas: &[Replica],
+        at: &[(Option<HostId>, Option<DiskId>)],
+        placed: &[(HostId, DiskId)],
+    ) -> Option<Candidate> {
+        let mut used: SmallVec<[HostId; 8]> = placed.iter().map(|p| p.0).collect();
+        used.sort_unstable();
+        used.dedup();
+        let mut zones: SmallVec<[DomainId; 8]> =
+            used.iter().map(|&h| self.prep.host(h).map_or(DomainId::NONE, |hp| hp.zone)).collect();
+        zones.sort_unstable();
+        zones.dedup();
+        let (node_soft, zone_soft, _) = self.flags;
+        let mut tiers: SmallVec<[Tier; 3]> = SmallVec::new();
+        tiers.push(Tier::NewZone);
+        if zone_soft {
+            tiers.push(Tier::Unused);
+            if node_soft {
+                tiers.push(Tier::Used);
+            }
+        }
+        for tier in tiers {
+            if let Some(c) = self.tier(tier, &used, &zones, replicas, at) {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// The pick within `tier`, or `None` when it has no candidate.
+    fn tier(
+        &mut self,
+        tier: Tier,
+        used: &[HostId],
+        zones: &[DomainId],
+        replicas: &[Replica],
+        at: &[(Option<HostId>, Option<DiskId>)],
+    ) -> Option<Candidate> {
+        // The static hosts: leaf ranges, each within one zone (leaves in host id order).
+        self.ranges.clear();
+        match tier {
+            Tier::NewZone => {
+                for &(z, a, b) in &self.zones {
+                    if zones.binary_search(&z).is_err() {
+                        self.ranges.push((a, b));
+                    }
+                }
+            }
+            Tier::Unused => {
+                let mut cut: SmallVec<[u32; 8]> =
+                    used.iter().filter_map(|h| self.leaf_of.get(h.index()).copied()).filter(|&l| l != NONE).collect();
+                cut.sort_unstable();
+                let mut next = 0;
+                for &(_, a, b) in &self.zones {
+                    let mut from = a;
+                    while next < cut.len() && cut[next] < b {
+                        if cut[next] > from {
+                            self.ranges.push((from, cut[next]));
+                        }
+                        from = cut[next] + 1;
+                        next += 1;
+                    }
+                    if from < b {
+                        self.ranges.push((from, b));
+                    }
+                }
+            }
+            Tier::Used => {}
+        }
+        let mut all = Node::EMPTY;
+        for &(a, b) in &self.ranges {
+            self.tree.query(a as usize, b as usize, &mut all);
+        }
+        // The hosts judged per replica, in id order.
+        self.dyn_cands.clear();
+        self.dyn_entries.clear();
+        for &h in used {
+            let pressured = self.prep.host(h).is_some_and(|hp| hp.pressured);
+            if tier == Tier::NewZone || (tier == Tier::Unused && !pressured) {
+                continue;
+            }
+            self.load_disks(h);
+            let Some(hp) = self.prep.host(h).copied() else { continue };
+            let start = self.dyn_cands.len();
+            let disk_prep = self.prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
+            disk_stage::dynamic_host(
+                &self.cx,
+                h,
+                &self.disk_buf,
+                self.cx.cluster.host(h),
+                disk_prep,
+                hp.disks,
+                replicas,
+                at,
+                &mut self.dyn_cands,
+                |_, _| {},
+            );
+            let len = self.dyn_cands.len() - start;
+            if len > 0 {
+                self.dyn_entries.push(DynEntry { host: h, start: start as u32, len: len as u32, agg: Agg::EMPTY });
+            }
+        }
+        if !self.dyn_entries.is_empty() {
+            // Step 11: disk anti-affinity over the held disks, as the engine filters.
+            let any_free = all.n > 0 || self.dyn_cands.iter().any(|c| !disk_stage::holds(c, replicas, at));
+            let filter = any_free || !self.flags.2;
+            let mut w = 0usize;
+            for e in self.dyn_entries.iter_mut() {
+                let start = w;
+                let mut agg = Agg::EMPTY;
+                for k in e.start as usize..(e.start + e.len) as usize {
+                    let c = self.dyn_cands[k];
+                    if filter && disk_stage::holds(&c, replicas, at) {
+                        continue;
+                    }
+                    agg.push(&c);
+                    self.dyn_cands[w] = c;
+                    w += 1;
+                }
+                e.start = start as u32;
+                e.len = (w - start) as u32;
+                e.agg = agg;
+            }
+            self.dyn_cands.truncate(w);
+            self.dyn_entries.retain(|e| e.len > 0);
+            for e in &self.dyn_entries {
+                all.add(&Node::leaf(e.host, &e.agg));
+            }
+        }
+        if all.n == 0 {
+            return None;
+        }
+        let first = self.cands_of(HostId(all.first)).first().copied();
+        match self.s.disk_choice {
+            DiskChoice::MostUsableStorage => {
+                let host = HostId(all.mus_host);
+                let pos = self.agg_of(host).mus_pos as usize;
+                self.cands_of(host).get(pos).copied().or(first)
+            }
+            DiskChoice::BalanceScore => {
+                let s = self.cx.volume.size as i128;
+                match self.balance_host(&all, s) {
+                    Some(host) => best_disk(self.cands_of(host), &all.disks, s).or(first),
+                    None => first,
+                }
+            }
+        }
+    }
+
+    /// Host `id`'s candidates in the current tier: its judged-per-replica list when it holds a
+    /// replica, else its static one.
+    fn cands_of(&self, id: HostId) -> &[Candidate] {
+        if let Some(e) = self.dyn_entries.iter().find(|e| e.host == id) {
+            return self.dyn_cands.get(e.start as usize..(e.start + e.len) as usize).unwrap_or(&[]);
+        }
+        let start = self.prep.hosts.get(id.index()).map_or(0, |h| h.disk_start as usize);
+        let n = self.ncand.get(id.index()).copied().unwrap_or(0) as usize;
+        self.cands.get(start..start + n).unwrap_or(&[])
+    }
+
+    fn agg_of(&self, id: HostId) -> Agg {
+        match self.dyn_entries.iter().find(|e| e.host == id) {
+            Some(e) => e.agg,
+            None => self.prep.aggs.get(id.index()).copied().unwrap_or(Agg::EMPTY),
+        }
+    }
+
+    /// The balance score's node stage over the tier summarised in `all`: the host the engine's
+    /// loop keeps (the first, in host id order, of those with the lowest score), or `None` when
+    /// it keeps none (no host has `s` usable bytes, or the mean is not positive).
+    ///
+    /// A host's score is a function of its total `v` alone: `spread` of
+    /// `max(M', v − s) − min(m', v − s)`, where `M'` and `m'` are the largest and smallest of
+    /// the other totals (the second extreme when `v` is the extreme). For `v` strictly between
+    /// the smallest total `m` and the largest `M` (and `s ≥ 0`) that range is
+    /// `M − min(m, v − s)`, which never grows with `v`, and it is never below the largest
+    /// host's range. So the lowest score is that of `M` or of `m`; the hosts scoring it are
+    /// those with `v ≥ lo` for some `lo` (found by bisection on the same float formula) when
+    /// `M`'s score is the lowest, plus those with `v = m` when `m`'s is; each set's first host
+    /// is one descent of the tree.
+    fn balance_host(&self, all: &Node, s: i128) -> Option<HostId> {
+        let wide = Wide { n: all.n as usize, sum: all.sum, min: all.min, max: all.max };
+        let score = |v: i128| spread(wide.range_with(v, s), wide.n, wide.sum - s);
+        let (big, small) = (all.max[0], all.min[0]);
+        if big < s {
+            return None;
+        }
+        let score_big = score(big);
+        let score_small = (small < big && small >= s).then(|| score(small));
+        let best = match score_small {
+            Some(x) if x < score_big => x,
+            _ => score_big,
+        };
+        if best >= f64::MAX {
+            return None;
+        }
+        let mut win = NONE;
+        if score_big == best {
+            // The smallest total in `lo_bound..=big` scoring `best` (the scores of the totals
+            // between never grow with the total; `big` scores it).
+            let (mut lo, mut hi) = (s.max(small + 1), big);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if score(mid) <= best {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            win = win.min(self.first_host(hi, true));
+        }
+        if score_small == Some(best) {
+            win = win.min(self.first_host(small, false));
+        }
+        (win != NONE).then_some(HostId(win))
+    }
+
+    /// The lowest host id of the current tier whose total is `≥ t` (`at_least`) or `≤ t`.
+    fn first_host(&self, t: i128, at_least: bool) -> u32 {
+        let hit = |n: &Node| n.n > 0 && if at_least { n.max[0] >= t } else { n.min[0] <= t };
+        let mut win = NONE;
+        for &(a, b) in &self.ranges {
+            if let Some(leaf) = self.tree.leftmost(a as usize, b as usize, &hit) {
+                if let Some(h) = self.host_of.get(leaf) {
+                    win = win.min(h.0);
+                }
+            }
+        }
+        for e in &self.dyn_entries {
+            let v = e.agg.sum;
+            if (at_least && v >= t) || (!at_least && v <= t) {
+                win = win.min(e.host.0);
+            }
+        }
+        win
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replica::space::DiskSpace;
+
+    fn leaf(host: u32, totals: &[i64]) -> Node {
+        let mut agg = Agg::EMPTY;
+        for (d, &t) in totals.iter().enumerate() {
+            let space = DiskSpace::new(t.max(1), t, 0, 0);
+            agg.push(&Candidate { host: HostId(host), disk: DiskId(d as u32), space });
+        }
+        Node::leaf(HostId(host), &agg)
+    }
+
+    /// Range summaries and leftmost searches against a scan of the leaves.
+    #[test]
+    fn the_tree_agrees_with_a_scan() {
+        let mut rng = SplitMix64::new(5);
+        for len in [1usize, 2, 3, 7, 64, 100] {
+            let mut leaves: Vec<Node> = (0..len)
+                .map(|i| {
+                    let n = rng.below(3);
+                    let totals: Vec<i64> = (0..n).map(|_| rng.below(6) as i64 * 10).collect();
+                    leaf(i as u32, &totals)
+                })
+                .collect();
+            let mut tree = Tree::new(&leaves);
+            for _ in 0..200 {
+                if rng.below(4) == 0 {
+                    let i = rng.below(len);
+                    leaves[i] = leaf(i as u32, &[rng.below(6) as i64 * 10]);
+                    tree.set(i, leaves[i]);
+                }
+                let a = rng.below(len + 1);
+                let b = a + rng.below(len + 1 - a);
+                let mut got = Node::EMPTY;
+                tree.query(a, b, &mut got);
+                let mut want = Node::EMPTY;
+                for l in &leaves[a..b] {
+                    want.add(l);
+                }
+                assert_eq!(
+                    (got.n, got.sum, got.max, got.min, got.first),
+                    (want.n, want.sum, want.max, want.min, want.first)
+                );
+                assert_eq!(
+                    (got.mus, got.mus_host, got.disks.n, got.disks.sum),
+                    (want.mus, want.mus_host, want.disks.n, want.disks.sum)
+                );
+                let t = rng.below(7) as i128 * 10;
+                let ge = tree.leftmost(a, b, &|n: &Node| n.n > 0 && n.max[0] >= t);
+                assert_eq!(ge, (a..b).find(|&i| leaves[i].n > 0 && leaves[i].sum >= t));
+                let le = tree.leftmost(a, b, &|n: &Node| n.n > 0 && n.min[0] <= t);
+                assert_eq!(le, (a..b).find(|&i| leaves[i].n > 0 && leaves[i].sum <= t));
+            }
+        }
+    }
+}
