@@ -7,9 +7,12 @@
 # Usage: ROUND=N fuzz/campaign.sh SECONDS TARGET...
 #   SECONDS          the longest a target runs.
 #   ROUND            names the logs: work/TARGET.ROUND.log, and work/TARGET.ROUND.cov holds
-#                    "elapsed-seconds edges" samples every 10 s once the corpus is loaded.
-#   MIN_SECONDS=M    end a run early once it has run M seconds and its edge count has not grown
-#                    over the last quarter of its time so far (the plateau this campaign uses).
+#                    "elapsed-seconds cpu-seconds edges" samples every 10 s once the corpus is
+#                    loaded.
+#   MIN_SECONDS=M    end a run early once the fuzzer has had M seconds of CPU and its edge count
+#                    has not grown over the last quarter of its CPU time so far (the plateau this
+#                    campaign uses). CPU time, not wall time, so a fuzzer starved by neighbours on
+#                    a shared machine is not taken for one that stopped finding edges.
 #   DEADLINE=HH:MM   (UTC) no fuzzer runs past it: a run is stopped there, later targets skipped.
 #   CPU=N NICE=K     pin every fuzzer to core N (taskset) and nice it by K (default 15).
 # A run is stopped with SIGINT, so libFuzzer still prints its final statistics.
@@ -23,6 +26,8 @@ deadline=
 launch=(nice -n "${NICE:-15}")
 [ -n "${CPU:-}" ] && launch=(taskset -c "$CPU" "${launch[@]}")
 
+# CPU seconds (user + system) a process has used so far.
+cpu_secs() { awk -v hz="$(getconf CLK_TCK)" '{ print int(($14 + $15) / hz) }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 edges() { grep -aoE '^#[0-9]+.*cov: [0-9]+' "$1" | tail -1 | sed -E 's/.*cov: ([0-9]+)/\1/'; }
 
 for t in "$@"; do
@@ -41,21 +46,22 @@ for t in "$@"; do
     -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -dict=json.dict \
     -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "$log" 2>&1 &
   pid=$!
-  last_cov= grew=0 why=limit
+  last_cov= grew=0 cpu=0 why=limit
   while kill -0 "$pid" 2>/dev/null; do
     sleep 10
     now=$(date +%s) elapsed=$(( $(date +%s) - start ))
+    cpu=$(cpu_secs "$pid")
     if grep -aq INITED "$log"; then
       cov=$(edges "$log")
       if [ -n "$cov" ]; then
-        echo "$elapsed $cov" >> "$samples"
-        [ "$cov" != "$last_cov" ] && { [ -n "$last_cov" ] && grew=$elapsed; last_cov=$cov; }
+        echo "$elapsed $cpu $cov" >> "$samples"
+        [ "$cov" != "$last_cov" ] && { [ -n "$last_cov" ] && grew=$cpu; last_cov=$cov; }
       fi
     fi
     if [ -n "$deadline" ] && [ "$now" -ge "$deadline" ]; then
       why=deadline; kill -INT "$pid" 2>/dev/null; break
     fi
-    if [ -n "${MIN_SECONDS:-}" ] && [ "$elapsed" -ge "$MIN_SECONDS" ] && [ $((grew * 4)) -le $((elapsed * 3)) ]; then
+    if [ -n "${MIN_SECONDS:-}" ] && [ "$cpu" -ge "$MIN_SECONDS" ] && [ $((grew * 4)) -le $((cpu * 3)) ]; then
       why=plateau; kill -INT "$pid" 2>/dev/null; break
     fi
   done
@@ -65,5 +71,5 @@ for t in "$@"; do
   execs=$(grep -a 'stat::number_of_executed_units' "$log" | awk '{print $2}')
   init=$(grep -a 'INITED' "$log" | head -1 | sed -E 's/.*cov: ([0-9]+).*/\1/')
   last=$(grep -aE '^#[0-9]+' "$log" | tail -1)
-  echo "$(date -u +%H:%M) $t rc=$rc secs=$((end-start)) stop=$why execs=${execs:-?} inited_cov=${init:-?} last_growth_at=${grew}s final: $last" >> work/campaign.log
+  echo "$(date -u +%H:%M) $t rc=$rc secs=$((end-start)) cpu=${cpu}s stop=$why execs=${execs:-?} inited_cov=${init:-?} last_growth_at_cpu=${grew}s final: $last" >> work/campaign.log
 done
