@@ -471,10 +471,14 @@ impl Cluster {
             services: Arc::default(),
             parts: Arc::default(),
         };
+        // The name index is built from the spec first (hosts get ids in spec order) and finds
+        // the first repeated name itself: no set of names is built and thrown away.
+        let host_id = |i: usize| HostId::from_index(i);
+        let names = NameIndex::build(spec.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), host_id(i))));
+        let repeat = names.first_repeat(|id| spec.hosts[id.index()].name.as_str());
         let mut instance_ids: HashSet<&str> = HashSet::new();
-        let mut host_names: HashSet<&str> = HashSet::with_capacity(spec.hosts.len());
-        for host in &spec.hosts {
-            if !host_names.insert(host.name.as_str()) {
+        for (i, host) in spec.hosts.iter().enumerate() {
+            if repeat == Some(host_id(i)) {
                 return Err(BuildError::DuplicateHost { name: host.name.clone() });
             }
             for inst in &host.instances {
@@ -484,7 +488,7 @@ impl Cluster {
             }
             cluster.push_host(host)?;
         }
-        cluster.names = Arc::new(NameIndex::build(cluster.hosts().map(|(id, h)| (&*h.name, id))));
+        cluster.names = Arc::new(names);
         for host in &spec.hosts {
             cluster.check_service_host(host)?;
         }

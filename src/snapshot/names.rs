@@ -28,6 +28,26 @@ impl NameIndex {
         NameIndex { entries }
     }
 
+    /// The first host, in id order, whose name an earlier host already has; `name_of` reads a
+    /// host's name. Computes in O(n) plus a name comparison per pair of hosts whose names share
+    /// a hash.
+    pub(crate) fn first_repeat<'a>(&self, name_of: impl Fn(HostId) -> &'a str) -> Option<HostId> {
+        let mut first: Option<HostId> = None;
+        for run in self.entries.chunk_by(|a, b| a.0 == b.0) {
+            // A run is sorted by id: an entry repeats a name if an earlier one in the run has it.
+            for (i, later) in run.iter().enumerate().skip(1) {
+                if first.is_some_and(|f| f <= later.1) {
+                    break;
+                }
+                if run[..i].iter().any(|earlier| name_of(earlier.1) == name_of(later.1)) {
+                    first = Some(later.1);
+                    break;
+                }
+            }
+        }
+        first
+    }
+
     /// The host called `name`; `name_of` reads a host's name. Computes in O(log n).
     pub(crate) fn get<'a>(&self, name: &str, name_of: impl Fn(HostId) -> &'a str) -> Option<HostId> {
         let h = hash(name);
@@ -54,6 +74,17 @@ impl NameIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_repeated_name_is_found_in_id_order() {
+        let names = ["a", "b", "c", "b", "a", "c"];
+        let name_of = |id: HostId| names[id.index()];
+        let index = NameIndex::build(names.iter().enumerate().map(|(i, &n)| (n, HostId::from_index(i))));
+        assert_eq!(index.first_repeat(name_of), Some(HostId::from_index(3)));
+        let unique = ["a", "b", "c"];
+        let index = NameIndex::build(unique.iter().enumerate().map(|(i, &n)| (n, HostId::from_index(i))));
+        assert_eq!(index.first_repeat(|id| unique[id.index()]), None);
+    }
 
     #[test]
     fn lookups_confirm_names() {
