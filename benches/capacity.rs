@@ -27,7 +27,6 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use placewise::capacity::{self, TaskMethod};
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::Request;
-use placewise::rng::SplitMix64;
 use placewise::schedule::{Scheduler, Scratch, DEFAULT_MAX_COUNT};
 use placewise::snapshot::{Cluster, DiskSpec, HostSpec};
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
@@ -133,21 +132,6 @@ fn engines(c: &mut Criterion) {
 
 /// The `replica` bench's cluster: `nodes` nodes in 3 zones, 4 disks of 1000 GiB each with
 /// random available and scheduled bytes.
-fn storage_cluster(nodes: usize, seed: u64) -> Cluster {
-    const G: i64 = 1 << 30;
-    let mut rng = SplitMix64::new(seed);
-    let mut b = Cluster::builder();
-    for n in 0..nodes {
-        let mut h = HostSpec::new(format!("n{n}")).zone(format!("z{}", n % 3));
-        for d in 0..4 {
-            let avail = 300 + rng.below(700) as i64;
-            h = h.disk(DiskSpec::new(format!("d{d}"), 1000 * G, avail * G).scheduled(rng.below(500) as i64 * G));
-        }
-        b = b.host(h);
-    }
-    b.build().unwrap()
-}
-
 fn volume_count(c: &mut Criterion) {
     const G: i64 = 1 << 30;
     const LIMIT: u32 = 300;
@@ -156,7 +140,7 @@ fn volume_count(c: &mut Criterion) {
     let scheduler = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
     let volume = Volume::new("vol", 10 * G, 3);
     for nodes in [1_000, 10_000] {
-        let cluster = storage_cluster(nodes, 42);
+        let cluster = support::storage_cluster(nodes, 42);
         let fast = capacity::volumes(&scheduler, &cluster, &volume, LIMIT).unwrap();
         let slow = capacity::volumes_stepwise(&scheduler, &cluster, &volume, LIMIT).unwrap();
         assert_eq!((fast.total, &fast.disks, &fast.stop), (slow.total, &slow.disks, &slow.stop));

@@ -13,25 +13,13 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use placewise::replica::{ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
-use placewise::rng::SplitMix64;
-use placewise::{Cluster, DiskSpec, HostSpec};
+use placewise::snapshot::Cluster;
 use std::hint::black_box;
 
 const G: i64 = 1 << 30;
 
-fn cluster(nodes: usize, seed: u64) -> Cluster {
-    let mut rng = SplitMix64::new(seed);
-    let mut b = Cluster::builder();
-    for n in 0..nodes {
-        let mut h = HostSpec::new(format!("n{n}")).zone(format!("z{}", n % 3));
-        for d in 0..4 {
-            let avail = 300 + rng.below(700) as i64;
-            h = h.disk(DiskSpec::new(format!("d{d}"), 1000 * G, avail * G).scheduled(rng.below(500) as i64 * G));
-        }
-        b = b.host(h);
-    }
-    b.build().unwrap()
-}
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 /// Reads every disk's hot columns once and folds them so nothing is optimised away.
 fn floor(cluster: &Cluster) -> u64 {
@@ -50,7 +38,8 @@ fn floor(cluster: &Cluster) -> u64 {
 fn bench(c: &mut Criterion) {
     let scheduler = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
     let volume = Volume::new("vol", 10 * G, 3);
-    let clusters: Vec<(usize, Cluster)> = [1_000, 10_000].into_iter().map(|n| (n, cluster(n, 42))).collect();
+    let clusters: Vec<(usize, Cluster)> =
+        [1_000, 10_000].into_iter().map(|n| (n, support::storage_cluster(n, 42))).collect();
 
     let mut group = c.benchmark_group("replica_volume_3");
     for (nodes, cl) in &clusters {

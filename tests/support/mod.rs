@@ -10,6 +10,26 @@ use placewise::{
     InstanceSpec, LabelFilter, LabelSelectorFilter, ResourceFilter, ResourceSpec, Scheduler, Weigher,
 };
 
+/// `nodes` storage nodes over three zones, four disks each (1,000 GiB, 300–999 GiB available,
+/// up to 499 GiB already scheduled): the cluster of the replica and volume-capacity benches.
+pub(crate) fn storage_cluster(nodes: usize, seed: u64) -> Cluster {
+    const G: i64 = 1 << 30;
+    let mut rng = SplitMix64::new(seed);
+    let mut b = Cluster::builder();
+    for n in 0..nodes {
+        let mut h = HostSpec::new(format!("n{n}")).zone(format!("z{}", n % 3));
+        for d in 0..4 {
+            let avail = 300 + rng.below(700) as i64;
+            h = h.disk(
+                placewise::snapshot::DiskSpec::new(format!("d{d}"), 1000 * G, avail * G)
+                    .scheduled(rng.below(500) as i64 * G),
+            );
+        }
+        b = b.host(h);
+    }
+    b.build().unwrap()
+}
+
 /// Zones used by generated clusters.
 pub(crate) const ZONES: [&str; 3] = ["az1", "az2", "az3"];
 
