@@ -1,7 +1,7 @@
 //! One host of a snapshot and the values it carries.
 
 use super::attributes::AttributeTable;
-use super::shape::{HostResources, SharedParts};
+use super::shape::{self, HostResources, SharedParts};
 use crate::id::{AggregateId, DomainId, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -149,7 +149,7 @@ pub(crate) type LabelPairs = SmallVec<[(Symbol, Symbol); 2]>;
 impl Labels {
     /// Builds from pairs; a later duplicate key replaces the earlier value. The set is shared
     /// with every other holder of the same labels in `parts`.
-    pub(crate) fn from_pairs(mut pairs: LabelPairs, parts: &mut SharedParts) -> Self {
+    pub(crate) fn from_pairs(mut pairs: LabelPairs, parts: &mut Arc<SharedParts>) -> Self {
         pairs.sort_by_key(|p| p.0);
         pairs.dedup_by(|later, earlier| {
             if later.0 == earlier.0 {
@@ -162,7 +162,7 @@ impl Labels {
         if pairs.is_empty() {
             return Labels(None);
         }
-        Labels(Some(parts.labels.intern(pairs, |p| Arc::new(p.clone()))))
+        Labels(Some(shape::intern(parts, |p| &p.labels, |p| &mut p.labels, pairs, |p| Arc::new(p.clone()))))
     }
 
     fn pairs(&self) -> &[(Symbol, Symbol)] {
@@ -231,11 +231,11 @@ pub struct Domains(Option<Arc<SmallVec<[DomainId; 3]>>>);
 
 impl Domains {
     /// The path `domains`, shared with every other holder of it in `parts`.
-    pub(crate) fn new(domains: SmallVec<[DomainId; 3]>, parts: &mut SharedParts) -> Self {
+    pub(crate) fn new(domains: SmallVec<[DomainId; 3]>, parts: &mut Arc<SharedParts>) -> Self {
         if domains.is_empty() {
             return Domains(None);
         }
-        Domains(Some(parts.domains.intern(domains, |d| Arc::new(d.clone()))))
+        Domains(Some(shape::intern(parts, |p| &p.domains, |p| &mut p.domains, domains, |d| Arc::new(d.clone()))))
     }
 }
 
@@ -485,7 +485,7 @@ mod tests {
     #[test]
     fn labels_sort_and_replace_duplicates() {
         let pairs = smallvec::smallvec![(Symbol(3), Symbol(1)), (Symbol(1), Symbol(2)), (Symbol(3), Symbol(9))];
-        let labels = Labels::from_pairs(pairs, &mut SharedParts::default());
+        let labels = Labels::from_pairs(pairs, &mut Arc::default());
         assert_eq!(labels.len(), 2);
         assert_eq!(labels.get(Symbol(3)), Some(Symbol(9)));
         assert_eq!(labels.get(Symbol(1)), Some(Symbol(2)));

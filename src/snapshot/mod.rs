@@ -1093,8 +1093,8 @@ impl Cluster {
         let mut host = Host {
             name: spec.name.as_str().into(),
             labels,
-            topology: Domains::new(topology, Arc::make_mut(&mut self.parts)),
-            resources: HostResources::new(&resources, Arc::make_mut(&mut self.parts)),
+            topology: Domains::new(topology, &mut self.parts),
+            resources: HostResources::new(&resources, &mut self.parts),
             state: spec.state,
             metrics: Metrics::new(metrics),
             instances: Box::default(),
@@ -1213,7 +1213,7 @@ impl Cluster {
             .iter()
             .map(|(k, v)| (Interner::intern(&mut self.symbols, k), Interner::intern(&mut self.symbols, v)))
             .collect();
-        Labels::from_pairs(pairs, Arc::make_mut(&mut self.parts))
+        Labels::from_pairs(pairs, &mut self.parts)
     }
 
     fn host_spec(&self, h: &Host) -> HostSpec {

@@ -84,14 +84,14 @@ impl HostResources {
     }
 
     /// Builds from one resource per kind, the shape interned in `table`.
-    pub(crate) fn new(resources: &[Resource], parts: &mut SharedParts) -> HostResources {
+    pub(crate) fn new(resources: &[Resource], parts: &mut Arc<SharedParts>) -> HostResources {
         let shape: Shape = resources
             .iter()
             .map(|r| ResourceShape { capacity: r.capacity, reserved: r.reserved, allocation_ratio: r.allocation_ratio })
             .collect();
         let key = shape.iter().map(ResourceShape::bits).collect();
         HostResources {
-            shape: parts.shapes.intern(key, |_| Arc::new(shape)),
+            shape: intern(parts, |p| &p.shapes, |p| &mut p.shapes, key, |_| Arc::new(shape)),
             usage: resources.iter().map(|r| Usage { used: r.used, unlisted: r.unlisted }).collect(),
         }
     }
@@ -140,6 +140,11 @@ impl<K: Clone, T: ?Sized> Clone for WeakSet<K, T> {
 }
 
 impl<K: Hash + Eq, T: ?Sized> WeakSet<K, T> {
+    /// The live part under `key`, if any.
+    fn get(&self, key: &K) -> Option<Arc<T>> {
+        self.parts.get(key).and_then(Weak::upgrade)
+    }
+
     /// The live part under `key`, or a new one made by `make` and remembered.
     pub(crate) fn intern(&mut self, key: K, make: impl FnOnce(&K) -> Arc<T>) -> Arc<T> {
         if let Some(live) = self.parts.get(&key).and_then(Weak::upgrade) {
@@ -157,6 +162,22 @@ impl<K: Hash + Eq, T: ?Sized> WeakSet<K, T> {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.parts.len()
+    }
+}
+
+/// The part under `key` in the set that `set` (and `set_mut`) pick out of `parts`, made by
+/// `make` if there is none. The table is shared by a snapshot's later versions: it is copied
+/// only when the part is new and another version still holds the table.
+pub(crate) fn intern<K: Hash + Eq, T: ?Sized>(
+    parts: &mut Arc<SharedParts>,
+    set: fn(&SharedParts) -> &WeakSet<K, T>,
+    set_mut: fn(&mut SharedParts) -> &mut WeakSet<K, T>,
+    key: K,
+    make: impl FnOnce(&K) -> Arc<T>,
+) -> Arc<T> {
+    match set(parts).get(&key) {
+        Some(live) => live,
+        None => set_mut(Arc::make_mut(parts)).intern(key, make),
     }
 }
 
@@ -181,7 +202,7 @@ mod tests {
 
     #[test]
     fn hosts_of_one_shape_share_it_and_keep_their_own_use() {
-        let mut table = SharedParts::default();
+        let mut table = Arc::new(SharedParts::default());
         let a = HostResources::new(&[resource(8.0, 1.0), resource(16.0, 2.0)], &mut table);
         let b = HostResources::new(&[resource(8.0, 5.0), resource(16.0, 0.0)], &mut table);
         let c = HostResources::new(&[resource(8.0, 1.0), resource(32.0, 2.0)], &mut table);
@@ -196,7 +217,7 @@ mod tests {
 
     #[test]
     fn negative_zero_is_a_shape_of_its_own() {
-        let mut table = SharedParts::default();
+        let mut table = Arc::new(SharedParts::default());
         let mut r = resource(0.0, 0.0);
         let a = HostResources::new(&[r], &mut table);
         r.capacity = -0.0;
@@ -207,7 +228,7 @@ mod tests {
 
     #[test]
     fn use_of_an_unstored_kind_extends_the_host_only() {
-        let mut table = SharedParts::default();
+        let mut table = Arc::new(SharedParts::default());
         let mut a = HostResources::new(&[resource(8.0, 0.0)], &mut table);
         let b = HostResources::new(&[resource(8.0, 0.0)], &mut table);
         a.add_usage(&[(ResourceId::from_index(2), 3.0)], 1.0);
@@ -221,13 +242,28 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_table_is_copied_only_for_a_new_part() {
+        let mut table = Arc::new(SharedParts::default());
+        let a = HostResources::new(&[resource(8.0, 1.0)], &mut table);
+        let earlier = Arc::clone(&table);
+        let b = HostResources::new(&[resource(8.0, 3.0)], &mut table);
+        assert!(Arc::ptr_eq(&table, &earlier), "a known shape leaves the shared table alone");
+        assert!(Arc::ptr_eq(&a.shape, &b.shape));
+        let c = HostResources::new(&[resource(9.0, 1.0)], &mut table);
+        assert!(!Arc::ptr_eq(&table, &earlier), "a new shape goes into a copy");
+        assert_eq!(earlier.shapes.len(), 1);
+        assert_eq!(table.shapes.len(), 2);
+        drop(c);
+    }
+
+    #[test]
     fn dead_shapes_are_swept() {
-        let mut table = SharedParts::default();
+        let mut table = Arc::new(SharedParts::default());
         for i in 0..1000 {
             drop(HostResources::new(&[resource(f64::from(i), 0.0)], &mut table));
         }
         assert!(table.shapes.len() <= 128, "{} entries kept", table.shapes.len());
-        let kept = table.shapes.intern(SmallVec::new(), |_| Arc::new(Shape::new()));
+        let kept = intern(&mut table, |p| &p.shapes, |p| &mut p.shapes, SmallVec::new(), |_| Arc::new(Shape::new()));
         assert_eq!(kept.len(), 0);
     }
 }
