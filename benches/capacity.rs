@@ -28,7 +28,7 @@ use placewise::capacity::{self, TaskMethod};
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::Request;
 use placewise::schedule::{Scheduler, Scratch, DEFAULT_MAX_COUNT};
-use placewise::snapshot::{Cluster, DiskSpec, HostSpec};
+use placewise::snapshot::Cluster;
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
 use std::hint::black_box;
 use std::time::Duration;
@@ -88,16 +88,7 @@ fn engines(c: &mut Criterion) {
     let mut group = c.benchmark_group("capacity");
     group.sample_size(10).measurement_time(Duration::from_secs(10));
     const G: i64 = 1 << 30;
-    let mut b = Cluster::builder();
-    for i in 0..300 {
-        b = b.host(
-            HostSpec::new(format!("n{i:03}"))
-                .zone(format!("z{}", i % 3))
-                .disk(DiskSpec::new("d1", 2048 * G, 2048 * G))
-                .disk(DiskSpec::new("d2", 1024 * G, 1024 * G)),
-        );
-    }
-    let storage = b.build().unwrap();
+    let storage = support::uniform_storage_cluster(300);
     let replicas = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
     let volume = Volume::new("v", 100 * G, 3);
     group.bench_function(BenchmarkId::new("volumes_limit_100", 300), |b| {

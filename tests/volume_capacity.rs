@@ -21,6 +21,9 @@ use placewise::replica::{
 use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState};
 use proptest::prelude::*;
 
+#[path = "support/mod.rs"]
+mod support;
+
 const G: i64 = 1 << 30;
 const NODE_TAGS: [&str; 2] = ["fast", "ssd"];
 const DISK_TAGS: [&str; 2] = ["ssd", "hdd"];
@@ -214,16 +217,7 @@ proptest! {
 /// Many hosts, uniform disks: the balance score's ties and the tree's depth.
 #[test]
 fn a_uniform_cluster_of_300_hosts_counts_as_the_loop() {
-    let mut b = Cluster::builder();
-    for i in 0..300 {
-        b = b.host(
-            HostSpec::new(format!("n{i:03}"))
-                .zone(format!("z{}", i % 3))
-                .disk(DiskSpec::new("d1", 2048 * G, 2048 * G))
-                .disk(DiskSpec::new("d2", 1024 * G, 1024 * G)),
-        );
-    }
-    let cluster = b.build().unwrap();
+    let cluster = support::uniform_storage_cluster(300);
     for (node, zone) in [(false, true), (true, true), (false, false), (true, false)] {
         let mut settings = ReplicaSettings::default();
         settings.replica_soft_anti_affinity = node;

@@ -178,6 +178,23 @@ pub(crate) struct Entry {
     pub(crate) agg: u32,
 }
 
+/// Appends candidate `c`, stored at `at` in a dynamic list sorted by host, to the per-host
+/// entries and summaries being built: it joins the last entry when that is its host's.
+pub(crate) fn push_dynamic(entries: &mut Vec<Entry>, aggs: &mut Vec<Agg>, c: &Candidate, at: usize) {
+    match (entries.last_mut(), aggs.last_mut()) {
+        (Some(e), Some(agg)) if e.host == c.host => {
+            e.len += 1;
+            agg.push(c);
+        }
+        _ => {
+            let mut agg = Agg::EMPTY;
+            agg.push(c);
+            entries.push(Entry { host: c.host, dynamic: true, start: at as u32, len: 1, agg: aggs.len() as u32 });
+            aggs.push(agg);
+        }
+    }
+}
+
 /// Where [`Entry`] ranges point: the static and dynamic candidates and their summaries.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Pool<'a> {
@@ -285,18 +302,7 @@ pub(crate) fn choose(strategy: DiskChoice, cands: &[Candidate], size: i64) -> us
     let mut entries: Vec<Entry> = Vec::new();
     let mut aggs: Vec<Agg> = Vec::new();
     for (i, c) in cands.iter().enumerate() {
-        match (entries.last_mut(), aggs.last_mut()) {
-            (Some(e), Some(agg)) if e.host == c.host => {
-                e.len += 1;
-                agg.push(c);
-            }
-            _ => {
-                let mut agg = Agg::EMPTY;
-                agg.push(c);
-                entries.push(Entry { host: c.host, dynamic: true, start: i as u32, len: 1, agg: aggs.len() as u32 });
-                aggs.push(agg);
-            }
-        }
+        push_dynamic(&mut entries, &mut aggs, c, i);
     }
     let pool = Pool { stat: &[], dynamic: cands, stat_aggs: &[], dyn_aggs: &aggs };
     let pick = choose_entries(strategy, &entries, pool, size);

@@ -4,7 +4,7 @@
 //! Longhorn's behaviour is the configuration without any: the scheduler then holds no hooks and
 //! never looks at them (one `Option` test per call).
 
-use super::choice::{choose_entries, Agg, Candidate, DiskChoice, Entry, Pool};
+use super::choice::{choose_entries, push_dynamic, Agg, Candidate, DiskChoice, Entry, Pool};
 use super::node_stage::Used;
 use super::space::DiskSpace;
 use super::volume::Volume;
@@ -560,19 +560,7 @@ pub(crate) fn weighed_choice(
         if score != best {
             continue;
         }
-        match (narrowed.last_mut(), aggs.last_mut()) {
-            (Some(e), Some(agg)) if e.host == c.host => {
-                e.len += 1;
-                agg.push(c);
-            }
-            _ => {
-                let mut agg = Agg::EMPTY;
-                agg.push(c);
-                let e = Entry { host: c.host, dynamic: true, start: kept.len() as u32, len: 1, agg: aggs.len() as u32 };
-                narrowed.push(e);
-                aggs.push(agg);
-            }
-        }
+        push_dynamic(&mut narrowed, &mut aggs, c, kept.len());
         kept.push(*c);
     }
     let pool = Pool { stat: &[], dynamic: &kept, stat_aggs: &[], dyn_aggs: &aggs };

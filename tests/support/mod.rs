@@ -30,6 +30,22 @@ pub(crate) fn storage_cluster(nodes: usize, seed: u64) -> Cluster {
     b.build().unwrap()
 }
 
+/// `nodes` identical storage nodes over three zones, each with a 2 TiB and a 1 TiB empty disk:
+/// every disk choice ties, which the volume-capacity test and bench want.
+pub(crate) fn uniform_storage_cluster(nodes: usize) -> Cluster {
+    const G: i64 = 1 << 30;
+    let mut b = Cluster::builder();
+    for i in 0..nodes {
+        b = b.host(
+            HostSpec::new(format!("n{i:03}"))
+                .zone(format!("z{}", i % 3))
+                .disk(placewise::snapshot::DiskSpec::new("d1", 2048 * G, 2048 * G))
+                .disk(placewise::snapshot::DiskSpec::new("d2", 1024 * G, 1024 * G)),
+        );
+    }
+    b.build().unwrap()
+}
+
 /// Zones used by generated clusters.
 pub(crate) const ZONES: [&str; 3] = ["az1", "az2", "az3"];
 
