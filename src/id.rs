@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 
 macro_rules! id_type {
     ($(#[$meta:meta])* $name:ident) => {
@@ -114,3 +115,40 @@ id_type!(
     /// host table ([`Cluster::service_host_name`](crate::Cluster::service_host_name)).
     ServiceHostId
 );
+
+/// A multiplicative hasher for keys made of ids (small dense integers, tuples and slices of
+/// them), where SipHash's resistance to chosen keys buys nothing and costs most of a lookup.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+/// Builds [`IdHasher`]s, for `HashMap<K, V, IdHashing>`.
+pub(crate) type IdHashing = BuildHasherDefault<IdHasher>;
+
+const ID_HASH_FACTOR: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    /// Eight bytes at a time (a slice of `u32` ids arrives here in one call), the rest one by one.
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        for &b in words.remainder() {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(ID_HASH_FACTOR);
+    }
+}

@@ -17,7 +17,7 @@ use super::{Ties, Weighed};
 use crate::error::ScheduleError;
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::weigh::Bounds;
+use crate::weigh::{Bounds, Multipliers};
 use std::cmp::Ordering;
 
 /// The clamped, non-NaN extremes of one weigher's raw values and how many candidates sit on each.
@@ -138,6 +138,8 @@ pub(super) struct Ranking {
     /// Per-host multipliers, weigher-major like `raw`, for weighers that have them.
     mults: Vec<f64>,
     per_host: Vec<bool>,
+    /// The per-host multipliers asked so far, per aggregate class where they follow it.
+    multipliers: Multipliers,
     /// Tournament tree over candidate indices; `tree[1]` is the best. Built on first need: a
     /// one-instance request never pays for it.
     tree: Vec<u32>,
@@ -152,6 +154,12 @@ pub(super) struct Ranking {
     /// With [`Ties::PreviousOrder`]: each host's position in the latest order (by host id), the
     /// tie key when a new round rebuilds the candidate list.
     host_rank: Vec<u32>,
+    /// Whether a score may be NaN (set when one is written, cleared when all are rewritten
+    /// without one). Without NaNs the scores order the candidates strictly weakly, which the
+    /// order's binary searches and keyed re-sorts rely on.
+    nan_scores: bool,
+    /// [`keyed_sort`](Ranking::keyed_sort)'s keys: (descending score key, `pos`, candidate).
+    keys: Vec<(u64, u32, u32)>,
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -206,8 +214,10 @@ impl Ranking {
         self.per_host.extend(tiers.iter().flatten().map(|x| x.weigher.per_host_multiplier()));
         if n < 2 {
             self.scores[..tiers.len() * n].fill(0.0);
+            self.nan_scores = false;
         } else {
             grow(&mut self.raw, weighers * n);
+            self.multipliers.start(weighers);
             for (w, x) in tiers.iter().flatten().enumerate() {
                 let wcx = cx.with_state(states[w].as_deref());
                 x.weigher.validate(&wcx, candidates)?;
@@ -217,7 +227,7 @@ impl Ranking {
                 if self.per_host[w] {
                     grow(&mut self.mults, weighers * n);
                     for (m, &h) in self.mults[w * n..(w + 1) * n].iter_mut().zip(candidates) {
-                        *m = x.weigher.multiplier(&wcx, h, x.multiplier);
+                        *m = self.multipliers.get(w, &*x.weigher, &wcx, h, x.multiplier);
                     }
                 }
             }
@@ -242,11 +252,13 @@ impl Ranking {
         }
         self.order.clear();
         self.order.extend(0..n as u32);
-        let mut order = std::mem::take(&mut self.order);
-        order.sort_by(|&a, &b| {
-            self.by_score(tiers, a as usize, b as usize).then(self.pos[a as usize].cmp(&self.pos[b as usize]))
-        });
-        self.order = order;
+        if !self.keyed_sort(tiers) {
+            let mut order = std::mem::take(&mut self.order);
+            order.sort_by(|&a, &b| {
+                self.by_score(tiers, a as usize, b as usize).then(self.pos[a as usize].cmp(&self.pos[b as usize]))
+            });
+            self.order = order;
+        }
         self.renumber(candidates, 0);
     }
 
@@ -277,16 +289,18 @@ impl Ranking {
 
     /// Moves candidate `c`, whose score alone changed, to its place in the order: past every
     /// candidate it now beats or loses to by score; ties keep the previous order.
+    ///
+    /// The rest of the order is sorted by score, so the place is found by binary search
+    /// (O(tiers × log candidates) comparisons) and the candidates between the old and the new
+    /// place shift by one. While a NaN score may be present the order is not a strict weak
+    /// ordering, so the place is found by the walk the binary search stands for.
     fn relocate(&mut self, tiers: usize, candidates: &[HostId], c: usize) {
-        let mut k = self.pos[c] as usize;
-        let start = k;
-        while k + 1 < self.n && self.by_score(tiers, self.order[k + 1] as usize, c) == Ordering::Less {
-            self.order[k] = self.order[k + 1];
-            k += 1;
-        }
-        while k > 0 && self.by_score(tiers, c, self.order[k - 1] as usize) == Ordering::Less {
-            self.order[k] = self.order[k - 1];
-            k -= 1;
+        let start = self.pos[c] as usize;
+        let k = if self.nan_scores { self.walk(tiers, c, start) } else { self.place(tiers, c, start) };
+        if k > start {
+            self.order.copy_within(start + 1..=k, start);
+        } else if k < start {
+            self.order.copy_within(k..start, k + 1);
         }
         self.order[k] = c as u32;
         let (lo, hi) = (start.min(k), start.max(k));
@@ -295,6 +309,48 @@ impl Ranking {
             self.pos[d] = i as u32;
             self.host_rank[candidates[d].index()] = i as u32;
         }
+    }
+
+    /// [`relocate`](Ranking::relocate)'s new place for `c`, now at `start`, by walking: down
+    /// past every candidate that ranks strictly before it, else up past every one that ranks
+    /// strictly after it.
+    fn walk(&self, tiers: usize, c: usize, start: usize) -> usize {
+        let mut k = start;
+        while k + 1 < self.n && self.by_score(tiers, self.order[k + 1] as usize, c) == Ordering::Less {
+            k += 1;
+        }
+        if k == start {
+            while k > 0 && self.by_score(tiers, c, self.order[k - 1] as usize) == Ordering::Less {
+                k -= 1;
+            }
+        }
+        k
+    }
+
+    /// The place [`walk`](Ranking::walk) finds, by binary search over the order without `c`
+    /// (sorted by score, NaN-free): those that rank strictly before `c` are a prefix, those that
+    /// rank strictly after it a suffix.
+    fn place(&self, tiers: usize, c: usize, start: usize) -> usize {
+        let others = self.n - 1;
+        let at = |i: usize| self.order[if i < start { i } else { i + 1 }] as usize;
+        let partition = |pred: &dyn Fn(usize) -> bool| {
+            let (mut lo, mut hi) = (0, others);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if pred(at(mid)) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        let before = partition(&|d| self.by_score(tiers, d, c) == Ordering::Less);
+        if before > start {
+            return before;
+        }
+        let not_after = partition(&|d| self.by_score(tiers, c, d) != Ordering::Less);
+        not_after.min(start)
     }
 
     /// Moves candidate `c` to the front of the order (a random pick among the best `k` leads the
@@ -358,10 +414,32 @@ impl Ranking {
         if self.ties != Ties::PreviousOrder {
             return;
         }
-        let mut order = std::mem::take(&mut self.order);
-        order.sort_by(|&a, &b| self.by_score(tiers, a as usize, b as usize));
-        self.order = order;
+        // `pos` is each candidate's place in the current order: the stable sort's tie key.
+        if !self.keyed_sort(tiers) {
+            let mut order = std::mem::take(&mut self.order);
+            order.sort_by(|&a, &b| self.by_score(tiers, a as usize, b as usize));
+            self.order = order;
+        }
         self.renumber(candidates, 0);
+    }
+
+    /// Sorts the order by score, ties by `pos`, then by candidate index, when that can be done
+    /// by keys: with one tier and no NaN score, each candidate's key is its score as an integer
+    /// that orders like it (higher first, `-0.0` as `0.0`), its `pos` and its index. The keys
+    /// are distinct, so an unstable sort of them gives a stable sort's order, with much cheaper
+    /// comparisons. `false` (and nothing done) otherwise.
+    fn keyed_sort(&mut self, tiers: usize) -> bool {
+        if tiers != 1 || self.nan_scores {
+            return false;
+        }
+        let (scores, pos) = (&self.scores[..self.n], &self.pos);
+        self.keys.clear();
+        self.keys.extend(self.order.iter().map(|&c| (descending_key(scores[c as usize]), pos[c as usize], c)));
+        self.keys.sort_unstable();
+        for (slot, key) in self.order.iter_mut().zip(&self.keys) {
+            *slot = key.2;
+        }
+        true
     }
 
     /// Removes candidate `c` (a host that no longer passes the filters) by moving the last
@@ -441,6 +519,7 @@ impl Ranking {
                 w += 1;
             }
         }
+        self.nan_scores = (0..tiers.len()).any(|t| self.scores[t * cap..t * cap + n].iter().any(|s| s.is_nan()));
     }
 
     /// Tier scores of one candidate: the multiplier times the normalised value, summed in
@@ -458,6 +537,7 @@ impl Ranking {
                 sum += m * bounds.normalized(self.raw[w * cap + c], min, max);
                 w += 1;
             }
+            self.nan_scores |= sum.is_nan();
             self.scores[t * cap + c] = sum;
         }
     }
@@ -534,6 +614,15 @@ impl Ranking {
         }
         (0..self.n).reduce(|best, c| if self.rank(tiers, candidates, c, best) == Ordering::Less { c } else { best })
     }
+}
+
+/// An integer that orders non-NaN scores from the highest to the lowest, with `-0.0` and `0.0`
+/// equal (as they compare).
+#[inline]
+fn descending_key(score: f64) -> u64 {
+    let bits = (score + 0.0).to_bits();
+    let ascending = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+    !ascending
 }
 
 /// Adds one weigher's terms to a tier's score column: `out[c] += m × normalised(raw[c])` over

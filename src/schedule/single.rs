@@ -30,7 +30,7 @@ use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use crate::rng::SplitMix64;
 use crate::snapshot::{push_lanes, CHUNK};
-use crate::weigh::Bounds;
+use crate::weigh::{Bounds, Multipliers};
 use std::cmp::Ordering;
 
 /// Buffers of the one-pass path, kept in the scheduler's scratch.
@@ -50,6 +50,8 @@ pub(super) struct OnePass {
     lanes: Vec<[f64; CHUNK]>,
     /// Per-host multipliers for the chunk at hand (weighers that have them).
     mults: Vec<f64>,
+    /// The per-host multipliers asked in this pick, per aggregate class where they follow it.
+    multipliers: Multipliers,
     /// Kept hosts: slot `i` is `kept[i]` with tier scores `kept_scores[i·tiers..]`; the last
     /// slot holds the host being compared.
     kept: Vec<HostId>,
@@ -271,6 +273,7 @@ impl OnePass {
         self.heap.clear();
         self.lanes.resize(tiers, [0.0; CHUNK]);
         self.mults.resize(CHUNK, 0.0);
+        self.multipliers.start(self.extremes.len());
         let ranges: smallvec::SmallVec<[(Bounds, f64, f64); 8]> = scheduler
             .tiers
             .iter()
@@ -397,7 +400,7 @@ impl OnePass {
                     while rest != 0 {
                         let lane = rest.trailing_zeros() as usize;
                         let host = HostId::from_index(chunk * CHUNK + lane);
-                        self.mults[lane] = x.weigher.multiplier(&wcx, host, x.multiplier);
+                        self.mults[lane] = self.multipliers.get(w, &*x.weigher, &wcx, host, x.multiplier);
                         rest &= rest - 1;
                     }
                     Some(&self.mults[..])

@@ -412,3 +412,40 @@ fn rebuild_check_type_makes_non_rebuild_filters_pass_every_host() {
         assert_eq!(names(&p), expected, "{hint}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// The kept ranking with the filter scheduler's ties (one host re-weighed per round, moved
+    /// to its place by binary search, re-sorted by keys when a range moves, removed when it no
+    /// longer fits) against the same scheduler made to rebuild and re-sort everything every
+    /// round (a pass-all filter that is not host-local): the same picks and scores.
+    #[test]
+    fn previous_order_kept_ranking_matches_the_rebuilt_one(
+        hosts in proptest::collection::vec((1u32..6, 1u32..5), 2..40),
+        multipliers in proptest::collection::vec(proptest::sample::select(vec![-1.0, 0.5, 1.0, 2.0]), 2),
+        two_tiers in proptest::bool::ANY,
+        count in 1u32..60,
+    ) {
+        let mut b = Cluster::builder();
+        for (i, (mem, cpu)) in hosts.iter().enumerate() {
+            b = b.host(HostSpec::new(format!("h{i}")).memory_mb(f64::from(*mem) * 1024.0).vcpus(f64::from(*cpu * 2)));
+        }
+        let c = b.build().unwrap();
+        let build = |rebuild: bool| {
+            let mut s = Scheduler::builder().filter(ResourceFilter::new());
+            if rebuild {
+                s = s.filter(filter_fn("everyone", |_, _| true));
+            }
+            s = s.weigher(FreeResourceWeigher::ram(), multipliers[0]);
+            if two_tiers {
+                s = s.tier();
+            }
+            s.weigher(FreeResourceWeigher::cpu(), multipliers[1]).ties(Ties::PreviousOrder).build().unwrap()
+        };
+        let req = Request::new(count).memory_mb(1024.0).vcpus(1.0);
+        let kept = build(false).schedule(&c, &req).unwrap();
+        let rebuilt = build(true).schedule(&c, &req).unwrap();
+        proptest::prop_assert_eq!(&kept.selections, &rebuilt.selections);
+    }
+}

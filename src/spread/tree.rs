@@ -3,10 +3,9 @@
 
 use super::node;
 use super::request::{Descriptor, Mode, Preference, Targets};
-use crate::id::{HostId, Symbol};
+use crate::id::{HostId, IdHashing, Symbol};
 use crate::snapshot::{Cluster, CHUNK};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// How a level shares tasks among its branches.
 #[derive(Debug, Clone)]
@@ -110,30 +109,6 @@ pub(crate) struct Branch {
     pub(crate) visited: bool,
 }
 
-/// A multiplicative hasher for `(branch, value)` pairs: the keys are small dense integers.
-#[derive(Default)]
-struct PairHasher(u64);
-
-impl Hasher for PairHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
 const MISSING: u32 = u32::MAX;
 
 /// The tree: `branches[0]` is the root; children sorted by ascending byte order of value.
@@ -158,7 +133,7 @@ impl Tree {
         mut eligible: impl FnMut(HostId) -> bool,
     ) -> Tree {
         let mut branches = vec![Branch::default()];
-        let mut index: HashMap<(u32, u32), u32, BuildHasherDefault<PairHasher>> = HashMap::default();
+        let mut index: HashMap<(u32, u32), u32, IdHashing> = HashMap::default();
         let mut hostnames: HashMap<&str, u32> = HashMap::new();
         let empty = cluster.symbols().get("");
         // Label values by host id, read from the chunks' inverted label indexes rather than

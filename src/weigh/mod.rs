@@ -210,6 +210,14 @@ pub trait Weigher: Send + Sync {
         false
     }
 
+    /// Whether [`multiplier`](Weigher::multiplier) depends on the host only through its
+    /// aggregate set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)), as the
+    /// filter scheduler's aggregate overrides do. The scheduler then asks once per aggregate
+    /// class and request instead of once per host. The default is `false`, which is always safe.
+    fn multiplier_by_aggregates(&self) -> bool {
+        false
+    }
+
     /// Whether a host's raw value depends only on the snapshot, the request and the consumption
     /// recorded on that same host (see [`Filter::host_local`](crate::Filter::host_local)).
     /// The default is `false`, which is always safe.
@@ -240,6 +248,7 @@ macro_rules! forward_weigher {
                 (**self).multiplier(cx, host, configured)
             }
             fn per_host_multiplier(&self) -> bool { (**self).per_host_multiplier() }
+            fn multiplier_by_aggregates(&self) -> bool { (**self).multiplier_by_aggregates() }
             fn validate(&self, cx: &Cx<'_>, hosts: &[HostId]) -> Result<(), ScheduleError> {
                 (**self).validate(cx, hosts)
             }
@@ -314,6 +323,46 @@ pub(crate) fn lanes_of(chunk: usize, mask: u64, out: &mut [HostId; CHUNK]) -> us
     n
 }
 
+/// The per-host multipliers of one request's weighers, kept per aggregate class for weighers
+/// whose multiplier follows the aggregate set ([`Weigher::multiplier_by_aggregates`]): the
+/// one way every scoring path asks for a multiplier.
+#[derive(Debug, Default)]
+pub(crate) struct Multipliers {
+    /// By weigher, by aggregate class: the multiplier, or NaN when not asked yet.
+    by_class: Vec<Vec<f64>>,
+}
+
+impl Multipliers {
+    /// Forgets everything: a new request (or snapshot) with `weighers` weighers.
+    pub(crate) fn start(&mut self, weighers: usize) {
+        self.by_class.resize_with(weighers, Vec::new);
+        self.by_class.iter_mut().for_each(Vec::clear);
+    }
+
+    /// Weigher number `w`'s multiplier for `host`: [`Weigher::multiplier`], asked once per
+    /// aggregate class when the weigher allows it. Computes in O(1) after the class's first host.
+    #[inline]
+    pub(crate) fn get(&mut self, w: usize, weigher: &dyn Weigher, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
+        if !weigher.multiplier_by_aggregates() {
+            return weigher.multiplier(cx, host, configured);
+        }
+        let cluster = cx.cluster();
+        let class = cluster.aggregate_class(host).index();
+        let Some(table) = self.by_class.get_mut(w) else { return weigher.multiplier(cx, host, configured) };
+        if table.len() <= class {
+            if class >= cluster.aggregate_class_count() {
+                return weigher.multiplier(cx, host, configured);
+            }
+            table.resize(cluster.aggregate_class_count(), f64::NAN);
+        }
+        if table[class].is_nan() {
+            // A NaN answer stays unknown and is asked again: correct, only slower.
+            table[class] = weigher.multiplier(cx, host, configured);
+        }
+        table[class]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,5 +394,54 @@ mod tests {
         let arc: Arc<dyn Weigher> = Arc::new(w);
         assert_eq!(boxed.bounds(), Bounds::ZERO_MIN);
         assert_eq!(arc.name(), "id");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(100))]
+
+        /// A multiplier kept per aggregate class is the one the weigher gives for each host, in
+        /// any order the hosts are asked.
+        #[test]
+        fn multipliers_per_aggregate_class_match_each_hosts_own(
+            sets in proptest::collection::vec(0u8..8, 1..40),
+            values in proptest::collection::vec(proptest::sample::select(vec!["2.0", "-1", "0.5", "x", ""]), 3),
+            order in proptest::collection::vec(proptest::num::usize::ANY, 0..80),
+        ) {
+            use crate::request::Request;
+            use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, Overlay};
+            use crate::weigh::builtin::{BuildFailureWeigher, RamWeigher};
+            let mut spec = ClusterSpec::default();
+            for (a, v) in values.iter().enumerate() {
+                let mut agg = AggregateSpec::new(format!("a{a}"));
+                if !v.is_empty() {
+                    agg = agg.metadata("ram_weight_multiplier", *v).metadata("build_failure_weight_multiplier", *v);
+                }
+                spec.aggregates.push(agg);
+            }
+            for (i, set) in sets.iter().enumerate() {
+                let mut h = HostSpec::new(format!("h{i}"));
+                for a in 0..3 {
+                    if set >> a & 1 == 1 {
+                        h = h.aggregate(format!("a{a}"));
+                    }
+                }
+                spec.hosts.push(h);
+            }
+            let cluster = Cluster::from_spec(&spec).unwrap();
+            let request = Request::new(1);
+            let compiled = request.compile(&cluster).unwrap();
+            let overlay = Overlay::new();
+            let cx = Cx::new(&cluster, &request, &compiled, &overlay, 0);
+            let weighers: [&dyn Weigher; 2] = [&RamWeigher, &BuildFailureWeigher];
+            let mut memo = Multipliers::default();
+            memo.start(weighers.len());
+            for &i in order.iter().chain(&(0..sets.len()).collect::<Vec<_>>()) {
+                let host = HostId::from_index(i % sets.len());
+                for (w, weigher) in weighers.iter().enumerate() {
+                    let direct = weigher.multiplier(&cx, host, 1.5);
+                    proptest::prop_assert_eq!(memo.get(w, *weigher, &cx, host, 1.5), direct);
+                }
+            }
+        }
     }
 }

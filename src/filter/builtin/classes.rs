@@ -18,7 +18,7 @@
 
 use crate::error::ScheduleError;
 use crate::filter::{Reason, Rejections, Verdict};
-use crate::id::{ClassId, HostId};
+use crate::id::{ClassId, HostId, IdHashing};
 use crate::request::Cx;
 use crate::snapshot::Cluster;
 use std::collections::HashMap;
@@ -105,7 +105,7 @@ struct Table {
     /// By aggregate class, for keys of the aggregate class alone.
     dense: Vec<Option<Verdict>>,
     /// By key, for other keys.
-    by_key: HashMap<Box<[u32]>, Verdict>,
+    by_key: HashMap<Box<[u32]>, Verdict, IdHashing>,
     /// The key being looked up.
     buffer: Vec<u32>,
 }

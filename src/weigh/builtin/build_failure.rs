@@ -67,6 +67,10 @@ impl Weigher for BuildFailureWeigher {
         true
     }
 
+    fn multiplier_by_aggregates(&self) -> bool {
+        true
+    }
+
     fn validates(&self) -> bool {
         false
     }

@@ -203,6 +203,10 @@ impl Weigher for MetricsWeigher {
         true
     }
 
+    fn multiplier_by_aggregates(&self) -> bool {
+        true
+    }
+
     fn host_local(&self) -> bool {
         true
     }

@@ -73,6 +73,10 @@ macro_rules! nova_weigher {
                 true
             }
 
+            fn multiplier_by_aggregates(&self) -> bool {
+                true
+            }
+
             fn validates(&self) -> bool {
                 false
             }

@@ -124,6 +124,10 @@ impl Weigher for ServerGroupSoftAffinityWeigher {
         true
     }
 
+    fn multiplier_by_aggregates(&self) -> bool {
+        true
+    }
+
     fn validates(&self) -> bool {
         false
     }

@@ -78,6 +78,10 @@ impl Weigher for ServerGroupSoftAntiAffinityWeigher {
         true
     }
 
+    fn multiplier_by_aggregates(&self) -> bool {
+        true
+    }
+
     fn validates(&self) -> bool {
         false
     }
