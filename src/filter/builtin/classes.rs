@@ -77,24 +77,31 @@ impl ClassKey {
     fn write(&self, cluster: &Cluster, host: HostId, out: &mut Vec<u32>) {
         out.clear();
         for part in &self.parts {
-            match *part {
-                KeyPart::Attribute(i) => out.push(cluster.attribute_class(host, i).0),
-                KeyPart::Member { column, member } => {
-                    out.push(cluster.member_class(cluster.attribute_class(host, column), member).0);
-                }
-                KeyPart::Or { column, member, fallback: (other, other_member) } => {
-                    let class = cluster.attribute_class(host, column);
-                    if class == ClassId::NONE {
-                        out.push(ClassId::NONE.0);
-                        out.push(cluster.member_class(cluster.attribute_class(host, other), other_member).0);
-                    } else {
-                        out.push(member.map_or(class, |m| cluster.member_class(class, m)).0);
-                        // Tells "has it" from "has none, and the fallback reads nothing".
-                        out.push(PRESENT);
-                    }
-                }
-                KeyPart::Aggregates => out.push(cluster.aggregate_class(host).0),
+            part.write(cluster, host, out);
+        }
+    }
+}
+
+impl KeyPart {
+    /// Appends `host`'s classes for this part to `out`: one, or two for [`KeyPart::Or`].
+    fn write(self, cluster: &Cluster, host: HostId, out: &mut Vec<u32>) {
+        match self {
+            KeyPart::Attribute(i) => out.push(cluster.attribute_class(host, i).0),
+            KeyPart::Member { column, member } => {
+                out.push(cluster.member_class(cluster.attribute_class(host, column), member).0);
             }
+            KeyPart::Or { column, member, fallback: (other, other_member) } => {
+                let class = cluster.attribute_class(host, column);
+                if class == ClassId::NONE {
+                    out.push(ClassId::NONE.0);
+                    out.push(cluster.member_class(cluster.attribute_class(host, other), other_member).0);
+                } else {
+                    out.push(member.map_or(class, |m| cluster.member_class(class, m)).0);
+                    // Tells "has it" from "has none, and the fallback reads nothing".
+                    out.push(PRESENT);
+                }
+            }
+            KeyPart::Aggregates => out.push(cluster.aggregate_class(host).0),
         }
     }
 }
@@ -129,12 +136,6 @@ impl ClassMemo {
     /// A memo for `key` with nothing judged yet; with `None`, every host is judged.
     pub(super) fn new(key: Option<ClassKey>) -> Self {
         ClassMemo { key, table: Mutex::new(Table::default()) }
-    }
-
-    /// The key, if the request's verdicts follow the classes.
-    #[cfg(test)]
-    pub(super) fn key(&self) -> Option<&ClassKey> {
-        self.key.as_ref()
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
@@ -201,6 +202,146 @@ impl Table {
         let v = judge(host)?;
         self.by_key.insert(self.buffer.as_slice().into(), v);
         Ok(v)
+    }
+}
+
+/// A filter's verdicts memoised check by check for one request, for a filter whose checks run
+/// in order, each reading one [`KeyPart`], and whose verdict is the first check that rejects
+/// (kept in its prepared state). Hosts that share the class a check reads share that check's
+/// verdict, whatever the other checks read, so a request with checks on `cpu_info.arch`,
+/// `cpu_info.features` and `hypervisor_version` judges each distinct value of each once,
+/// not each distinct combination.
+#[derive(Debug, Default)]
+pub(super) struct CheckMemo {
+    /// The part each check reads; `None` when a check reads something outside the classes.
+    parts: Option<Vec<KeyPart>>,
+    table: Mutex<CheckTable>,
+}
+
+impl Clone for CheckMemo {
+    /// The same parts with nothing judged yet (a memo is a cache).
+    fn clone(&self) -> Self {
+        CheckMemo::new(self.parts.clone())
+    }
+}
+
+/// The per-check verdicts judged so far in one request.
+#[derive(Debug, Default)]
+struct CheckTable {
+    /// By check, by class + 1 (0 for [`ClassId::NONE`]): for parts of one class.
+    dense: Vec<Vec<Option<Verdict>>>,
+    /// By (check, first class, second class): for parts of two.
+    pairs: HashMap<(u32, u32, u32), Verdict, IdHashing>,
+    /// The classes of the part being looked up.
+    buffer: Vec<u32>,
+}
+
+impl CheckMemo {
+    /// A memo for checks reading `parts` (one a check, in check order) with nothing judged
+    /// yet; with `None`, every host is judged whole.
+    pub(super) fn new(parts: Option<Vec<KeyPart>>) -> Self {
+        CheckMemo { parts, table: Mutex::new(CheckTable::default()) }
+    }
+
+    /// The parts, if the request's checks follow the classes.
+    #[cfg(test)]
+    pub(super) fn parts(&self) -> Option<&[KeyPart]> {
+        self.parts.as_deref()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, CheckTable> {
+        // A poisoned lock still holds only verdicts already judged in full.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `host`'s verdict: the first check's, in order, that rejects it, each check's verdict
+    /// taken from the memo or judged by `check(i, host)` and kept for its class; without
+    /// parts, `whole(host)`.
+    pub(super) fn verdict(
+        &self,
+        cx: &Cx<'_>,
+        host: HostId,
+        check: impl Fn(usize, HostId) -> Result<Verdict, ScheduleError>,
+        whole: impl Fn(HostId) -> Result<Verdict, ScheduleError>,
+    ) -> Result<Verdict, ScheduleError> {
+        match &self.parts {
+            None => whole(host),
+            Some(parts) => self.lock().verdict(parts, cx.cluster(), host, &check),
+        }
+    }
+
+    /// [`Rejections::try_lanes`] through the memo: the lanes of `mask` that pass.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn lanes(
+        &self,
+        cx: &Cx<'_>,
+        chunk: usize,
+        mask: u64,
+        rejected: &mut Rejections,
+        on_error: Reason,
+        check: impl Fn(usize, HostId) -> Result<Verdict, ScheduleError>,
+        whole: impl Fn(HostId) -> Result<Verdict, ScheduleError>,
+    ) -> u64 {
+        let Some(parts) = &self.parts else { return rejected.try_lanes(chunk, mask, on_error, whole) };
+        let cluster = cx.cluster();
+        let mut table = self.lock();
+        rejected.try_lanes(chunk, mask, on_error, |h| table.verdict(parts, cluster, h, &check))
+    }
+}
+
+impl CheckTable {
+    fn verdict(
+        &mut self,
+        parts: &[KeyPart],
+        cluster: &Cluster,
+        host: HostId,
+        check: &impl Fn(usize, HostId) -> Result<Verdict, ScheduleError>,
+    ) -> Result<Verdict, ScheduleError> {
+        if self.dense.len() < parts.len() {
+            self.dense.resize_with(parts.len(), Vec::new);
+        }
+        for (i, part) in parts.iter().enumerate() {
+            self.buffer.clear();
+            part.write(cluster, host, &mut self.buffer);
+            let v = match *self.buffer.as_slice() {
+                [class] => {
+                    let slot = class.wrapping_add(1) as usize;
+                    let table = &mut self.dense[i];
+                    match table.get(slot) {
+                        Some(Some(v)) => *v,
+                        _ => {
+                            let v = check(i, host)?;
+                            // Classes are below the count of their kind; anything else is judged
+                            // every time.
+                            let bound = cluster.attribute_class_count().max(cluster.aggregate_class_count()) + 1;
+                            if slot < bound {
+                                if table.len() <= slot {
+                                    table.resize(bound, None);
+                                }
+                                table[slot] = Some(v);
+                            }
+                            v
+                        }
+                    }
+                }
+                [a, b] => {
+                    let key = (i as u32, a, b);
+                    match self.pairs.get(&key) {
+                        Some(v) => *v,
+                        None => {
+                            let v = check(i, host)?;
+                            self.pairs.insert(key, v);
+                            v
+                        }
+                    }
+                }
+                _ => check(i, host)?,
+            };
+            if !v.is_pass() {
+                return Ok(v);
+            }
+        }
+        Ok(Verdict::Pass)
     }
 }
 
@@ -507,7 +648,7 @@ mod tests {
             let compiled = r.compile(&cluster).unwrap();
             let overlay = Overlay::new();
             let cx = Cx::new(&cluster, &r, &compiled, &overlay, 0);
-            super::super::compute_capabilities::class_key_of(&cx)
+            super::super::compute_capabilities::check_parts_of(&cx)
         };
         assert!(key(0b11).is_some(), "cpu_info specs are judged per class");
         assert!(key(1 << 9).is_none(), "free_ram_mb is judged per host");

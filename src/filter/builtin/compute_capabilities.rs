@@ -1,7 +1,7 @@
 //! ComputeCapabilitiesFilter: flavor extra specs against the host's capabilities.
 
-use super::classes::{ClassKey, ClassMemo, KeyPart};
-use super::nova::{flavor, is_host_state_attribute, judge_chunk, judge_host, SpecChecks, SPEC_ERROR};
+use super::classes::{CheckMemo, KeyPart};
+use super::nova::{flavor, is_host_state_attribute, SPEC_ERROR};
 use crate::error::ScheduleError;
 use crate::expr::extra_specs::Requirement;
 use crate::expr::pyvalue::{py_str, PyValue};
@@ -72,26 +72,26 @@ struct Check {
     requirement: Requirement,
 }
 
-/// The specs of the request, in order, with the verdicts judged so far per host class.
+/// The specs of the request, in order, with the verdicts judged so far per spec and class.
 #[derive(Debug, Clone, Default)]
 struct Checks {
     checks: Vec<Check>,
-    memo: ClassMemo,
+    memo: CheckMemo,
 }
 
 /// Derived attributes that are a function of the stored attribute of the same name alone.
 const STORED_DERIVED: &[&str] = &["failed_builds", "hypervisor_version"];
 
-/// The class key of `checks` on `cluster`: per distinct start of a path (its first part and,
-/// when there is one, its second), the class of the value it reads (the attribute, or its
+/// The part of the host each of `checks` reads, in order: the class of the value at the start
+/// of its path (its first part and, when there is one, its second: the attribute, or its
 /// member; for hosts without the attribute, the `stats` entry of that name). `None` when a
 /// check reads a value outside the class attributes.
-fn class_key(cluster: &Cluster, checks: &[Check]) -> Option<ClassKey> {
+fn check_parts(cluster: &Cluster, checks: &[Check]) -> Option<Vec<KeyPart>> {
     let member = |name: &str| cluster.class_member_name(name).unwrap_or(u32::MAX);
     let stats = || cluster.class_attribute("stats");
     let mut parts = Vec::with_capacity(checks.len());
     for check in checks {
-        let Some(name) = check.path.first() else { continue };
+        let name = check.path.first()?;
         let name = name.as_str();
         let second = check.path.get(1).map(|m| member(m));
         let part = if !is_host_state_attribute(name) {
@@ -106,11 +106,9 @@ fn class_key(cluster: &Cluster, checks: &[Check]) -> Option<ClassKey> {
         } else {
             KeyPart::Or { column: cluster.class_attribute(name)?, member: second, fallback: (stats()?, member(name)) }
         };
-        if !parts.contains(&part) {
-            parts.push(part);
-        }
+        parts.push(part);
     }
-    Some(ClassKey::new(parts))
+    Some(parts)
 }
 
 impl Checks {
@@ -139,15 +137,15 @@ impl Checks {
                 Some(Check { key: key.to_owned(), path: parts, unscoped, requirement: Requirement::parse(&req) })
             })
             .collect::<Vec<_>>();
-        let memo = ClassMemo::new(class_key(cx.cluster(), &checks));
+        let memo = CheckMemo::new(check_parts(cx.cluster(), &checks));
         Checks { checks, memo }
     }
 }
 
-/// The class key of the request in `cx`, for tests.
+/// The parts the request's checks in `cx` read, for tests.
 #[cfg(test)]
-pub(super) fn class_key_of(cx: &Cx<'_>) -> Option<ClassKey> {
-    Checks::new(cx).memo.key().cloned()
+pub(super) fn check_parts_of(cx: &Cx<'_>) -> Option<Vec<KeyPart>> {
+    Checks::new(cx).memo.parts().map(<[KeyPart]>::to_vec)
 }
 
 /// The host's attribute `name` as Nova's `getattr(host_state, name)` sees it: `None` for names
@@ -228,45 +226,46 @@ fn resolve(cx: &Cx<'_>, host: HostId, path: &[String], decoded: &mut Decoded) ->
 }
 
 impl ComputeCapabilitiesFilter {
+    /// The verdict of every spec in order: the first that fails rejects the host.
     fn judge(&self, cx: &Cx<'_>, checks: &Checks, host: HostId) -> Result<Verdict, ScheduleError> {
         let mut decoded = Decoded::new();
-        for (i, check) in checks.checks.iter().enumerate() {
-            let name = &check.path[0];
-            if check.unscoped && !is_host_state_attribute(name) && stat(cx, host, name).is_none() {
-                // Also skips a stats key whose value is null, which Python would check and fail;
-                // stats values are strings in Nova.
-                continue;
-            }
-            let code = 2 * i as u32;
-            let Some(text) = resolve(cx, host, &check.path, &mut decoded) else {
-                return Ok(Verdict::reject(code + MISSING));
-            };
-            match check.requirement.matches(Some(&text)) {
-                Ok(true) => {}
-                Ok(false) => return Ok(Verdict::reject(code + MISMATCH)),
-                Err(e) => {
-                    return Err(ScheduleError::Filter {
-                        filter: self.name().to_owned(),
-                        message: format!("extra spec {}: {e}", check.key),
-                    })
-                }
+        for i in 0..checks.checks.len() {
+            let v = self.judge_check(cx, checks, i, host, &mut decoded)?;
+            if !v.is_pass() {
+                return Ok(v);
             }
         }
         Ok(Verdict::Pass)
     }
-}
 
-impl SpecChecks for Checks {
-    fn build(cx: &Cx<'_>) -> Self {
-        Checks::new(cx)
-    }
-
-    fn is_empty(&self) -> bool {
-        self.checks.is_empty()
-    }
-
-    fn memo(&self) -> &ClassMemo {
-        &self.memo
+    /// The verdict of spec `i` alone (JSON strings decoded on the way are kept in `decoded`).
+    fn judge_check(
+        &self,
+        cx: &Cx<'_>,
+        checks: &Checks,
+        i: usize,
+        host: HostId,
+        decoded: &mut Decoded,
+    ) -> Result<Verdict, ScheduleError> {
+        let check = &checks.checks[i];
+        let name = &check.path[0];
+        if check.unscoped && !is_host_state_attribute(name) && stat(cx, host, name).is_none() {
+            // Also skips a stats key whose value is null, which Python would check and fail;
+            // stats values are strings in Nova.
+            return Ok(Verdict::Pass);
+        }
+        let code = 2 * i as u32;
+        let Some(text) = resolve(cx, host, &check.path, decoded) else {
+            return Ok(Verdict::reject(code + MISSING));
+        };
+        match check.requirement.matches(Some(&text)) {
+            Ok(true) => Ok(Verdict::Pass),
+            Ok(false) => Ok(Verdict::reject(code + MISMATCH)),
+            Err(e) => Err(ScheduleError::Filter {
+                filter: self.name().to_owned(),
+                message: format!("extra spec {}: {e}", check.key),
+            }),
+        }
     }
 }
 
@@ -280,11 +279,20 @@ impl Filter for ComputeCapabilitiesFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        judge_host(cx, host, |c: &Checks, h| self.judge(cx, c, h))
+        let mut owned = None;
+        let checks = cx.state_or::<Checks>(&mut owned, || Checks::new(cx));
+        let check = |i, h| self.judge_check(cx, checks, i, h, &mut Decoded::new());
+        checks.memo.verdict(cx, host, check, |h| self.judge(cx, checks, h)).unwrap_or(Verdict::reject(ERROR))
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
-        judge_chunk(cx, chunk, mask, rejected, |c: &Checks, h| self.judge(cx, c, h))
+        let mut owned = None;
+        let checks = cx.state_or::<Checks>(&mut owned, || Checks::new(cx));
+        if checks.checks.is_empty() {
+            return mask;
+        }
+        let check = |i, h| self.judge_check(cx, checks, i, h, &mut Decoded::new());
+        checks.memo.lanes(cx, chunk, mask, rejected, Reason(ERROR), check, |h| self.judge(cx, checks, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

@@ -665,9 +665,9 @@ mod tests {
 /// Reason code for a request whose extra specs cannot be checked (it fails the whole request).
 pub(super) const SPEC_ERROR: u32 = u32::MAX;
 
-/// The shape the two extra-spec filters share: a list of checks built once per request from
-/// the flavor (`prepare`), judged host by host by a judge that may fail the request, through
-/// the verdicts memoised per host class ([`ClassMemo`]).
+/// The shape of an extra-spec filter whose verdicts are memoised per whole class key
+/// ([`ClassMemo`]; AggregateInstanceExtraSpecsFilter): a list of checks built once per request
+/// from the flavor (`prepare`), judged host by host by a judge that may fail the request.
 pub(super) trait SpecChecks: Send + Sync + Sized + 'static {
     /// The checks of the request in `cx`.
     fn build(cx: &Cx<'_>) -> Self;
