@@ -429,6 +429,7 @@ impl Scheduler {
                         if candidates.len() > 3 {
                             ranking.remove(&self.tiers, candidates, c);
                         } else {
+                            ranking.settle(candidates);
                             candidates.remove(c);
                             ranking.full(&self.tiers, &cx, &weigher_states, candidates, false)?;
                         }
@@ -439,6 +440,7 @@ impl Scheduler {
                     if !bypass {
                         self.run_filters(&cx, &filter_states, i, 0, masks, rejections);
                     }
+                    ranking.settle(candidates);
                     candidates.clear();
                     for (c, &m) in masks.iter().enumerate() {
                         push_lanes(candidates, c, m);

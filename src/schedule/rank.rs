@@ -154,6 +154,10 @@ pub(super) struct Ranking {
     /// With [`Ties::PreviousOrder`]: each host's position in the latest order (by host id), the
     /// tie key when a new round rebuilds the candidate list.
     host_rank: Vec<u32>,
+    /// The range of the order whose `pos` and `host_rank` entries may be stale: a relocation
+    /// shifts every candidate between the old and the new place, and most rounds never read
+    /// their positions, so they are rewritten only when read ([`settle`](Ranking::settle)).
+    unsettled: Option<(usize, usize)>,
     /// Whether a score may be NaN (set when one is written, cleared when all are rewritten
     /// without one). Without NaNs the scores order the candidates strictly weakly, which the
     /// order's binary searches and keyed re-sorts rely on.
@@ -174,6 +178,7 @@ impl Ranking {
     /// Starts a request: sets the tie policy.
     pub(super) fn start(&mut self, ties: Ties) {
         self.ties = ties;
+        self.unsettled = None;
     }
 
     /// Score of candidate `c` in tier `t`.
@@ -244,6 +249,8 @@ impl Ranking {
     /// order in the first round), and records the positions.
     fn build_order(&mut self, tiers: usize, candidates: &[HostId], first_round: bool) {
         let n = self.n;
+        // Every position is rewritten below; the caller settled the previous order's.
+        self.unsettled = None;
         self.pos.clear();
         if first_round {
             self.pos.extend(0..n as u32);
@@ -295,7 +302,13 @@ impl Ranking {
     /// place shift by one. While a NaN score may be present the order is not a strict weak
     /// ordering, so the place is found by the walk the binary search stands for.
     fn relocate(&mut self, tiers: usize, candidates: &[HostId], c: usize) {
-        let start = self.pos[c] as usize;
+        // The candidate that moves is usually the previous pick, the first.
+        let start = if self.order.first() == Some(&(c as u32)) {
+            0
+        } else {
+            self.settle(candidates);
+            self.pos[c] as usize
+        };
         let k = if self.nan_scores { self.walk(tiers, c, start) } else { self.place(tiers, c, start) };
         if k > start {
             self.order.copy_within(start + 1..=k, start);
@@ -304,7 +317,15 @@ impl Ranking {
         }
         self.order[k] = c as u32;
         let (lo, hi) = (start.min(k), start.max(k));
-        for i in lo..=hi {
+        self.unsettled = Some(self.unsettled.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+    }
+
+    /// Rewrites the stale positions ([`unsettled`](Ranking::unsettled)) of the order over
+    /// `candidates`. Whoever reads `pos` or `host_rank`, or changes the candidates, calls it
+    /// first. Computes in O(the stale range).
+    pub(super) fn settle(&mut self, candidates: &[HostId]) {
+        let Some((lo, hi)) = self.unsettled.take() else { return };
+        for i in lo..(hi + 1).min(self.n) {
             let d = self.order[i] as usize;
             self.pos[d] = i as u32;
             self.host_rank[candidates[d].index()] = i as u32;
@@ -359,6 +380,7 @@ impl Ranking {
         if self.ties != Ties::PreviousOrder {
             return;
         }
+        self.settle(candidates);
         let k = self.pos[c] as usize;
         self.order[..=k].rotate_right(1);
         for i in 0..=k {
@@ -415,6 +437,7 @@ impl Ranking {
             return;
         }
         // `pos` is each candidate's place in the current order: the stable sort's tie key.
+        self.settle(candidates);
         if !self.keyed_sort(tiers) {
             let mut order = std::mem::take(&mut self.order);
             order.sort_by(|&a, &b| self.by_score(tiers, a as usize, b as usize));
@@ -446,6 +469,7 @@ impl Ranking {
     /// candidate into its place, in `candidates` and in every column.
     pub(super) fn remove(&mut self, tiers: &[Vec<Weighed>], candidates: &mut Vec<HostId>, c: usize) {
         debug_assert!(self.n > 2, "small rankings are rebuilt instead");
+        self.settle(candidates);
         let last = self.n - 1;
         candidates.swap_remove(c);
         let mut moved = false;
