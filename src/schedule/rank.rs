@@ -10,8 +10,10 @@
 //!
 //! With [`Ties::PreviousOrder`] (the filter scheduler's loop) the ranking also keeps the full
 //! order of the candidates: a stable sort of the previous round's order by the new scores. When
-//! only one host changed, it moves to its new place (as far as it moves); when every score changed
-//! the order is re-sorted stably.
+//! only one host changed, it moves to its new place, found by binary search (O(log candidates)
+//! comparisons while no score is NaN), and the positions of the candidates it passed are
+//! rewritten only when next read; when every score changed the order is re-sorted stably (with
+//! one tier and no NaN, by integer keys: the score's order, then the previous place).
 
 use super::{Ties, Weighed};
 use crate::error::ScheduleError;

@@ -51,9 +51,11 @@ const ERROR: u32 = SPEC_ERROR;
 /// starts with, and `stats` for hosts without it), the filter keys each host on the classes of
 /// the values the specs reach after one step (`cpu_info.arch`, `cpu_info.features`, the
 /// attribute itself for one-part paths: [`Cluster::member_class`](crate::Cluster::member_class)),
-/// judges each distinct key once per request and reuses the verdict for every host that shares
-/// it, so hosts whose CPU models differ but whose architecture and features match share one
-/// judgement. `hypervisor_version` and `failed_builds` follow their stored attribute; a spec on
+/// judges each spec once per request for each distinct class of the value that spec reads, and
+/// reuses that spec's verdict for every host of the class (the host's verdict is the first spec
+/// that fails), so hosts whose CPU models differ but whose architecture and features match share
+/// one judgement, and the features spec is judged once per feature list whatever the hypervisor
+/// version. `hypervisor_version` and `failed_builds` follow their stored attribute; a spec on
 /// any other value derived from resources or state (`free_ram_mb`, `vcpus_used`, `service` …),
 /// or on an attribute that is not a class attribute, makes the filter judge every host on its
 /// own.
