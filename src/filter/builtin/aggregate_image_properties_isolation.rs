@@ -154,7 +154,7 @@ impl Filter for AggregateImagePropertiesIsolation {
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
         let mut owned = None;
         let props = cx.state_or::<ImageProps>(&mut owned, || self.image_props(cx));
-        let verdict = props.memo.verdict(cx, host, |h| Ok(self.judge(cx, props, h)));
+        let verdict = props.memo.verdict(cx, host, |_, h| Ok(self.judge(cx, props, h)));
         // The judge never fails.
         verdict.unwrap_or(Verdict::Pass)
     }
@@ -165,7 +165,7 @@ impl Filter for AggregateImagePropertiesIsolation {
         if props.props.is_empty() {
             return mask;
         }
-        props.memo.lanes(cx, chunk, mask, rejected, Reason(u32::MAX), |h| Ok(self.judge(cx, props, h)))
+        props.memo.lanes(cx, chunk, mask, rejected, Reason(u32::MAX), |_, h| Ok(self.judge(cx, props, h)))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

@@ -12,7 +12,7 @@
 //! reads something else (a value derived from resources, an attribute that is not a class
 //! attribute) leaves the key unset and every host is judged on its own.
 //!
-//! ComputeCapabilitiesFilter goes one step further ([`CheckMemo`]): each of its specs reads one
+//! ComputeCapabilitiesFilter goes one step further ([`ClassMemo::by_check`]): each of its specs reads one
 //! part of the host (`cpu_info.arch`, `cpu_info.features`, `hypervisor_version` …) and its
 //! verdict is the first spec that fails, so each spec's verdict is kept per class of the part
 //! it reads. Nearly unique combinations (a CPU model's feature list with a hypervisor version)
@@ -75,9 +75,12 @@ impl ClassKey {
         ClassKey { parts }
     }
 
-    /// Whether the key is the aggregate class alone (memoised in a dense table).
-    fn aggregates_only(&self) -> bool {
-        self.parts == [KeyPart::Aggregates]
+    /// How many classes the snapshot's lineage has issued of the kind a key of one part reads.
+    fn classes(&self, cluster: &Cluster) -> usize {
+        match self.parts.as_slice() {
+            [KeyPart::Aggregates] => cluster.aggregate_class_count(),
+            _ => cluster.attribute_class_count(),
+        }
     }
 
     /// Writes `host`'s key into `out` (cleared first).
@@ -113,36 +116,58 @@ impl KeyPart {
     }
 }
 
-/// The verdicts judged so far in one request.
-#[derive(Debug, Default)]
-struct Table {
-    /// By aggregate class, for keys of the aggregate class alone.
-    dense: Vec<Option<Verdict>>,
-    /// By key, for other keys.
-    by_key: HashMap<Box<[u32]>, Verdict, IdHashing>,
-    /// The key being looked up.
-    buffer: Vec<u32>,
-}
-
-/// A filter's verdicts memoised per class key for one request (kept in its prepared state).
+/// A filter's verdicts memoised per host class for one request (kept in its prepared state).
+///
+/// The memo knows the filter as a list of checks run in order, the first that rejects giving
+/// the verdict, each with the [`ClassKey`] it reads: a whole filter judged at once is one check
+/// ([`new`](ClassMemo::new)); a filter whose checks each read one [`KeyPart`] keeps each
+/// check's verdict per class of its part ([`by_check`](ClassMemo::by_check)), so hosts that
+/// share the class a check reads share that check's verdict, whatever the other checks read: a
+/// request with checks on `cpu_info.arch`, `cpu_info.features` and `hypervisor_version` judges
+/// each distinct value of each once, not each distinct combination.
 #[derive(Debug, Default)]
 pub(super) struct ClassMemo {
-    /// The key of the request; `None` when a check reads something outside the classes.
-    key: Option<ClassKey>,
+    /// Each check's key; `None` when a check reads something outside the classes.
+    keys: Option<Vec<ClassKey>>,
     table: Mutex<Table>,
 }
 
 impl Clone for ClassMemo {
-    /// The same key with nothing judged yet (a memo is a cache).
+    /// The same keys with nothing judged yet (a memo is a cache).
     fn clone(&self) -> Self {
-        ClassMemo::new(self.key.clone())
+        ClassMemo { keys: self.keys.clone(), table: Mutex::new(Table::default()) }
     }
 }
 
+/// The verdicts judged so far in one request, by check.
+#[derive(Debug, Default)]
+struct Table {
+    /// By check, by class + 1 (0 for [`ClassId::NONE`]): for keys of one class.
+    dense: Vec<Vec<Option<Verdict>>>,
+    /// By check, by key: for keys of several classes.
+    by_key: Vec<HashMap<Box<[u32]>, Verdict, IdHashing>>,
+    /// The key being looked up.
+    buffer: Vec<u32>,
+}
+
 impl ClassMemo {
-    /// A memo for `key` with nothing judged yet; with `None`, every host is judged.
+    /// A memo for a filter judged whole, reading `key`, with nothing judged yet; with `None`,
+    /// every host is judged.
     pub(super) fn new(key: Option<ClassKey>) -> Self {
-        ClassMemo { key, table: Mutex::new(Table::default()) }
+        ClassMemo { keys: key.map(|k| vec![k]), table: Mutex::new(Table::default()) }
+    }
+
+    /// A memo for a filter of checks reading `parts` (one a check, in check order) with nothing
+    /// judged yet; with `None`, every host is judged whole.
+    pub(super) fn by_check(parts: Option<Vec<KeyPart>>) -> Self {
+        let keys = parts.map(|parts| parts.into_iter().map(|p| ClassKey::new(vec![p])).collect());
+        ClassMemo { keys, table: Mutex::new(Table::default()) }
+    }
+
+    /// The checks' keys, if the request's verdicts follow the classes.
+    #[cfg(test)]
+    pub(super) fn keys(&self) -> Option<&[ClassKey]> {
+        self.keys.as_deref()
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
@@ -150,20 +175,24 @@ impl ClassMemo {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `host`'s verdict: the one judged for its key, else `judge(host)`, kept for the key.
+    /// `host`'s verdict: the first check's, in order, that rejects it, each check's verdict
+    /// taken from the memo or judged by `judge(Some(i), host)` and kept for the class its key
+    /// reads; without keys, `judge(None, host)`, the whole filter at once. (A filter judged
+    /// whole has one check, and may ignore the index.)
     pub(super) fn verdict(
         &self,
         cx: &Cx<'_>,
         host: HostId,
-        judge: impl Fn(HostId) -> Result<Verdict, ScheduleError>,
+        judge: impl Fn(Option<usize>, HostId) -> Result<Verdict, ScheduleError>,
     ) -> Result<Verdict, ScheduleError> {
-        match &self.key {
-            None => judge(host),
-            Some(key) => self.lock().verdict(key, cx.cluster(), host, &judge),
+        match &self.keys {
+            None => judge(None, host),
+            Some(keys) => self.lock().verdict(keys, cx.cluster(), host, &judge),
         }
     }
 
-    /// [`Rejections::try_lanes`] through the memo: the lanes of `mask` that pass.
+    /// [`Rejections::try_lanes`] through the memo ([`verdict`](ClassMemo::verdict)): the lanes
+    /// of `mask` that pass.
     pub(super) fn lanes(
         &self,
         cx: &Cx<'_>,
@@ -171,145 +200,29 @@ impl ClassMemo {
         mask: u64,
         rejected: &mut Rejections,
         on_error: Reason,
-        judge: impl Fn(HostId) -> Result<Verdict, ScheduleError>,
+        judge: impl Fn(Option<usize>, HostId) -> Result<Verdict, ScheduleError>,
     ) -> u64 {
-        let Some(key) = &self.key else { return rejected.try_lanes(chunk, mask, on_error, judge) };
+        let Some(keys) = &self.keys else { return rejected.try_lanes(chunk, mask, on_error, |h| judge(None, h)) };
         let cluster = cx.cluster();
         let mut table = self.lock();
-        rejected.try_lanes(chunk, mask, on_error, |h| table.verdict(key, cluster, h, &judge))
+        rejected.try_lanes(chunk, mask, on_error, |h| table.verdict(keys, cluster, h, &judge))
     }
 }
 
 impl Table {
     fn verdict(
         &mut self,
-        key: &ClassKey,
+        keys: &[ClassKey],
         cluster: &Cluster,
         host: HostId,
-        judge: &impl Fn(HostId) -> Result<Verdict, ScheduleError>,
+        judge: &impl Fn(Option<usize>, HostId) -> Result<Verdict, ScheduleError>,
     ) -> Result<Verdict, ScheduleError> {
-        if key.aggregates_only() {
-            let class = cluster.aggregate_class(host).index();
-            if let Some(Some(v)) = self.dense.get(class) {
-                return Ok(*v);
-            }
-            let v = judge(host)?;
-            if class < cluster.aggregate_class_count() {
-                if self.dense.len() <= class {
-                    self.dense.resize(cluster.aggregate_class_count(), None);
-                }
-                self.dense[class] = Some(v);
-            }
-            return Ok(v);
+        if self.dense.len() < keys.len() {
+            self.dense.resize_with(keys.len(), Vec::new);
+            self.by_key.resize_with(keys.len(), HashMap::default);
         }
-        key.write(cluster, host, &mut self.buffer);
-        if let Some(v) = self.by_key.get(self.buffer.as_slice()) {
-            return Ok(*v);
-        }
-        let v = judge(host)?;
-        self.by_key.insert(self.buffer.as_slice().into(), v);
-        Ok(v)
-    }
-}
-
-/// A filter's verdicts memoised check by check for one request, for a filter whose checks run
-/// in order, each reading one [`KeyPart`], and whose verdict is the first check that rejects
-/// (kept in its prepared state). Hosts that share the class a check reads share that check's
-/// verdict, whatever the other checks read, so a request with checks on `cpu_info.arch`,
-/// `cpu_info.features` and `hypervisor_version` judges each distinct value of each once,
-/// not each distinct combination.
-#[derive(Debug, Default)]
-pub(super) struct CheckMemo {
-    /// The part each check reads; `None` when a check reads something outside the classes.
-    parts: Option<Vec<KeyPart>>,
-    table: Mutex<CheckTable>,
-}
-
-impl Clone for CheckMemo {
-    /// The same parts with nothing judged yet (a memo is a cache).
-    fn clone(&self) -> Self {
-        CheckMemo::new(self.parts.clone())
-    }
-}
-
-/// The per-check verdicts judged so far in one request.
-#[derive(Debug, Default)]
-struct CheckTable {
-    /// By check, by class + 1 (0 for [`ClassId::NONE`]): for parts of one class.
-    dense: Vec<Vec<Option<Verdict>>>,
-    /// By (check, first class, second class): for parts of two.
-    pairs: HashMap<(u32, u32, u32), Verdict, IdHashing>,
-    /// The classes of the part being looked up.
-    buffer: Vec<u32>,
-}
-
-impl CheckMemo {
-    /// A memo for checks reading `parts` (one a check, in check order) with nothing judged
-    /// yet; with `None`, every host is judged whole.
-    pub(super) fn new(parts: Option<Vec<KeyPart>>) -> Self {
-        CheckMemo { parts, table: Mutex::new(CheckTable::default()) }
-    }
-
-    /// The parts, if the request's checks follow the classes.
-    #[cfg(test)]
-    pub(super) fn parts(&self) -> Option<&[KeyPart]> {
-        self.parts.as_deref()
-    }
-
-    fn lock(&self) -> MutexGuard<'_, CheckTable> {
-        // A poisoned lock still holds only verdicts already judged in full.
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// `host`'s verdict: the first check's, in order, that rejects it, each check's verdict
-    /// taken from the memo or judged by `check(i, host)` and kept for its class; without
-    /// parts, `whole(host)`.
-    pub(super) fn verdict(
-        &self,
-        cx: &Cx<'_>,
-        host: HostId,
-        check: impl Fn(usize, HostId) -> Result<Verdict, ScheduleError>,
-        whole: impl Fn(HostId) -> Result<Verdict, ScheduleError>,
-    ) -> Result<Verdict, ScheduleError> {
-        match &self.parts {
-            None => whole(host),
-            Some(parts) => self.lock().verdict(parts, cx.cluster(), host, &check),
-        }
-    }
-
-    /// [`Rejections::try_lanes`] through the memo: the lanes of `mask` that pass.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn lanes(
-        &self,
-        cx: &Cx<'_>,
-        chunk: usize,
-        mask: u64,
-        rejected: &mut Rejections,
-        on_error: Reason,
-        check: impl Fn(usize, HostId) -> Result<Verdict, ScheduleError>,
-        whole: impl Fn(HostId) -> Result<Verdict, ScheduleError>,
-    ) -> u64 {
-        let Some(parts) = &self.parts else { return rejected.try_lanes(chunk, mask, on_error, whole) };
-        let cluster = cx.cluster();
-        let mut table = self.lock();
-        rejected.try_lanes(chunk, mask, on_error, |h| table.verdict(parts, cluster, h, &check))
-    }
-}
-
-impl CheckTable {
-    fn verdict(
-        &mut self,
-        parts: &[KeyPart],
-        cluster: &Cluster,
-        host: HostId,
-        check: &impl Fn(usize, HostId) -> Result<Verdict, ScheduleError>,
-    ) -> Result<Verdict, ScheduleError> {
-        if self.dense.len() < parts.len() {
-            self.dense.resize_with(parts.len(), Vec::new);
-        }
-        for (i, part) in parts.iter().enumerate() {
-            self.buffer.clear();
-            part.write(cluster, host, &mut self.buffer);
+        for (i, key) in keys.iter().enumerate() {
+            key.write(cluster, host, &mut self.buffer);
             let v = match *self.buffer.as_slice() {
                 [class] => {
                     let slot = class.wrapping_add(1) as usize;
@@ -317,10 +230,10 @@ impl CheckTable {
                     match table.get(slot) {
                         Some(Some(v)) => *v,
                         _ => {
-                            let v = check(i, host)?;
+                            let v = judge(Some(i), host)?;
                             // Classes are below the count of their kind; anything else is judged
                             // every time.
-                            let bound = cluster.attribute_class_count().max(cluster.aggregate_class_count()) + 1;
+                            let bound = key.classes(cluster) + 1;
                             if slot < bound {
                                 if table.len() <= slot {
                                     table.resize(bound, None);
@@ -331,18 +244,14 @@ impl CheckTable {
                         }
                     }
                 }
-                [a, b] => {
-                    let key = (i as u32, a, b);
-                    match self.pairs.get(&key) {
-                        Some(v) => *v,
-                        None => {
-                            let v = check(i, host)?;
-                            self.pairs.insert(key, v);
-                            v
-                        }
+                _ => match self.by_key[i].get(self.buffer.as_slice()) {
+                    Some(v) => *v,
+                    None => {
+                        let v = judge(Some(i), host)?;
+                        self.by_key[i].insert(self.buffer.as_slice().into(), v);
+                        v
                     }
-                }
-                _ => check(i, host)?,
+                },
             };
             if !v.is_pass() {
                 return Ok(v);

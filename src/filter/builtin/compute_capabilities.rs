@@ -1,6 +1,6 @@
 //! ComputeCapabilitiesFilter: flavor extra specs against the host's capabilities.
 
-use super::classes::{CheckMemo, KeyPart};
+use super::classes::{ClassMemo, KeyPart};
 use super::nova::{flavor, is_host_state_attribute, SPEC_ERROR};
 use crate::error::ScheduleError;
 use crate::expr::extra_specs::Requirement;
@@ -78,7 +78,7 @@ struct Check {
 #[derive(Debug, Clone, Default)]
 struct Checks {
     checks: Vec<Check>,
-    memo: CheckMemo,
+    memo: ClassMemo,
 }
 
 /// Derived attributes that are a function of the stored attribute of the same name alone.
@@ -139,15 +139,15 @@ impl Checks {
                 Some(Check { key: key.to_owned(), path: parts, unscoped, requirement: Requirement::parse(&req) })
             })
             .collect::<Vec<_>>();
-        let memo = CheckMemo::new(check_parts(cx.cluster(), &checks));
+        let memo = ClassMemo::by_check(check_parts(cx.cluster(), &checks));
         Checks { checks, memo }
     }
 }
 
-/// The parts the request's checks in `cx` read, for tests.
+/// How many checks of the request in `cx` are memoised by class, for tests.
 #[cfg(test)]
-pub(super) fn check_parts_of(cx: &Cx<'_>) -> Option<Vec<KeyPart>> {
-    Checks::new(cx).memo.parts().map(<[KeyPart]>::to_vec)
+pub(super) fn check_parts_of(cx: &Cx<'_>) -> Option<usize> {
+    Checks::new(cx).memo.keys().map(<[_]>::len)
 }
 
 /// The host's attribute `name` as Nova's `getattr(host_state, name)` sees it: `None` for names
@@ -228,6 +228,20 @@ fn resolve(cx: &Cx<'_>, host: HostId, path: &[String], decoded: &mut Decoded) ->
 }
 
 impl ComputeCapabilitiesFilter {
+    /// The verdict of spec `i` alone, or with `None` of every spec (the memo's judge).
+    fn judge_one(
+        &self,
+        cx: &Cx<'_>,
+        checks: &Checks,
+        i: Option<usize>,
+        host: HostId,
+    ) -> Result<Verdict, ScheduleError> {
+        match i {
+            Some(i) => self.judge_check(cx, checks, i, host, &mut Decoded::new()),
+            None => self.judge(cx, checks, host),
+        }
+    }
+
     /// The verdict of every spec in order: the first that fails rejects the host.
     fn judge(&self, cx: &Cx<'_>, checks: &Checks, host: HostId) -> Result<Verdict, ScheduleError> {
         let mut decoded = Decoded::new();
@@ -283,8 +297,7 @@ impl Filter for ComputeCapabilitiesFilter {
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
         let mut owned = None;
         let checks = cx.state_or::<Checks>(&mut owned, || Checks::new(cx));
-        let check = |i, h| self.judge_check(cx, checks, i, h, &mut Decoded::new());
-        checks.memo.verdict(cx, host, check, |h| self.judge(cx, checks, h)).unwrap_or(Verdict::reject(ERROR))
+        checks.memo.verdict(cx, host, |i, h| self.judge_one(cx, checks, i, h)).unwrap_or(Verdict::reject(ERROR))
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
@@ -293,8 +306,7 @@ impl Filter for ComputeCapabilitiesFilter {
         if checks.checks.is_empty() {
             return mask;
         }
-        let check = |i, h| self.judge_check(cx, checks, i, h, &mut Decoded::new());
-        checks.memo.lanes(cx, chunk, mask, rejected, Reason(ERROR), check, |h| self.judge(cx, checks, h))
+        checks.memo.lanes(cx, chunk, mask, rejected, Reason(ERROR), |i, h| self.judge_one(cx, checks, i, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

@@ -213,7 +213,7 @@ impl Filter for ImagePropertiesFilter {
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
         let mut owned = None;
         let w = cx.state_or::<Wanted>(&mut owned, || self.wanted(cx));
-        w.memo.verdict(cx, host, |h| self.judge(cx, w, h)).unwrap_or(Verdict::reject(ERROR))
+        w.memo.verdict(cx, host, |_, h| self.judge(cx, w, h)).unwrap_or(Verdict::reject(ERROR))
     }
 
     fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
@@ -222,7 +222,7 @@ impl Filter for ImagePropertiesFilter {
         if w.props.iter().all(Option::is_none) {
             return mask;
         }
-        w.memo.lanes(cx, chunk, mask, rejected, Reason(ERROR), |h| self.judge(cx, w, h))
+        w.memo.lanes(cx, chunk, mask, rejected, Reason(ERROR), |_, h| self.judge(cx, w, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {

@@ -686,7 +686,7 @@ pub(super) fn judge_host<C: SpecChecks>(
 ) -> crate::Verdict {
     let mut owned = None;
     let checks = cx.state_or::<C>(&mut owned, || C::build(cx));
-    checks.memo().verdict(cx, host, |h| judge(checks, h)).unwrap_or(crate::Verdict::reject(SPEC_ERROR))
+    checks.memo().verdict(cx, host, |_, h| judge(checks, h)).unwrap_or(crate::Verdict::reject(SPEC_ERROR))
 }
 
 /// [`Filter::check_chunk`](crate::Filter::check_chunk) for a [`SpecChecks`] filter: every lane
@@ -703,5 +703,5 @@ pub(super) fn judge_chunk<C: SpecChecks>(
     if checks.is_empty() {
         return mask;
     }
-    checks.memo().lanes(cx, chunk, mask, rejected, crate::Reason(SPEC_ERROR), |h| judge(checks, h))
+    checks.memo().lanes(cx, chunk, mask, rejected, crate::Reason(SPEC_ERROR), |_, h| judge(checks, h))
 }
