@@ -12,10 +12,10 @@
 //! reads something else (a value derived from resources, an attribute that is not a class
 //! attribute) leaves the key unset and every host is judged on its own.
 //!
-//! ComputeCapabilitiesFilter goes one step further ([`ClassMemo::by_check`]): each of its specs reads one
-//! part of the host (`cpu_info.arch`, `cpu_info.features`, `hypervisor_version` …) and its
-//! verdict is the first spec that fails, so each spec's verdict is kept per class of the part
-//! it reads. Nearly unique combinations (a CPU model's feature list with a hypervisor version)
+//! ComputeCapabilitiesFilter goes one step further ([`ClassMemo::by_check`]): each of its
+//! specs reads one part of the host (`cpu_info.arch`, `cpu_info.features`,
+//! `hypervisor_version` …) and its verdict is the first spec that fails, so each spec's verdict
+//! is kept per class of the part it reads. Nearly unique combinations (a CPU model's feature list with a hypervisor version)
 //! then cost one judgement per distinct value of each part; a part of one class is looked up in
 //! a dense table, without hashing.
 //!
