@@ -144,7 +144,10 @@ impl Clone for ClassMemo {
 struct Table {
     /// By check, by class + 1 (0 for [`ClassId::NONE`]): for keys of one class.
     dense: Vec<Vec<Option<Verdict>>>,
-    /// By check, by key: for keys of several classes.
+    /// By check, by the two classes: for keys of two (one [`KeyPart::Or`]), without a key to
+    /// allocate or compare as a slice.
+    pairs: Vec<HashMap<(u32, u32), Verdict, IdHashing>>,
+    /// By check, by key: for keys of more classes.
     by_key: Vec<HashMap<Box<[u32]>, Verdict, IdHashing>>,
     /// The key being looked up.
     buffer: Vec<u32>,
@@ -219,6 +222,7 @@ impl Table {
     ) -> Result<Verdict, ScheduleError> {
         if self.dense.len() < keys.len() {
             self.dense.resize_with(keys.len(), Vec::new);
+            self.pairs.resize_with(keys.len(), HashMap::default);
             self.by_key.resize_with(keys.len(), HashMap::default);
         }
         for (i, key) in keys.iter().enumerate() {
@@ -244,6 +248,14 @@ impl Table {
                         }
                     }
                 }
+                [a, b] => match self.pairs[i].get(&(a, b)) {
+                    Some(v) => *v,
+                    None => {
+                        let v = judge(Some(i), host)?;
+                        self.pairs[i].insert((a, b), v);
+                        v
+                    }
+                },
                 _ => match self.by_key[i].get(self.buffer.as_slice()) {
                     Some(v) => *v,
                     None => {
