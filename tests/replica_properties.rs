@@ -27,9 +27,12 @@
 //! Byte values stay below 2^46 × 100 / 200 so that Longhorn's `float(a) × float(pct) / 100`
 //! truncation equals the integer `a × pct / 100` used here.
 
-use placewise::replica::{LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, SoftAntiAffinity, Volume};
+use placewise::replica::{LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState};
 use proptest::prelude::*;
+
+#[path = "support/replica_gen.rs"]
+mod replica_gen;
 use std::collections::BTreeSet;
 
 const G: i64 = 1 << 30;
@@ -90,33 +93,17 @@ fn cluster_strategy() -> impl Strategy<Value = ClusterSpec> {
     })
 }
 
-fn settings_strategy() -> impl Strategy<Value = ReplicaSettings> {
-    (any::<[bool; 6]>(), prop::sample::select(vec![0i64, 10, 25]), prop::sample::select(vec![50i64, 100, 150, 200]))
-        .prop_map(|([node, zone, disk, cordon, empty_node, empty_disk], min, over)| {
-            let mut s = ReplicaSettings::default();
-            s.replica_soft_anti_affinity = node;
-            s.replica_zone_soft_anti_affinity = zone;
-            s.replica_disk_soft_anti_affinity = disk;
-            s.disable_scheduling_on_cordoned_node = cordon;
-            s.allow_empty_node_selector_volume = empty_node;
-            s.allow_empty_disk_selector_volume = empty_disk;
-            s.storage_minimal_available_percentage = min;
-            s.storage_over_provisioning_percentage = over;
-            s
-        })
-}
-
-fn override_strategy() -> impl Strategy<Value = SoftAntiAffinity> {
-    prop::sample::select(vec![
-        SoftAntiAffinity::Ignored,
-        SoftAntiAffinity::Ignored,
-        SoftAntiAffinity::Enabled,
-        SoftAntiAffinity::Disabled,
-    ])
-}
-
 fn volume_strategy(index: usize) -> impl Strategy<Value = Volume> {
-    (1i64..=24, 1u32..=5, 0u8..4, 0u8..4, 0u8..3, override_strategy(), override_strategy(), override_strategy())
+    (
+        1i64..=24,
+        1u32..=5,
+        0u8..4,
+        0u8..4,
+        0u8..3,
+        replica_gen::soft_override(),
+        replica_gen::soft_override(),
+        replica_gen::soft_override(),
+    )
         .prop_map(move |(size_q, replicas, node_sel, disk_sel, shape, node, zone, disk)| {
             let mut v = Volume::new(format!("vol{index}"), size_q * G / 2, replicas);
             // Selectors on a third of the volumes each, so most volumes place something.
@@ -374,7 +361,7 @@ proptest! {
     #[test]
     fn placements_respect_space_anti_affinity_and_tiers(
         spec in cluster_strategy(),
-        settings in settings_strategy(),
+        settings in replica_gen::settings(false),
         version in version_strategy(),
         volumes in volumes_strategy(),
         existing in prop::option::of(0usize..64),

@@ -14,12 +14,12 @@
 //! then falls back to the stepwise loop).
 
 use placewise::capacity::{self, VolumeCapacity};
-use placewise::replica::{
-    disk_weigher_fn, AutoBalance, DiskChoice, LonghornVersion, ReplicaScheduler, ReplicaSettings, SoftAntiAffinity,
-    Volume,
-};
+use placewise::replica::{disk_weigher_fn, DiskChoice, LonghornVersion, ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState};
 use proptest::prelude::*;
+
+#[path = "support/replica_gen.rs"]
+mod replica_gen;
 
 #[path = "support/mod.rs"]
 mod support;
@@ -105,43 +105,18 @@ fn cluster_gen() -> impl Strategy<Value = ClusterSpec> {
     })
 }
 
-fn settings_gen() -> impl Strategy<Value = ReplicaSettings> {
-    (
-        any::<[bool; 6]>(),
-        prop::sample::select(vec![0i64, 10, 25]),
-        prop::sample::select(vec![50i64, 100, 150, 200]),
-        0u8..4,
-    )
-        .prop_map(|([node, zone, disk, cordon, empty_node, empty_disk], min, over, balance)| {
-            let mut s = ReplicaSettings::default();
-            s.replica_soft_anti_affinity = node;
-            s.replica_zone_soft_anti_affinity = zone;
-            s.replica_disk_soft_anti_affinity = disk;
-            s.disable_scheduling_on_cordoned_node = cordon;
-            s.allow_empty_node_selector_volume = empty_node;
-            s.allow_empty_disk_selector_volume = empty_disk;
-            s.storage_minimal_available_percentage = min;
-            s.storage_over_provisioning_percentage = over;
-            if balance == 0 {
-                s.replica_auto_balance = AutoBalance::BestEffort;
-                s.replica_auto_balance_disk_pressure_percentage = 50;
-            }
-            s
-        })
-}
-
-fn soft_gen() -> impl Strategy<Value = SoftAntiAffinity> {
-    prop::sample::select(vec![
-        SoftAntiAffinity::Ignored,
-        SoftAntiAffinity::Ignored,
-        SoftAntiAffinity::Enabled,
-        SoftAntiAffinity::Disabled,
-    ])
-}
-
 fn volume_gen() -> impl Strategy<Value = Volume> {
-    (0i64..=24, 1u32..=6, 0u8..4, 0u8..4, 0u8..12, soft_gen(), soft_gen(), soft_gen()).prop_map(
-        |(size_q, replicas, node_sel, disk_sel, shape, node, zone, disk)| {
+    (
+        0i64..=24,
+        1u32..=6,
+        0u8..4,
+        0u8..4,
+        0u8..12,
+        replica_gen::soft_override(),
+        replica_gen::soft_override(),
+        replica_gen::soft_override(),
+    )
+        .prop_map(|(size_q, replicas, node_sel, disk_sel, shape, node, zone, disk)| {
             let size = match shape {
                 9 => 0,
                 10 => 1 << 46,
@@ -159,13 +134,12 @@ fn volume_gen() -> impl Strategy<Value = Volume> {
             v.replica_zone_soft_anti_affinity = zone;
             v.replica_disk_soft_anti_affinity = disk;
             v
-        },
-    )
+        })
 }
 
 fn scheduler_gen() -> impl Strategy<Value = (ReplicaSettings, LonghornVersion, DiskChoice, u8, u64)> {
     (
-        settings_gen(),
+        replica_gen::settings(true),
         prop::sample::select(vec![LonghornVersion::Head, LonghornVersion::V1_10]),
         prop::sample::select(vec![DiskChoice::BalanceScore, DiskChoice::MostUsableStorage]),
         0u8..16,

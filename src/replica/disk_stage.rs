@@ -97,6 +97,35 @@ pub(crate) fn volume_fit(cx: &Ctx<'_>, disk: &HotDisk, full: Option<&Disk>) -> R
     Ok(())
 }
 
+/// [`volume_fit`]'s verdict for the commonest volume, decided from the hot form alone: no disk
+/// selector (nor a backing image's), below [`HUGE_VOLUME`]. Such a volume fits a disk of its
+/// engine's type that has no tag, or any such disk when empty selectors are allowed. Only
+/// acceptance is decided here; every other disk goes to [`volume_fit`] for its note and bits.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QuickFit {
+    /// The disk type that fits; `None` when the volume is not the plain kind.
+    wanted: Option<DiskType>,
+    allow_empty: bool,
+}
+
+impl QuickFit {
+    pub(crate) fn of(cx: &Ctx<'_>) -> Self {
+        let volume = cx.volume;
+        let v1 = volume.data_engine == DataEngine::V1;
+        let plain = cx.disk_selector.is_empty()
+            && (!cx.has_backing_image || cx.image_disk_selector.is_empty())
+            && !(v1 && volume.size >= HUGE_VOLUME);
+        let wanted = if v1 { DiskType::Filesystem } else { DiskType::Block };
+        QuickFit { wanted: plain.then_some(wanted), allow_empty: cx.settings.allow_empty_disk_selector_volume }
+    }
+
+    /// Whether [`volume_fit`] certainly accepts `disk` (`false`: ask it).
+    #[inline]
+    pub(crate) fn accepts(&self, disk: &HotDisk) -> bool {
+        self.wanted == Some(disk.disk_type) && (self.allow_empty || !disk.tagged)
+    }
+}
+
 /// One disk's volume-independent state: its space, its limits and the pre-filter's verdict.
 /// Depends only on the snapshot and the settings.
 #[derive(Debug, Clone, Copy)]
@@ -191,6 +220,7 @@ pub(crate) fn prepare_host(
     let mut space_bits = 0u16;
     let mut caller = 0u64;
     let (size, actual) = (cx.volume.size, cx.volume.actual_size);
+    let quick = QuickFit::of(cx);
     for (i, disk) in disks.iter().enumerate() {
         let b = match base {
             Some(kept) => kept.get(i).copied().unwrap_or_else(|| DiskBase::new(cx.settings, disk)),
@@ -199,6 +229,7 @@ pub(crate) fn prepare_host(
         let (space, lim) = (b.space, b.lim);
         let fit = match b.pre {
             Some(note) => Err((note, 0, false)),
+            None if quick.accepts(disk) => Ok(()),
             None => volume_fit(cx, disk, full.and_then(|h| h.disks.get(i))),
         };
         match fit {

@@ -761,3 +761,53 @@ fn node_facts_are_typed_and_a_wrongly_typed_attribute_is_an_error() {
     assert!(s.schedule_replicas(&typo, &v, &mut [Replica::new("r")], &["r"], 0).is_err());
     assert!(s.check_nodes(&two).is_ok());
 }
+
+/// `QuickFit` only ever accepts a disk `volume_fit` accepts, and for a volume without disk
+/// selectors below the huge size it accepts exactly those: every engine, size, selector, backing
+/// image, disk type, tag and empty-selector setting.
+#[test]
+fn the_quick_fit_agrees_with_volume_fit() {
+    use super::disk_stage::{volume_fit, QuickFit, HUGE_VOLUME};
+    let disks = [
+        DiskSpec::new("fs", 100 * G, 90 * G),
+        DiskSpec::new("fs-fast", 100 * G, 90 * G).tag("fast"),
+        DiskSpec::new("fs-slow", 100 * G, 90 * G).tag("slow"),
+        DiskSpec::new("blk", 100 * G, 90 * G).disk_type(DiskType::Block),
+        DiskSpec::new("blk-fast", 100 * G, 90 * G).disk_type(DiskType::Block).tag("fast"),
+    ];
+    let c = cluster(vec![disks.iter().fold(HostSpec::new("n1"), |h, d| h.disk(d.clone()))]);
+    let id = c.host_id("n1").unwrap();
+    let (hot, full) = (c.hot_disks(id), c.host(id).unwrap());
+    let mut plain_accepted = 0;
+    for allow_empty in [false, true] {
+        let s = sched(|s| s.allow_empty_disk_selector_volume = allow_empty);
+        for engine in [DataEngine::V1, DataEngine::V2] {
+            for size in [G, HUGE_VOLUME] {
+                for selector in [vec![], vec!["fast".to_string()]] {
+                    for image in [None, Some(vec![]), Some(vec!["fast".to_string()])] {
+                        let mut v = Volume::new("v", size, 1);
+                        v.data_engine = engine;
+                        v.disk_selector = selector.clone();
+                        v.backing_image =
+                            image.map(|disk_selector| BackingImage { node_selector: vec![], disk_selector });
+                        let cx = Ctx::new(&s, &c, &v);
+                        let quick = QuickFit::of(&cx);
+                        let plain = cx.disk_selector.is_empty()
+                            && cx.image_disk_selector.is_empty()
+                            && !(engine == DataEngine::V1 && size >= HUGE_VOLUME);
+                        for (i, d) in hot.iter().enumerate() {
+                            let fits = volume_fit(&cx, d, full.disks.get(i)).is_ok();
+                            let accepted = quick.accepts(d);
+                            assert!(!accepted || fits, "quick fit accepted a disk volume_fit refuses: {i} {v:?}");
+                            if plain {
+                                assert_eq!(accepted, fits, "disk {i} of a plain volume {v:?}");
+                                plain_accepted += usize::from(accepted);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(plain_accepted > 0, "the plain volumes never took the quick path");
+}

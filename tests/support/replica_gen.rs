@@ -1,0 +1,44 @@
+//! Proptest generators of replica-scheduler settings, shared by the replica properties and the
+//! volume-capacity test. Included with `#[path = "support/replica_gen.rs"] mod replica_gen;`.
+#![allow(dead_code)]
+
+use placewise::replica::{AutoBalance, ReplicaSettings, SoftAntiAffinity};
+use proptest::prelude::*;
+
+/// Settings over every soft anti-affinity, cordon and empty-selector switch and a few space
+/// percentages; with `auto_balance`, a quarter of them use best-effort auto-balance with a 50 %
+/// disk-pressure threshold.
+pub(crate) fn settings(auto_balance: bool) -> impl Strategy<Value = ReplicaSettings> {
+    (
+        any::<[bool; 6]>(),
+        prop::sample::select(vec![0i64, 10, 25]),
+        prop::sample::select(vec![50i64, 100, 150, 200]),
+        0u8..4,
+    )
+        .prop_map(move |([node, zone, disk, cordon, empty_node, empty_disk], min, over, balance)| {
+            let mut s = ReplicaSettings::default();
+            s.replica_soft_anti_affinity = node;
+            s.replica_zone_soft_anti_affinity = zone;
+            s.replica_disk_soft_anti_affinity = disk;
+            s.disable_scheduling_on_cordoned_node = cordon;
+            s.allow_empty_node_selector_volume = empty_node;
+            s.allow_empty_disk_selector_volume = empty_disk;
+            s.storage_minimal_available_percentage = min;
+            s.storage_over_provisioning_percentage = over;
+            if auto_balance && balance == 0 {
+                s.replica_auto_balance = AutoBalance::BestEffort;
+                s.replica_auto_balance_disk_pressure_percentage = 50;
+            }
+            s
+        })
+}
+
+/// A volume's override of a soft anti-affinity setting: half of them leave the setting alone.
+pub(crate) fn soft_override() -> impl Strategy<Value = SoftAntiAffinity> {
+    prop::sample::select(vec![
+        SoftAntiAffinity::Ignored,
+        SoftAntiAffinity::Ignored,
+        SoftAntiAffinity::Enabled,
+        SoftAntiAffinity::Disabled,
+    ])
+}
