@@ -73,17 +73,48 @@ mod goheap {
         }
     }
 
+    /// [`down`] moving a hole instead of swapping: the sifted element is compared from a
+    /// register and written once, where `down` stops; the same comparisons in the same order,
+    /// so the array ends exactly as `down` leaves it.
+    fn down_hole<T: Copy>(v: &mut [T], i0: usize, n: usize, less: &impl Fn(T, T) -> bool) {
+        let x = v[i0];
+        let mut i = i0;
+        loop {
+            let j1 = 2 * i + 1;
+            if j1 >= n {
+                break;
+            }
+            let j2 = j1 + 1;
+            let j = if j2 < n && hless(v, less, j2, j1) { j2 } else { j1 };
+            if !less(x, v[j]) {
+                break;
+            }
+            v[i] = v[j];
+            i = j;
+        }
+        v[i] = x;
+    }
+
     /// `heap.Init` then popping every element: the array ends sorted best first, ties in
-    /// whatever order the heap operations leave them.
+    /// whatever order Go's heap operations leave them.
     pub(super) fn init_and_drain<T: Copy>(v: &mut [T], less: &impl Fn(T, T) -> bool) {
         let n = v.len();
         for i in (0..n / 2).rev() {
-            down(v, i, n, less);
+            down_hole(v, i, n, less);
         }
         for len in (1..=n).rev() {
             v.swap(0, len - 1);
-            down(v, 0, len - 1, less);
+            down_hole(v, 0, len - 1, less);
         }
+    }
+}
+
+/// Sorts `packed` (each a node's key with its tie-break in the low 32 bits, `low` reading the
+/// tie-break back) and writes to `cands` the nodes the tie-breaks name in `from`.
+fn sort_packed<K: Ord + Copy>(packed: &mut [K], low: impl Fn(K) -> usize, from: &[HostId], cands: &mut [HostId]) {
+    packed.sort_unstable();
+    for (c, &k) in cands.iter_mut().zip(packed.iter()) {
+        *c = from[low(k)];
     }
 }
 
@@ -124,7 +155,7 @@ impl Run<'_> {
             for (r, &h) in hosts.iter().enumerate() {
                 self.nodes.rank[h.index()] = r as u32;
             }
-            let mut heap: Vec<HostId> = Vec::new();
+            let mut heap: Vec<HostId> = Vec::with_capacity(hosts.len().min(max));
             let mut passed = 0;
             if hosts.len() <= max {
                 // The heap never fills: every node is checked and every passing one kept, and
@@ -306,9 +337,12 @@ impl Run<'_> {
         }
         // Without scores the whole key and its tie-break fit one integer, unique in the leaf:
         // sort plain integers, then find each node from its tie-break (its rank in the leaf's
-        // name order, or its position before the sort).
+        // name order, or its position before the sort). With no penalty and counts below 2^16
+        // (the usual case) the integer is a u64, half the width to sort.
         let mut buf = std::mem::take(&mut self.sort_buf);
         buf.clear();
+        let mut narrow = std::mem::take(&mut self.sort_buf64);
+        narrow.clear();
         let mut before = std::mem::take(&mut self.pos_buf);
         before.clear();
         if !by_rank {
@@ -316,20 +350,29 @@ impl Run<'_> {
         }
         let by_name = by_rank.then(|| std::mem::take(&mut self.tree.branches[leaf as usize].hosts));
         let n = &*self.nodes;
-        buf.extend(cands.iter().enumerate().map(|(pos, &h)| {
-            let i = h.index();
-            let tie = if by_rank { n.rank[i] } else { pos as u32 };
-            n.key[i] << 32 | u128::from(tie)
-        }));
-        buf.sort_unstable();
+        let tie = |pos: usize, i: usize| if by_rank { n.rank[i] } else { pos as u32 };
+        for (pos, &h) in cands.iter().enumerate() {
+            let k = n.key[h.index()];
+            if k >> 48 != 0 || (k as u32) >> 16 != 0 {
+                break;
+            }
+            let (svc, total) = ((k >> 32) as u64, k as u64 & 0xffff);
+            narrow.push(svc << 48 | total << 32 | u64::from(tie(pos, h.index())));
+        }
         let from = by_name.as_deref().unwrap_or(&before);
-        for (c, &k) in cands.iter_mut().zip(&buf) {
-            *c = from[(k & u128::from(u32::MAX)) as usize];
+        if narrow.len() == cands.len() {
+            sort_packed(&mut narrow, |k| (k & u64::from(u32::MAX)) as usize, from, cands);
+        } else {
+            buf.extend(
+                cands.iter().enumerate().map(|(pos, &h)| n.key[h.index()] << 32 | u128::from(tie(pos, h.index()))),
+            );
+            sort_packed(&mut buf, |k| (k & u128::from(u32::MAX)) as usize, from, cands);
         }
         if let Some(hosts) = by_name {
             self.tree.branches[leaf as usize].hosts = hosts;
         }
         self.sort_buf = buf;
+        self.sort_buf64 = narrow;
         self.pos_buf = before;
     }
 
@@ -421,6 +464,33 @@ impl Run<'_> {
 mod tests {
     use super::goheap;
     use crate::id::HostId;
+    use proptest::prelude::*;
+
+    /// `heap.Init` and the drain as Go writes them, every sift through Go's `down`.
+    fn init_and_drain_go<T: Copy>(v: &mut [T], less: &impl Fn(T, T) -> bool) {
+        let n = v.len();
+        for i in (0..n / 2).rev() {
+            goheap::down(v, i, n, less);
+        }
+        for len in (1..=n).rev() {
+            v.swap(0, len - 1);
+            goheap::down(v, 0, len - 1, less);
+        }
+    }
+
+    proptest! {
+        /// The hole sift leaves every tie where Go's `down` leaves it: the same permutation,
+        /// on keys with many ties (a node is its key and its original slot).
+        #[test]
+        fn hole_drain_is_gos_permutation(keys in prop::collection::vec(0u64..5, 0..150)) {
+            let mut fast: Vec<(u64, HostId)> = keys.iter().enumerate().map(|(i, &k)| (k, HostId(i as u32))).collect();
+            let mut go = fast.clone();
+            let less = |a: (u64, HostId), b: (u64, HostId)| a.0 < b.0;
+            goheap::init_and_drain(&mut fast, &less);
+            init_and_drain_go(&mut go, &less);
+            prop_assert_eq!(fast, go);
+        }
+    }
 
     #[test]
     fn heap_drain_sorts_best_first() {

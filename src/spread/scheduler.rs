@@ -256,6 +256,7 @@ impl SpreadScheduler {
             },
             scored: false,
             sort_buf: Vec::new(),
+            sort_buf64: Vec::new(),
             heap_buf: Vec::new(),
             heap_buf64: Vec::new(),
             pos_buf: Vec::new(),

@@ -161,83 +161,98 @@ impl Tree {
         let mut index: HashMap<(u32, u32), u32, BuildHasherDefault<PairHasher>> = HashMap::default();
         let mut hostnames: HashMap<&str, u32> = HashMap::new();
         let empty = cluster.symbols().get("");
-        // Label values by host id, read from the chunks' inverted label indexes rather than
-        // from every host record.
-        let label_values: Vec<Vec<u32>> = levels
-            .iter()
-            .map(|l| match l.source {
-                Source::NodeLabel(k) | Source::EngineLabel(k) => {
-                    let mut v = vec![MISSING; cluster.id_bound()];
-                    for c in 0..cluster.chunk_count() {
-                        for (value, mut mask) in k.into_iter().flat_map(|k| cluster.hot_chunk(c).labels.values(k)) {
-                            if Some(value) == empty {
-                                continue;
-                            }
-                            while mask != 0 {
-                                v[c * CHUNK + mask.trailing_zeros() as usize] = value.0;
-                                mask &= mask - 1;
-                            }
-                        }
-                    }
-                    v
-                }
-                Source::NodeId | Source::Hostname => Vec::new(),
-            })
-            .collect();
         // Host records are read only for levels that need them (engine labels, node id,
-        // hostname): with labels from the chunk indexes and names given, a plain label tree
-        // never touches them.
+        // hostname): with label values from the chunks' inverted label indexes (a chunk's
+        // lanes at a time) and names given, a plain label tree never touches them.
+        let mut lane_values: Vec<[u32; CHUNK]> = vec![[MISSING; CHUNK]; levels.len()];
+        // Every host with its leaf, in id order: each leaf's list is sized before it is filled.
+        let mut leaf_of: Vec<(HostId, u32)> = Vec::with_capacity(cluster.len());
         // The last `(parent, key) -> child` step taken at each depth: hosts listed by rack or
         // zone repeat it, and skip the hash lookup.
         let mut last: Vec<(u32, u32, u32)> = vec![(u32::MAX, u32::MAX, 0); levels.len()];
-        for id in cluster.host_ids() {
-            let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
-            let ok = eligible(id);
-            let mut cur = 0u32;
-            for (depth, level) in levels.iter().enumerate() {
-                // Counts are added at the leaf only, then summed upwards below.
-                let (key, text): (u32, &str) = match level.source {
-                    Source::NodeLabel(_) | Source::EngineLabel(_) => {
-                        let v = label_values[depth][id.index()];
-                        let engine_missing = matches!(level.source, Source::EngineLabel(_))
-                            && cluster.host(id).is_some_and(|h| !node::has_engine(h));
-                        // The text is resolved when a branch is created.
-                        if v == MISSING || engine_missing {
-                            (MISSING, "")
-                        } else {
-                            (v, "")
+        for c in 0..cluster.chunk_count() {
+            let hot = cluster.hot_chunk(c);
+            for (level, values) in levels.iter().zip(&mut lane_values) {
+                if let Source::NodeLabel(k) | Source::EngineLabel(k) = level.source {
+                    values.fill(MISSING);
+                    for (value, mut mask) in k.into_iter().flat_map(|k| hot.labels.values(k)) {
+                        if Some(value) == empty {
+                            continue;
+                        }
+                        while mask != 0 {
+                            values[mask.trailing_zeros() as usize] = value.0;
+                            mask &= mask - 1;
                         }
                     }
-                    Source::NodeId => (id.0, names[id.index()]),
-                    Source::Hostname => {
-                        let name = cluster.host(id).map_or("", node::hostname);
-                        let next = hostnames.len() as u32;
-                        (*hostnames.entry(name).or_insert(next), name)
-                    }
-                };
-                let (lp, lk, lc) = last[depth];
-                if lp == cur && lk == key {
-                    cur = lc;
-                    continue;
                 }
-                let n = branches.len() as u32;
-                let child = *index.entry((cur, key)).or_insert(n);
-                if child == n {
-                    let text = match level.source {
-                        Source::NodeLabel(_) | Source::EngineLabel(_) if key != MISSING => cluster.resolve(Symbol(key)),
-                        _ => text,
-                    };
-                    branches.push(Branch { value: text.into(), depth: depth + 1, parent: cur, ..Branch::default() });
-                    branches[cur as usize].children.push(n);
-                }
-                last[depth] = (cur, key, child);
-                cur = child;
             }
-            let leaf = &mut branches[cur as usize];
-            leaf.existing += s;
-            leaf.nodes += 1;
-            leaf.eligible += u32::from(ok);
-            leaf.hosts.push(id);
+            let mut live = hot.live;
+            while live != 0 {
+                let lane = live.trailing_zeros() as usize;
+                live &= live - 1;
+                let id = HostId::from_index(c * CHUNK + lane);
+                let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
+                let ok = eligible(id);
+                let mut cur = 0u32;
+                for (depth, level) in levels.iter().enumerate() {
+                    // Counts are added at the leaf only, then summed upwards below.
+                    let (key, text): (u32, &str) = match level.source {
+                        Source::NodeLabel(_) | Source::EngineLabel(_) => {
+                            let v = lane_values[depth][lane];
+                            let engine_missing = matches!(level.source, Source::EngineLabel(_))
+                                && cluster.host(id).is_some_and(|h| !node::has_engine(h));
+                            // The text is resolved when a branch is created.
+                            if v == MISSING || engine_missing {
+                                (MISSING, "")
+                            } else {
+                                (v, "")
+                            }
+                        }
+                        Source::NodeId => (id.0, names[id.index()]),
+                        Source::Hostname => {
+                            let name = cluster.host(id).map_or("", node::hostname);
+                            let next = hostnames.len() as u32;
+                            (*hostnames.entry(name).or_insert(next), name)
+                        }
+                    };
+                    let (lp, lk, lc) = last[depth];
+                    if lp == cur && lk == key {
+                        cur = lc;
+                        continue;
+                    }
+                    let n = branches.len() as u32;
+                    let child = *index.entry((cur, key)).or_insert(n);
+                    if child == n {
+                        let text = match level.source {
+                            Source::NodeLabel(_) | Source::EngineLabel(_) if key != MISSING => {
+                                cluster.resolve(Symbol(key))
+                            }
+                            _ => text,
+                        };
+                        branches.push(Branch {
+                            value: text.into(),
+                            depth: depth + 1,
+                            parent: cur,
+                            ..Branch::default()
+                        });
+                        branches[cur as usize].children.push(n);
+                    }
+                    last[depth] = (cur, key, child);
+                    cur = child;
+                }
+                let leaf = &mut branches[cur as usize];
+                leaf.existing += s;
+                leaf.nodes += 1;
+                leaf.eligible += u32::from(ok);
+                leaf_of.push((id, cur));
+            }
+        }
+        // Only leaves hold hosts, and only they have counted nodes so far.
+        for b in &mut branches {
+            b.hosts.reserve_exact(b.nodes as usize);
+        }
+        for &(id, leaf) in &leaf_of {
+            branches[leaf as usize].hosts.push(id);
         }
         // Children are created after their parent: summing in reverse creation order adds
         // every branch's counts to its parent after its own children's.
