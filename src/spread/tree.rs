@@ -190,7 +190,7 @@ impl Tree {
             while live != 0 {
                 let lane = live.trailing_zeros() as usize;
                 live &= live - 1;
-                let id = HostId::from_index(c * CHUNK + lane);
+                let id = HostId((c * CHUNK + lane) as u32);
                 let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
                 let ok = eligible(id);
                 let mut cur = 0u32;
@@ -268,10 +268,8 @@ impl Tree {
             let mut children = std::mem::take(&mut branches[i].children);
             children.sort_by(|&a, &b| branches[a as usize].value.as_bytes().cmp(branches[b as usize].value.as_bytes()));
             branches[i].children = children;
-            let mut hosts = std::mem::take(&mut branches[i].hosts);
             // Usually already in order (names follow ids), which the stable sort checks in O(n).
-            hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
-            branches[i].hosts = hosts;
+            branches[i].hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
             branches[i].live = branches[i].existing;
         }
         let mut tree = Tree { branches, levels };
@@ -419,5 +417,65 @@ mod tests {
         assert_eq!(shares(&w, &["a", "b"]), vec![0.75, 0.25]);
         let zero = Targets::Weights { weights: BTreeMap::new(), unlisted: 0.0 };
         assert_eq!(shares(&zero, &["a", "b"]), vec![0.5, 0.5], "all zero: even");
+    }
+
+    proptest::proptest! {
+        /// The tree read off the chunks' label indexes a chunk's lanes at a time, leaf lists
+        /// sized before they are filled, against the plain computation: every host's label path read
+        /// off its record, hosts grouped by path, each group sorted by name. Names share long
+        /// prefixes and come in any id order; labels may be missing or empty.
+        #[test]
+        fn leaves_are_the_hosts_of_each_label_path_in_name_order(
+            hosts in proptest::collection::vec((0u32..40, proptest::option::of(0u8..3), proptest::option::of(0u8..4)), 0..150),
+        ) {
+            use crate::snapshot::HostSpec;
+            let mut b = Cluster::builder();
+            for (i, (name, zone, rack)) in hosts.iter().enumerate() {
+                // Short names, and long ones equal in their first eight bytes.
+                let name = if name % 2 == 0 { format!("n{name}-{i}") } else { format!("node-000-{name}-{i}") };
+                let mut h = HostSpec::new(name);
+                if let Some(z) = zone {
+                    h = h.label("zone", if *z == 2 { String::new() } else { format!("z{z}") });
+                }
+                if let Some(r) = rack {
+                    h = h.label("rack", format!("r{r}"));
+                }
+                b = b.host(h);
+            }
+            let cluster = b.build().unwrap();
+            let request = super::super::SpreadRequest::new("svc", 1)
+                .preference(Preference::spread("zone"))
+                .preference(Preference::spread("rack"));
+            let (levels, _) = super::levels(&cluster, &request).unwrap();
+            let names: Vec<&str> = cluster.host_ids().map(|h| cluster.host_name(h)).collect();
+            // A host's tasks of the service: its id mod 3, summed by each leaf.
+            let svc: Vec<u32> = (0..cluster.id_bound() as u32).map(|i| i % 3).collect();
+            let tree = Tree::build(&cluster, levels, &names, &svc, |_| true, |_| false);
+            let mut want: BTreeMap<Vec<String>, (Vec<&str>, u64)> = BTreeMap::new();
+            for (id, h) in cluster.hosts() {
+                let path = ["zone", "rack"].map(|k| cluster.label(id, k).unwrap_or("").to_owned());
+                let leaf = want.entry(path.to_vec()).or_default();
+                leaf.0.push(&h.name);
+                leaf.1 += u64::from(svc[id.index()]);
+            }
+            for v in want.values_mut() {
+                v.0.sort_unstable();
+            }
+            let mut got: BTreeMap<Vec<String>, (Vec<&str>, u64)> = BTreeMap::new();
+            for (i, br) in tree.branches.iter().enumerate() {
+                if br.children.is_empty() && i != 0 {
+                    let mut path = Vec::new();
+                    let mut cur = i;
+                    while cur != 0 {
+                        path.push(tree.branches[cur].value.to_string());
+                        cur = tree.branches[cur].parent as usize;
+                    }
+                    path.reverse();
+                    proptest::prop_assert_eq!(br.nodes as usize, br.hosts.len());
+                    got.insert(path, (br.hosts.iter().map(|&h| cluster.host_name(h)).collect(), br.existing));
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }
