@@ -212,8 +212,7 @@
 //! from the snapshot's dense columns before anything is placed; when every filter is
 //! host-local (SwarmKit's pipeline is, a user filter says so), a revisited candidate that took
 //! no task since it last passed is not checked again (SwarmKit's counters are updated as if
-//! it were); a revisited leaf's heap sort works on copies of the node keys and sifts a hole
-//! rather than swapping (the same comparisons, so the same order as Go's), and a leaf's first
+//! it were); a revisited leaf's heap sort works on copies of the node keys, and a leaf's first
 //! sort packs each node's key and name rank into one u64 when the counts allow.
 //! [`SpreadScheduler::schedule_with`] keeps the per-node arrays between calls. The benchmark
 //! (`benches/spread.rs`) places 1,000 tasks over 2 × 5 × 10 racks on 10k nodes.
