@@ -402,6 +402,7 @@ impl Host {
     }
 
     /// The attribute called `name`.
+    #[inline]
     pub fn attribute(&self, name: &str) -> Option<&serde_json::Value> {
         self.attributes.as_ref()?.get(name)
     }

@@ -6,13 +6,12 @@ use crate::id::HostId;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-/// A candidate's place in its leaf: SwarmKit's node order, then the weighers' score (higher
-/// first), then the name order.
+/// A candidate's place in its leaf: SwarmKit's node order (the packed key of
+/// [`NodeState::key`](super::run::NodeState::key), one comparison), then the weighers' score
+/// (higher first), then the name order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct NodeKey {
-    penalty: u32,
-    svc: u32,
-    total: u32,
+    key: u128,
     score: f64,
     rank: u32,
     host: HostId,
@@ -22,8 +21,8 @@ impl Eq for NodeKey {}
 
 impl Ord for NodeKey {
     fn cmp(&self, o: &Self) -> Ordering {
-        (self.penalty, self.svc, self.total)
-            .cmp(&(o.penalty, o.svc, o.total))
+        self.key
+            .cmp(&o.key)
             .then_with(|| o.score.total_cmp(&self.score))
             .then_with(|| (self.rank, self.host).cmp(&(o.rank, o.host)))
     }
@@ -42,7 +41,7 @@ impl Run<'_> {
     fn key(&self, host: HostId) -> NodeKey {
         let n = &*self.nodes;
         let i = host.index();
-        NodeKey { penalty: n.penalty[i], svc: n.svc[i], total: n.total[i], score: n.score[i], rank: n.rank[i], host }
+        NodeKey { key: n.key[i], score: n.score[i], rank: n.rank[i], host }
     }
 
     /// Places the whole batch: splits what is left from the root until everything is placed or

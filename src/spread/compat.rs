@@ -87,6 +87,26 @@ mod goheap {
     }
 }
 
+/// A packed node key ([`NodeState::key`](super::run::NodeState::key)) and a tie-break in one
+/// u64, ordered as `key << 32 | tie` is: `None` when the key has a penalty or a count of 2^16
+/// or more.
+fn narrow_key(key: u128, tie: u32) -> Option<u64> {
+    if key >> 48 != 0 || (key as u32) >> 16 != 0 {
+        return None;
+    }
+    let (svc, total) = ((key >> 32) as u64, key as u64 & 0xffff);
+    Some(svc << 48 | total << 32 | u64::from(tie))
+}
+
+/// Sorts `packed` (each a node's key with its tie-break in the low 32 bits, `low` reading the
+/// tie-break back) and writes to `cands` the nodes the tie-breaks name in `from`.
+fn sort_packed<K: Ord + Copy>(packed: &mut [K], low: impl Fn(K) -> usize, from: &[HostId], cands: &mut [HostId]) {
+    packed.sort_unstable();
+    for (c, &k) in cands.iter_mut().zip(packed.iter()) {
+        *c = from[low(k)];
+    }
+}
+
 /// A score ordered by `f64::total_cmp`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct OrdScore(f64);
@@ -124,7 +144,7 @@ impl Run<'_> {
             for (r, &h) in hosts.iter().enumerate() {
                 self.nodes.rank[h.index()] = r as u32;
             }
-            let mut heap: Vec<HostId> = Vec::new();
+            let mut heap: Vec<HostId> = Vec::with_capacity(hosts.len().min(max));
             let mut passed = 0;
             if hosts.len() <= max {
                 // The heap never fills: every node is checked and every passing one kept, and
@@ -306,9 +326,12 @@ impl Run<'_> {
         }
         // Without scores the whole key and its tie-break fit one integer, unique in the leaf:
         // sort plain integers, then find each node from its tie-break (its rank in the leaf's
-        // name order, or its position before the sort).
+        // name order, or its position before the sort). With no penalty and counts below 2^16
+        // (the usual case) the integer is a u64, half the width to sort.
         let mut buf = std::mem::take(&mut self.sort_buf);
         buf.clear();
+        let mut narrow = std::mem::take(&mut self.sort_buf64);
+        narrow.clear();
         let mut before = std::mem::take(&mut self.pos_buf);
         before.clear();
         if !by_rank {
@@ -316,20 +339,25 @@ impl Run<'_> {
         }
         let by_name = by_rank.then(|| std::mem::take(&mut self.tree.branches[leaf as usize].hosts));
         let n = &*self.nodes;
-        buf.extend(cands.iter().enumerate().map(|(pos, &h)| {
-            let i = h.index();
-            let tie = if by_rank { n.rank[i] } else { pos as u32 };
-            n.key[i] << 32 | u128::from(tie)
-        }));
-        buf.sort_unstable();
+        let tie = |pos: usize, i: usize| if by_rank { n.rank[i] } else { pos as u32 };
+        for (pos, &h) in cands.iter().enumerate() {
+            let Some(k) = narrow_key(n.key[h.index()], tie(pos, h.index())) else { break };
+            narrow.push(k);
+        }
         let from = by_name.as_deref().unwrap_or(&before);
-        for (c, &k) in cands.iter_mut().zip(&buf) {
-            *c = from[(k & u128::from(u32::MAX)) as usize];
+        if narrow.len() == cands.len() {
+            sort_packed(&mut narrow, |k| (k & u64::from(u32::MAX)) as usize, from, cands);
+        } else {
+            buf.extend(
+                cands.iter().enumerate().map(|(pos, &h)| n.key[h.index()] << 32 | u128::from(tie(pos, h.index()))),
+            );
+            sort_packed(&mut buf, |k| (k & u128::from(u32::MAX)) as usize, from, cands);
         }
         if let Some(hosts) = by_name {
             self.tree.branches[leaf as usize].hosts = hosts;
         }
         self.sort_buf = buf;
+        self.sort_buf64 = narrow;
         self.pos_buf = before;
     }
 
@@ -419,8 +447,27 @@ impl Run<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::goheap;
+    use super::{goheap, narrow_key};
     use crate::id::HostId;
+    use crate::spread::run::pack_key;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The narrow sort key orders two nodes as the wide one does, and exists exactly when
+        /// there is no penalty and both counts are below 2^16.
+        #[test]
+        fn narrow_keys_order_as_wide_ones(
+            a in (prop_oneof![3 => Just(0u32), 1 => 1u32..3], prop_oneof![0u32..4, 0u32..70_000], prop_oneof![0u32..4, 0u32..70_000], 0u32..4),
+            b in (prop_oneof![3 => Just(0u32), 1 => 1u32..3], prop_oneof![0u32..4, 0u32..70_000], prop_oneof![0u32..4, 0u32..70_000], 0u32..4),
+        ) {
+            let wide = |(p, s, t, tie): (u32, u32, u32, u32)| pack_key(p, s, t) << 32 | u128::from(tie);
+            let narrow = |(p, s, t, tie): (u32, u32, u32, u32)| narrow_key(pack_key(p, s, t), tie);
+            prop_assert_eq!(narrow(a).is_some(), a.0 == 0 && a.1 < 1 << 16 && a.2 < 1 << 16);
+            if let (Some(x), Some(y)) = (narrow(a), narrow(b)) {
+                prop_assert_eq!(x.cmp(&y), wide(a).cmp(&wide(b)));
+            }
+        }
+    }
 
     #[test]
     fn heap_drain_sorts_best_first() {

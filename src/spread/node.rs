@@ -67,6 +67,7 @@ pub const SERVICE_TASKS_ATTRIBUTE: &str = "service_tasks";
 /// `(active tasks of the service, active tasks in total)` on `host`: instances that are not
 /// terminating (the service's are those whose group is `service`), plus the counts of
 /// [`SERVICE_TASKS_ATTRIBUTE`] (by the service's name, `name`).
+#[inline]
 pub(crate) fn active_counts(host: &Host, service: Option<Symbol>, name: &str) -> (u32, u32) {
     let mut svc = 0;
     let mut total = 0;

@@ -82,6 +82,9 @@ pub(crate) struct Run<'a> {
     pub(crate) scored: bool,
     /// Sort keys of a leaf's candidates, each with its tie-break in the low 32 bits.
     pub(crate) sort_buf: Vec<u128>,
+    /// The same packed in a u64 when the counts allow ([`NodeState::key`] without a penalty,
+    /// counts below 2^16).
+    pub(crate) sort_buf64: Vec<u64>,
     /// A leaf's candidates before a stable re-sort.
     pub(crate) pos_buf: Vec<HostId>,
     /// A revisited leaf's candidates with their keys and scores (compatible mode's heap).
@@ -183,7 +186,13 @@ impl<'a> Run<'a> {
     /// [`initial_fails`]: Run::initial_fails
     pub(crate) fn fails_initially(&self, host: HostId, with_hard: bool) -> Option<usize> {
         match self.nodes.prefix_fail[host.index()] {
-            PREFIX_PASSED => self.fails_from(host, with_hard, self.prefix_len()),
+            PREFIX_PASSED => {
+                let start = self.prefix_len();
+                if start == self.entries.len() {
+                    return None;
+                }
+                self.fails_from(host, with_hard, start)
+            }
             i => Some(i as usize),
         }
     }
@@ -215,7 +224,10 @@ impl<'a> Run<'a> {
                 false
             }
             None => {
-                self.counters.iter_mut().for_each(|c| *c = 0);
+                // Usually nothing failed since the last pass: no write then.
+                if self.counters.iter().any(|&c| c != 0) {
+                    self.counters.fill(0);
+                }
                 self.nodes.passed_at[host.index()] = u64::from(self.nodes.total[host.index()]);
                 true
             }

@@ -256,6 +256,7 @@ impl SpreadScheduler {
             },
             scored: false,
             sort_buf: Vec::new(),
+            sort_buf64: Vec::new(),
             heap_buf: Vec::new(),
             heap_buf64: Vec::new(),
             pos_buf: Vec::new(),
@@ -372,9 +373,12 @@ fn prepare_nodes<'c>(
     nodes.passed_at.clear();
     nodes.passed_at.resize(n, u64::MAX);
     for (id, host) in cluster.hosts() {
-        let (svc, total) = node::active_counts(host, service, &request.service);
-        nodes.svc[id.index()] = svc;
-        nodes.total[id.index()] = total;
+        // A host without instances or attributes runs no task: its counts stay 0.
+        if !host.instances.is_empty() || host.attributes.is_some() {
+            let (svc, total) = node::active_counts(host, service, &request.service);
+            nodes.svc[id.index()] = svc;
+            nodes.total[id.index()] = total;
+        }
         names[id.index()] = &host.name;
     }
     for (name, &failures) in &request.recent_failures {

@@ -136,83 +136,98 @@ impl Tree {
         let mut index: HashMap<(u32, u32), u32, IdHashing> = HashMap::default();
         let mut hostnames: HashMap<&str, u32> = HashMap::new();
         let empty = cluster.symbols().get("");
-        // Label values by host id, read from the chunks' inverted label indexes rather than
-        // from every host record.
-        let label_values: Vec<Vec<u32>> = levels
-            .iter()
-            .map(|l| match l.source {
-                Source::NodeLabel(k) | Source::EngineLabel(k) => {
-                    let mut v = vec![MISSING; cluster.id_bound()];
-                    for c in 0..cluster.chunk_count() {
-                        for (value, mut mask) in k.into_iter().flat_map(|k| cluster.hot_chunk(c).labels.values(k)) {
-                            if Some(value) == empty {
-                                continue;
-                            }
-                            while mask != 0 {
-                                v[c * CHUNK + mask.trailing_zeros() as usize] = value.0;
-                                mask &= mask - 1;
-                            }
-                        }
-                    }
-                    v
-                }
-                Source::NodeId | Source::Hostname => Vec::new(),
-            })
-            .collect();
         // Host records are read only for levels that need them (engine labels, node id,
-        // hostname): with labels from the chunk indexes and names given, a plain label tree
-        // never touches them.
+        // hostname): with label values from the chunks' inverted label indexes (a chunk's
+        // lanes at a time) and names given, a plain label tree never touches them.
+        let mut lane_values: Vec<[u32; CHUNK]> = vec![[MISSING; CHUNK]; levels.len()];
+        // Every host with its leaf, in id order: each leaf's list is sized before it is filled.
+        let mut leaf_of: Vec<(HostId, u32)> = Vec::with_capacity(cluster.len());
         // The last `(parent, key) -> child` step taken at each depth: hosts listed by rack or
         // zone repeat it, and skip the hash lookup.
         let mut last: Vec<(u32, u32, u32)> = vec![(u32::MAX, u32::MAX, 0); levels.len()];
-        for id in cluster.host_ids() {
-            let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
-            let ok = eligible(id);
-            let mut cur = 0u32;
-            for (depth, level) in levels.iter().enumerate() {
-                // Counts are added at the leaf only, then summed upwards below.
-                let (key, text): (u32, &str) = match level.source {
-                    Source::NodeLabel(_) | Source::EngineLabel(_) => {
-                        let v = label_values[depth][id.index()];
-                        let engine_missing = matches!(level.source, Source::EngineLabel(_))
-                            && cluster.host(id).is_some_and(|h| !node::has_engine(h));
-                        // The text is resolved when a branch is created.
-                        if v == MISSING || engine_missing {
-                            (MISSING, "")
-                        } else {
-                            (v, "")
+        for c in 0..cluster.chunk_count() {
+            let hot = cluster.hot_chunk(c);
+            for (level, values) in levels.iter().zip(&mut lane_values) {
+                if let Source::NodeLabel(k) | Source::EngineLabel(k) = level.source {
+                    values.fill(MISSING);
+                    for (value, mut mask) in k.into_iter().flat_map(|k| hot.labels.values(k)) {
+                        if Some(value) == empty {
+                            continue;
+                        }
+                        while mask != 0 {
+                            values[mask.trailing_zeros() as usize] = value.0;
+                            mask &= mask - 1;
                         }
                     }
-                    Source::NodeId => (id.0, names[id.index()]),
-                    Source::Hostname => {
-                        let name = cluster.host(id).map_or("", node::hostname);
-                        let next = hostnames.len() as u32;
-                        (*hostnames.entry(name).or_insert(next), name)
-                    }
-                };
-                let (lp, lk, lc) = last[depth];
-                if lp == cur && lk == key {
-                    cur = lc;
-                    continue;
                 }
-                let n = branches.len() as u32;
-                let child = *index.entry((cur, key)).or_insert(n);
-                if child == n {
-                    let text = match level.source {
-                        Source::NodeLabel(_) | Source::EngineLabel(_) if key != MISSING => cluster.resolve(Symbol(key)),
-                        _ => text,
-                    };
-                    branches.push(Branch { value: text.into(), depth: depth + 1, parent: cur, ..Branch::default() });
-                    branches[cur as usize].children.push(n);
-                }
-                last[depth] = (cur, key, child);
-                cur = child;
             }
-            let leaf = &mut branches[cur as usize];
-            leaf.existing += s;
-            leaf.nodes += 1;
-            leaf.eligible += u32::from(ok);
-            leaf.hosts.push(id);
+            let mut live = hot.live;
+            while live != 0 {
+                let lane = live.trailing_zeros() as usize;
+                live &= live - 1;
+                let id = HostId((c * CHUNK + lane) as u32);
+                let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
+                let ok = eligible(id);
+                let mut cur = 0u32;
+                for (depth, level) in levels.iter().enumerate() {
+                    // Counts are added at the leaf only, then summed upwards below.
+                    let (key, text): (u32, &str) = match level.source {
+                        Source::NodeLabel(_) | Source::EngineLabel(_) => {
+                            let v = lane_values[depth][lane];
+                            let engine_missing = matches!(level.source, Source::EngineLabel(_))
+                                && cluster.host(id).is_some_and(|h| !node::has_engine(h));
+                            // The text is resolved when a branch is created.
+                            if v == MISSING || engine_missing {
+                                (MISSING, "")
+                            } else {
+                                (v, "")
+                            }
+                        }
+                        Source::NodeId => (id.0, names[id.index()]),
+                        Source::Hostname => {
+                            let name = cluster.host(id).map_or("", node::hostname);
+                            let next = hostnames.len() as u32;
+                            (*hostnames.entry(name).or_insert(next), name)
+                        }
+                    };
+                    let (lp, lk, lc) = last[depth];
+                    if lp == cur && lk == key {
+                        cur = lc;
+                        continue;
+                    }
+                    let n = branches.len() as u32;
+                    let child = *index.entry((cur, key)).or_insert(n);
+                    if child == n {
+                        let text = match level.source {
+                            Source::NodeLabel(_) | Source::EngineLabel(_) if key != MISSING => {
+                                cluster.resolve(Symbol(key))
+                            }
+                            _ => text,
+                        };
+                        branches.push(Branch {
+                            value: text.into(),
+                            depth: depth + 1,
+                            parent: cur,
+                            ..Branch::default()
+                        });
+                        branches[cur as usize].children.push(n);
+                    }
+                    last[depth] = (cur, key, child);
+                    cur = child;
+                }
+                let leaf = &mut branches[cur as usize];
+                leaf.existing += s;
+                leaf.nodes += 1;
+                leaf.eligible += u32::from(ok);
+                leaf_of.push((id, cur));
+            }
+        }
+        // Only leaves hold hosts, and only they have counted nodes so far.
+        for b in &mut branches {
+            b.hosts.reserve_exact(b.nodes as usize);
+        }
+        for &(id, leaf) in &leaf_of {
+            branches[leaf as usize].hosts.push(id);
         }
         // Children are created after their parent: summing in reverse creation order adds
         // every branch's counts to its parent after its own children's.
@@ -228,10 +243,8 @@ impl Tree {
             let mut children = std::mem::take(&mut branches[i].children);
             children.sort_by(|&a, &b| branches[a as usize].value.as_bytes().cmp(branches[b as usize].value.as_bytes()));
             branches[i].children = children;
-            let mut hosts = std::mem::take(&mut branches[i].hosts);
             // Usually already in order (names follow ids), which the stable sort checks in O(n).
-            hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
-            branches[i].hosts = hosts;
+            branches[i].hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
             branches[i].live = branches[i].existing;
         }
         let mut tree = Tree { branches, levels };
@@ -379,5 +392,65 @@ mod tests {
         assert_eq!(shares(&w, &["a", "b"]), vec![0.75, 0.25]);
         let zero = Targets::Weights { weights: BTreeMap::new(), unlisted: 0.0 };
         assert_eq!(shares(&zero, &["a", "b"]), vec![0.5, 0.5], "all zero: even");
+    }
+
+    proptest::proptest! {
+        /// The tree read off the chunks' label indexes a chunk's lanes at a time, leaf lists
+        /// sized before they are filled, against the plain computation: every host's label path read
+        /// off its record, hosts grouped by path, each group sorted by name. Names share long
+        /// prefixes and come in any id order; labels may be missing or empty.
+        #[test]
+        fn leaves_are_the_hosts_of_each_label_path_in_name_order(
+            hosts in proptest::collection::vec((0u32..40, proptest::option::of(0u8..3), proptest::option::of(0u8..4)), 0..150),
+        ) {
+            use crate::snapshot::HostSpec;
+            let mut b = Cluster::builder();
+            for (i, (name, zone, rack)) in hosts.iter().enumerate() {
+                // Short names, and long ones equal in their first eight bytes.
+                let name = if name % 2 == 0 { format!("n{name}-{i}") } else { format!("node-000-{name}-{i}") };
+                let mut h = HostSpec::new(name);
+                if let Some(z) = zone {
+                    h = h.label("zone", if *z == 2 { String::new() } else { format!("z{z}") });
+                }
+                if let Some(r) = rack {
+                    h = h.label("rack", format!("r{r}"));
+                }
+                b = b.host(h);
+            }
+            let cluster = b.build().unwrap();
+            let request = super::super::SpreadRequest::new("svc", 1)
+                .preference(Preference::spread("zone"))
+                .preference(Preference::spread("rack"));
+            let (levels, _) = super::levels(&cluster, &request).unwrap();
+            let names: Vec<&str> = cluster.host_ids().map(|h| cluster.host_name(h)).collect();
+            // A host's tasks of the service: its id mod 3, summed by each leaf.
+            let svc: Vec<u32> = (0..cluster.id_bound() as u32).map(|i| i % 3).collect();
+            let tree = Tree::build(&cluster, levels, &names, &svc, |_| true, |_| false);
+            let mut want: BTreeMap<Vec<String>, (Vec<&str>, u64)> = BTreeMap::new();
+            for (id, h) in cluster.hosts() {
+                let path = ["zone", "rack"].map(|k| cluster.label(id, k).unwrap_or("").to_owned());
+                let leaf = want.entry(path.to_vec()).or_default();
+                leaf.0.push(&h.name);
+                leaf.1 += u64::from(svc[id.index()]);
+            }
+            for v in want.values_mut() {
+                v.0.sort_unstable();
+            }
+            let mut got: BTreeMap<Vec<String>, (Vec<&str>, u64)> = BTreeMap::new();
+            for (i, br) in tree.branches.iter().enumerate() {
+                if br.children.is_empty() && i != 0 {
+                    let mut path = Vec::new();
+                    let mut cur = i;
+                    while cur != 0 {
+                        path.push(tree.branches[cur].value.to_string());
+                        cur = tree.branches[cur].parent as usize;
+                    }
+                    path.reverse();
+                    proptest::prop_assert_eq!(br.nodes as usize, br.hosts.len());
+                    got.insert(path, (br.hosts.iter().map(|&h| cluster.host_name(h)).collect(), br.existing));
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }
