@@ -9,10 +9,12 @@
 #   ROUND            names the logs: work/TARGET.ROUND.log, and work/TARGET.ROUND.cov holds
 #                    "elapsed-seconds cpu-seconds edges" samples every 10 s once the corpus is
 #                    loaded.
-#   MIN_SECONDS=M    end a run early once the fuzzer has had M seconds of CPU and its edge count
-#                    has not grown over the last quarter of its CPU time so far (the plateau this
-#                    campaign uses). CPU time, not wall time, so a fuzzer starved by neighbours on
-#                    a shared machine is not taken for one that stopped finding edges.
+#   MIN_SECONDS=M    end a run early once the fuzzer has fuzzed for M seconds of CPU and its edge
+#                    count has not grown over the last quarter of that fuzzing CPU time (the
+#                    plateau this campaign uses). CPU time, not wall time, so a fuzzer starved by
+#                    neighbours on a shared machine is not taken for one that stopped finding
+#                    edges; counted from the end of the corpus load (libFuzzer's INITED), so a
+#                    long load does not count as time without growth.
 #   DEADLINE=HH:MM   (UTC) no fuzzer runs past it: a run is stopped there, later targets skipped.
 #   CPU=N NICE=K     pin every fuzzer to core N (taskset) and nice it by K (default 15).
 # A run is stopped with SIGINT, so libFuzzer still prints its final statistics.
@@ -46,22 +48,24 @@ for t in "$@"; do
     -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -dict=json.dict \
     -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "$log" 2>&1 &
   pid=$!
-  last_cov= grew=0 cpu=0 why=limit
+  last_cov= grew=0 cpu=0 fuzzed=0 inited= why=limit
   while kill -0 "$pid" 2>/dev/null; do
     sleep 10
     now=$(date +%s) elapsed=$(( $(date +%s) - start ))
     cpu=$(cpu_secs "$pid")
     if grep -aq INITED "$log"; then
+      [ -z "$inited" ] && inited=$cpu
+      fuzzed=$((cpu - inited))
       cov=$(edges "$log")
       if [ -n "$cov" ]; then
         echo "$elapsed $cpu $cov" >> "$samples"
-        [ "$cov" != "$last_cov" ] && { [ -n "$last_cov" ] && grew=$cpu; last_cov=$cov; }
+        [ "$cov" != "$last_cov" ] && { [ -n "$last_cov" ] && grew=$fuzzed; last_cov=$cov; }
       fi
     fi
     if [ -n "$deadline" ] && [ "$now" -ge "$deadline" ]; then
       why=deadline; kill -INT "$pid" 2>/dev/null; break
     fi
-    if [ -n "${MIN_SECONDS:-}" ] && [ "$cpu" -ge "$MIN_SECONDS" ] && [ $((grew * 4)) -le $((cpu * 3)) ]; then
+    if [ -n "${MIN_SECONDS:-}" ] && [ "$fuzzed" -ge "$MIN_SECONDS" ] && [ $((grew * 4)) -le $((fuzzed * 3)) ]; then
       why=plateau; kill -INT "$pid" 2>/dev/null; break
     fi
   done
@@ -71,5 +75,5 @@ for t in "$@"; do
   execs=$(grep -a 'stat::number_of_executed_units' "$log" | awk '{print $2}')
   init=$(grep -a 'INITED' "$log" | head -1 | sed -E 's/.*cov: ([0-9]+).*/\1/')
   last=$(grep -aE '^#[0-9]+' "$log" | tail -1)
-  echo "$(date -u +%H:%M) $t rc=$rc secs=$((end-start)) cpu=${cpu}s stop=$why execs=${execs:-?} inited_cov=${init:-?} last_growth_at_cpu=${grew}s final: $last" >> work/campaign.log
+  echo "$(date -u +%H:%M) $t rc=$rc secs=$((end-start)) cpu=${cpu}s fuzzing_cpu=${fuzzed}s stop=$why execs=${execs:-?} inited_cov=${init:-?} last_growth_at_fuzzing_cpu=${grew}s final: $last" >> work/campaign.log
 done
