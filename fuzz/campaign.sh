@@ -52,10 +52,11 @@ for t in "$@"; do
   while kill -0 "$pid" 2>/dev/null; do
     sleep 10
     now=$(date +%s) elapsed=$(( $(date +%s) - start ))
-    cpu=$(cpu_secs "$pid")
+    # After the fuzzer exits /proc has nothing: keep the last reading.
+    now_cpu=$(cpu_secs "$pid"); [ "$now_cpu" -gt 0 ] && cpu=$now_cpu
     if grep -aq INITED "$log"; then
       [ -z "$inited" ] && inited=$cpu
-      fuzzed=$((cpu - inited))
+      [ "$cpu" -ge "$inited" ] && fuzzed=$((cpu - inited))
       cov=$(edges "$log")
       if [ -n "$cov" ]; then
         echo "$elapsed $cpu $cov" >> "$samples"
