@@ -69,14 +69,14 @@ pub const SERVICE_TASKS_ATTRIBUTE: &str = "service_tasks";
 /// [`SERVICE_TASKS_ATTRIBUTE`] (by the service's name, `name`).
 #[inline]
 pub(crate) fn active_counts(host: &Host, service: Option<Symbol>, name: &str) -> (u32, u32) {
-    let mut svc = 0;
-    let mut total = 0;
+    let mut svc = 0u32;
+    let mut total = 0u32;
     if let Some(Value::Object(counts)) = host.attribute(SERVICE_TASKS_ATTRIBUTE) {
         for (k, v) in counts {
             let n = v.as_u64().map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
-            total += n;
+            total = total.saturating_add(n);
             if k == name {
-                svc += n;
+                svc = svc.saturating_add(n);
             }
         }
     }
@@ -84,12 +84,39 @@ pub(crate) fn active_counts(host: &Host, service: Option<Symbol>, name: &str) ->
         if i.terminating {
             continue;
         }
-        total += 1;
+        total = total.saturating_add(1);
         if service.is_some() && i.group == service {
-            svc += 1;
+            svc = svc.saturating_add(1);
         }
     }
     (svc, total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{Cluster, HostSpec, InstanceSpec};
+
+    /// Counts from the attribute and the instances add up without overflowing: the sum of
+    /// several counts near `u32::MAX` saturates instead of panicking (or wrapping to a small
+    /// count in a release build).
+    #[test]
+    fn task_counts_that_sum_past_u32_saturate() {
+        let tasks = serde_json::json!({ "web": u64::from(u32::MAX), "db": 7, "web2": u64::MAX });
+        let cluster = Cluster::builder()
+            .host(
+                HostSpec::new("n1")
+                    .attribute(SERVICE_TASKS_ATTRIBUTE, tasks)
+                    .instance(InstanceSpec::new("i1").group("web")),
+            )
+            .build()
+            .unwrap();
+        let id = cluster.host_id("n1").unwrap();
+        let host = cluster.host(id).unwrap();
+        let web = cluster.symbols().get("web");
+        assert_eq!(active_counts(host, web, "web"), (u32::MAX, u32::MAX));
+        assert_eq!(active_counts(host, cluster.symbols().get("db"), "db"), (7, u32::MAX));
+    }
 }
 
 /// Whether `(protocol, port)` is published in host mode by a task on `host` (terminating ones
