@@ -202,6 +202,22 @@ fn a_spread_batch_above_the_limit_is_refused() {
     );
 }
 
+/// Task counts a node reports (`service_tasks`) that sum past `u32::MAX` saturate: the spread
+/// engine neither panics on the overflow nor wraps the count to a small number that would make
+/// the busiest node look empty.
+#[test]
+fn spread_task_counts_that_sum_past_u32_saturate_instead_of_wrapping() {
+    let huge = serde_json::json!({ "web": u64::from(u32::MAX), "other": u64::from(u32::MAX), "x": 3 });
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("busy").attribute(placewise::spread::SERVICE_TASKS_ATTRIBUTE, huge))
+        .host(HostSpec::new("idle"))
+        .build()
+        .unwrap();
+    let outcome = SpreadScheduler::new().schedule(&cluster, &SpreadRequest::new("web", 2)).unwrap();
+    assert!(outcome.is_complete());
+    assert_eq!(outcome.per_host().get("idle"), Some(&2), "{:?}", outcome.per_host());
+}
+
 #[test]
 fn an_expression_longer_than_the_limit_is_a_parse_error_at_the_limit() {
     let long = format!("a = {}", "x".repeat(MAX_EXPR_LEN));
