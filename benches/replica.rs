@@ -75,7 +75,8 @@ fn bench(c: &mut Criterion) {
                 scheduler.schedule_volume_with(&mut scratch, black_box(cl), &sizes[k % 2], &[], 0)
             })
         });
-        assert_eq!(scratch.rebuilds(), 1, "the stream's scratch was rebuilt");
+        // At most one build: none when a filter skipped this group.
+        assert!(scratch.rebuilds() <= 1, "the stream's scratch was rebuilt");
     }
     group.finish();
 
