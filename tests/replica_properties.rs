@@ -37,26 +37,17 @@ use std::collections::BTreeSet;
 
 const G: i64 = 1 << 30;
 const ZONES: [&str; 4] = ["z1", "z2", "z3", "z4"];
-const NODE_TAGS: [&str; 2] = ["fast", "ssd"];
-const DISK_TAGS: [&str; 2] = ["ssd", "hdd"];
-
-/// A subset of `tags` chosen by the low bits of `mask`.
-fn subset(tags: &[&str], mask: u8) -> Vec<String> {
-    tags.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, t)| (*t).to_owned()).collect()
-}
 
 fn disk_strategy(index: usize) -> impl Strategy<Value = DiskSpec> {
     (1i64..=40, 0u32..=100, 0u32..=50, 0u32..=150, 0u8..4, 0u8..20, 0u8..20, 0u8..20).prop_map(
         move |(max_q, avail_pct, res_pct, sched_pct, tags, allow, evict, ready)| {
             // Quarter-GiB units: sizes land on the limits now and then.
             let max = max_q * G / 4 * 4;
-            let mut d = DiskSpec::new(format!("d{index}"), max, max * avail_pct as i64 / 100)
-                .reserved(max * res_pct as i64 / 100)
-                .scheduled(max * sched_pct as i64 / 100 / (G / 4) * (G / 4))
+            let mut d = replica_gen::disk(index, max, avail_pct, res_pct, sched_pct)
                 .allow_scheduling(allow != 0)
                 .eviction_requested(evict == 0)
                 .ready(ready != 0);
-            d.tags = subset(&DISK_TAGS, tags);
+            d.tags = replica_gen::subset(&replica_gen::DISK_TAGS, tags);
             d
         },
     )
@@ -80,7 +71,7 @@ fn cluster_strategy() -> impl Strategy<Value = ClusterSpec> {
                 let state =
                     HostState { up: up != 0, enabled: enabled != 0, cordoned: cordoned == 0, evicting: evicting == 0 };
                 let mut h = HostSpec::new(format!("n{i:02}")).zone(ZONES[z % zones]).state(state);
-                for t in subset(&NODE_TAGS, tags) {
+                for t in replica_gen::subset(&replica_gen::NODE_TAGS, tags) {
                     h = h.label(t, "");
                 }
                 h.disks = disks;
@@ -108,10 +99,10 @@ fn volume_strategy(index: usize) -> impl Strategy<Value = Volume> {
             let mut v = Volume::new(format!("vol{index}"), size_q * G / 2, replicas);
             // Selectors on a third of the volumes each, so most volumes place something.
             if shape == 0 {
-                v.node_selector = subset(&NODE_TAGS, node_sel);
+                v.node_selector = replica_gen::subset(&replica_gen::NODE_TAGS, node_sel);
             }
             if shape == 1 {
-                v.disk_selector = subset(&DISK_TAGS, disk_sel);
+                v.disk_selector = replica_gen::subset(&replica_gen::DISK_TAGS, disk_sel);
             }
             v.replica_soft_anti_affinity = node;
             v.replica_zone_soft_anti_affinity = zone;

@@ -25,12 +25,6 @@ mod replica_gen;
 mod support;
 
 const G: i64 = 1 << 30;
-const NODE_TAGS: [&str; 2] = ["fast", "ssd"];
-const DISK_TAGS: [&str; 2] = ["ssd", "hdd"];
-
-fn subset(tags: &[&str], mask: u8) -> Vec<String> {
-    tags.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, t)| (*t).to_owned()).collect()
-}
 
 /// `(max quarter-GiB × 4, avail %, reserved %, scheduled %, tags, flags, listed)`.
 type DiskGen = (i64, u32, u32, u32, u8, u8, u8);
@@ -50,9 +44,7 @@ fn disk_gen() -> impl Strategy<Value = DiskGen> {
 
 fn disk(index: usize, (max_q, avail_pct, res_pct, sched_pct, tags, flags, listed): DiskGen) -> DiskSpec {
     let max = max_q * G;
-    let mut d = DiskSpec::new(format!("d{index}"), max, max * avail_pct as i64 / 100)
-        .reserved(max * res_pct as i64 / 100)
-        .scheduled(max * sched_pct as i64 / 100 / (G / 4) * (G / 4))
+    let mut d = replica_gen::disk(index, max, avail_pct, res_pct, sched_pct)
         .allow_scheduling(flags != 1)
         .eviction_requested(flags == 2)
         .ready(flags != 3);
@@ -64,7 +56,7 @@ fn disk(index: usize, (max_q, avail_pct, res_pct, sched_pct, tags, flags, listed
     }
     // A quarter of the disks tagged: without allow-empty, a tagged disk takes no volume without
     // a disk selector.
-    d.tags = if tags < 4 { subset(&DISK_TAGS, tags) } else { Vec::new() };
+    d.tags = if tags < 4 { replica_gen::subset(&replica_gen::DISK_TAGS, tags) } else { Vec::new() };
     for i in 0..listed {
         d.scheduled_replicas.push(format!("other-r-{index}{i}"));
     }
@@ -91,7 +83,7 @@ fn cluster_gen() -> impl Strategy<Value = ClusterSpec> {
                 if zones > 0 {
                     h = h.zone(format!("z{}", z % zones));
                 }
-                for t in subset(&NODE_TAGS, if tags < 4 { tags } else { 0 }) {
+                for t in replica_gen::subset(&replica_gen::NODE_TAGS, if tags < 4 { tags } else { 0 }) {
                     h = h.label(t, "");
                 }
                 let disks = if uniform { &template } else { &disks };
@@ -125,10 +117,10 @@ fn volume_gen() -> impl Strategy<Value = Volume> {
             let replicas = if shape == 11 { 101 } else { replicas };
             let mut v = Volume::new("vol", size, replicas);
             if shape == 0 || shape == 2 {
-                v.node_selector = subset(&NODE_TAGS, node_sel);
+                v.node_selector = replica_gen::subset(&replica_gen::NODE_TAGS, node_sel);
             }
             if shape == 1 || shape == 2 {
-                v.disk_selector = subset(&DISK_TAGS, disk_sel);
+                v.disk_selector = replica_gen::subset(&replica_gen::DISK_TAGS, disk_sel);
             }
             v.replica_soft_anti_affinity = node;
             v.replica_zone_soft_anti_affinity = zone;

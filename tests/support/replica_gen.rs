@@ -3,7 +3,28 @@
 #![allow(dead_code)]
 
 use placewise::replica::{AutoBalance, ReplicaSettings, SoftAntiAffinity};
+use placewise::snapshot::DiskSpec;
 use proptest::prelude::*;
+
+const G: i64 = 1 << 30;
+
+/// The node tags the generated clusters and volume node selectors draw from.
+pub(crate) const NODE_TAGS: [&str; 2] = ["fast", "ssd"];
+/// The disk tags the generated disks and volume disk selectors draw from.
+pub(crate) const DISK_TAGS: [&str; 2] = ["ssd", "hdd"];
+
+/// A subset of `tags` chosen by the low bits of `mask`.
+pub(crate) fn subset(tags: &[&str], mask: u8) -> Vec<String> {
+    tags.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, t)| (*t).to_owned()).collect()
+}
+
+/// Disk `d{index}` of `max` bytes with the given percentages of it available, reserved and
+/// scheduled (scheduled rounded down to quarter GiB, so sizes land on the limits now and then).
+pub(crate) fn disk(index: usize, max: i64, avail_pct: u32, res_pct: u32, sched_pct: u32) -> DiskSpec {
+    DiskSpec::new(format!("d{index}"), max, max * avail_pct as i64 / 100)
+        .reserved(max * res_pct as i64 / 100)
+        .scheduled(max * sched_pct as i64 / 100 / (G / 4) * (G / 4))
+}
 
 /// Settings over every soft anti-affinity, cordon and empty-selector switch and a few space
 /// percentages; with `auto_balance`, a quarter of them use best-effort auto-balance with a 50 %
