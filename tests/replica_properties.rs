@@ -28,7 +28,7 @@
 //! truncation equals the integer `a × pct / 100` used here.
 
 use placewise::replica::{LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, Volume};
-use placewise::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState};
+use placewise::{Cluster, ClusterSpec, DiskSpec, HostSpec};
 use proptest::prelude::*;
 
 #[path = "support/replica_gen.rs"]
@@ -67,9 +67,8 @@ fn cluster_strategy() -> impl Strategy<Value = ClusterSpec> {
         let hosts = hosts
             .into_iter()
             .enumerate()
-            .map(|(i, (z, tags, [up, enabled, cordoned, evicting], disks))| {
-                let state =
-                    HostState { up: up != 0, enabled: enabled != 0, cordoned: cordoned == 0, evicting: evicting == 0 };
+            .map(|(i, (z, tags, draws, disks))| {
+                let state = replica_gen::host_state(draws);
                 let mut h = HostSpec::new(format!("n{i:02}")).zone(ZONES[z % zones]).state(state);
                 for t in replica_gen::subset(&replica_gen::NODE_TAGS, tags) {
                     h = h.label(t, "");

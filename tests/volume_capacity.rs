@@ -15,7 +15,7 @@
 
 use placewise::capacity::{self, VolumeCapacity};
 use placewise::replica::{disk_weigher_fn, DiskChoice, LonghornVersion, ReplicaScheduler, ReplicaSettings, Volume};
-use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState};
+use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec};
 use proptest::prelude::*;
 
 #[path = "support/replica_gen.rs"]
@@ -76,9 +76,8 @@ fn cluster_gen() -> impl Strategy<Value = ClusterSpec> {
         let hosts = hosts
             .into_iter()
             .enumerate()
-            .map(|(i, (z, tags, [up, enabled, cordoned, evicting], disks))| {
-                let state =
-                    HostState { up: up != 0, enabled: enabled != 0, cordoned: cordoned == 0, evicting: evicting == 0 };
+            .map(|(i, (z, tags, draws, disks))| {
+                let state = replica_gen::host_state(draws);
                 let mut h = HostSpec::new(format!("n{i:02}")).state(state);
                 if zones > 0 {
                     h = h.zone(format!("z{}", z % zones));

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use placewise::replica::{AutoBalance, ReplicaSettings, SoftAntiAffinity};
-use placewise::snapshot::DiskSpec;
+use placewise::snapshot::{DiskSpec, HostState};
 use proptest::prelude::*;
 
 const G: i64 = 1 << 30;
@@ -62,4 +62,9 @@ pub(crate) fn soft_override() -> impl Strategy<Value = SoftAntiAffinity> {
         SoftAntiAffinity::Enabled,
         SoftAntiAffinity::Disabled,
     ])
+}
+
+/// A node state from four draws: up and enabled unless 0, cordoned and evicting only when 0.
+pub(crate) fn host_state([up, enabled, cordoned, evicting]: [u8; 4]) -> HostState {
+    HostState { up: up != 0, enabled: enabled != 0, cordoned: cordoned == 0, evicting: evicting == 0 }
 }
