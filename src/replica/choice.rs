@@ -50,26 +50,8 @@ impl Agg {
     fn add_value(&mut self, v: i64) {
         self.n += 1;
         self.sum += v as i128;
-        self.ins_min(v);
-        self.ins_max(v);
-    }
-
-    fn ins_min(&mut self, v: i64) {
-        if v < self.min[0] {
-            self.min[1] = self.min[0];
-            self.min[0] = v;
-        } else if v < self.min[1] {
-            self.min[1] = v;
-        }
-    }
-
-    fn ins_max(&mut self, v: i64) {
-        if v > self.max[0] {
-            self.max[1] = self.max[0];
-            self.max[0] = v;
-        } else if v > self.max[1] {
-            self.max[1] = v;
-        }
+        ins_low(&mut self.min, v);
+        ins_high(&mut self.max, v);
     }
 
     /// Adds one candidate disk (in candidate order).
@@ -90,10 +72,10 @@ impl Agg {
         // The two smallest of a union are among each part's two smallest (likewise the largest);
         // sentinels never displace a real value.
         for v in o.min {
-            self.ins_min(v);
+            ins_low(&mut self.min, v);
         }
         for v in o.max {
-            self.ins_max(v);
+            ins_high(&mut self.max, v);
         }
     }
 
@@ -110,6 +92,26 @@ impl Agg {
         let lo = (if self.min[0] as i128 == v { self.min[1] } else { self.min[0] } as i128).min(nv);
         let hi = (if self.max[0] as i128 == v { self.max[1] } else { self.max[0] } as i128).max(nv);
         hi - lo
+    }
+}
+
+/// Inserts `v` into the two smallest values kept in `low` (with multiplicity).
+#[inline]
+fn ins_low<T: Ord + Copy>(low: &mut [T; 2], v: T) {
+    if v < low[0] {
+        *low = [v, low[0]];
+    } else if v < low[1] {
+        low[1] = v;
+    }
+}
+
+/// Inserts `v` into the two largest values kept in `high` (with multiplicity).
+#[inline]
+fn ins_high<T: Ord + Copy>(high: &mut [T; 2], v: T) {
+    if v > high[0] {
+        *high = [v, high[0]];
+    } else if v > high[1] {
+        high[1] = v;
     }
 }
 
@@ -145,16 +147,8 @@ impl Wide {
     fn push(&mut self, v: i128) {
         self.n += 1;
         self.sum += v;
-        if v < self.min[0] {
-            self.min = [v, self.min[0]];
-        } else if v < self.min[1] {
-            self.min[1] = v;
-        }
-        if v > self.max[0] {
-            self.max = [v, self.max[0]];
-        } else if v > self.max[1] {
-            self.max[1] = v;
-        }
+        ins_low(&mut self.min, v);
+        ins_high(&mut self.max, v);
     }
 
     /// As [`Agg::range_with`].
@@ -163,6 +157,153 @@ impl Wide {
         let lo = if self.min[0] == v { self.min[1] } else { self.min[0] }.min(nv);
         let hi = if self.max[0] == v { self.max[1] } else { self.max[0] }.max(nv);
         hi - lo
+    }
+}
+
+/// No host (a [`HostSet`]'s `first` and `mus_host` when it is empty).
+pub(crate) const NO_HOST: u32 = u32::MAX;
+
+/// What the disk choice reads of a set of hosts, each with its candidate disks: the number of
+/// hosts, the sum, two largest and two smallest of their usable totals (with multiplicity, as
+/// [`Wide`]), the lowest host id, the best `available − reserved` and the lowest host id
+/// holding it, and the disk-level summary ([`Agg`] merged). Merging is commutative, so a union
+/// of sets is summarised whatever the order of its parts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostSet {
+    pub(crate) n: u32,
+    pub(crate) first: u32,
+    pub(crate) mus_host: u32,
+    pub(crate) mus: i64,
+    pub(crate) sum: i128,
+    pub(crate) max: [i128; 2],
+    pub(crate) min: [i128; 2],
+    pub(crate) disks: Agg,
+}
+
+impl HostSet {
+    pub(crate) const EMPTY: HostSet = HostSet {
+        n: 0,
+        first: NO_HOST,
+        mus_host: NO_HOST,
+        mus: i64::MIN,
+        sum: 0,
+        max: [i128::MIN; 2],
+        min: [i128::MAX; 2],
+        disks: Agg::EMPTY,
+    };
+
+    /// One host with candidates summarised in `agg` (empty when it has none).
+    pub(crate) fn leaf(host: HostId, agg: &Agg) -> HostSet {
+        if agg.n == 0 {
+            return HostSet::EMPTY;
+        }
+        HostSet {
+            n: 1,
+            first: host.0,
+            mus_host: host.0,
+            mus: agg.mus,
+            sum: agg.sum,
+            max: [agg.sum, i128::MIN],
+            min: [agg.sum, i128::MAX],
+            disks: *agg,
+        }
+    }
+
+    /// Adds the hosts of `o` (disjoint from these).
+    pub(crate) fn add(&mut self, o: &HostSet) {
+        if o.n == 0 {
+            return;
+        }
+        self.n += o.n;
+        self.sum += o.sum;
+        self.first = self.first.min(o.first);
+        if o.mus > self.mus || (o.mus == self.mus && o.mus_host < self.mus_host) {
+            self.mus = o.mus;
+            self.mus_host = o.mus_host;
+        }
+        for v in o.max {
+            ins_high(&mut self.max, v);
+        }
+        for v in o.min {
+            ins_low(&mut self.min, v);
+        }
+        self.disks.merge(&o.disks);
+    }
+
+    /// The balance score's node stage over this set: the host the engine's loop keeps (the
+    /// first, in host id order, of those with the lowest score), or `None` when it keeps none
+    /// (no host has `s` usable bytes, or the mean is not positive). `first_host(t, at_least)`
+    /// is the lowest host id of the set whose total is `≥ t` (`at_least`) or `≤ t`, or
+    /// [`NO_HOST`].
+    ///
+    /// A host's score is a function of its total `v` alone: `spread` of
+    /// `max(M', v − s) − min(m', v − s)`, where `M'` and `m'` are the largest and smallest of
+    /// the other totals (the second extreme when `v` is the extreme). For `v` strictly between
+    /// the smallest total `m` and the largest `M` (and `s ≥ 0`) that range is
+    /// `M − min(m, v − s)`, which never grows with `v`, and it is never below the largest
+    /// host's range. So the lowest score is that of `M` or of `m`; the hosts scoring it are
+    /// those with `v ≥ lo` for some `lo` (found by bisection on the same float formula) when
+    /// `M`'s score is the lowest, plus those with `v = m` when `m`'s is; each set's first host
+    /// is one `first_host` search.
+    pub(crate) fn balance_host(&self, s: i128, first_host: impl Fn(i128, bool) -> u32) -> Option<HostId> {
+        let wide = Wide { n: self.n as usize, sum: self.sum, min: self.min, max: self.max };
+        let score = |v: i128| spread(wide.range_with(v, s), wide.n, wide.sum - s);
+        let (big, small) = (self.max[0], self.min[0]);
+        if big < s {
+            return None;
+        }
+        let score_big = score(big);
+        let score_small = (small < big && small >= s).then(|| score(small));
+        let best = match score_small {
+            Some(x) if x < score_big => x,
+            _ => score_big,
+        };
+        if best >= f64::MAX {
+            return None;
+        }
+        let mut win = NO_HOST;
+        if score_big == best {
+            // The smallest total in `lo_bound..=big` scoring `best` (the scores of the totals
+            // between never grow with the total; `big` scores it).
+            let (mut lo, mut hi) = (s.max(small + 1), big);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if score(mid) <= best {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            win = win.min(first_host(hi, true));
+        }
+        if score_small == Some(best) {
+            win = win.min(first_host(small, false));
+        }
+        (win != NO_HOST).then_some(HostId(win))
+    }
+
+    /// The engine's pick among this set's hosts (non-empty, `s ≥ 0`), as [`choose_entries`]
+    /// makes it over the same hosts: `cands(h)` and `agg(h)` are host `h`'s candidates and their
+    /// summary, `first_host` as for [`HostSet::balance_host`].
+    pub(crate) fn choose<'c>(
+        &self,
+        strategy: DiskChoice,
+        s: i128,
+        cands: impl Fn(HostId) -> &'c [Candidate],
+        agg: impl Fn(HostId) -> Agg,
+        first_host: impl Fn(i128, bool) -> u32,
+    ) -> Option<Candidate> {
+        let first = cands(HostId(self.first)).first().copied();
+        match strategy {
+            DiskChoice::MostUsableStorage => {
+                let host = HostId(self.mus_host);
+                cands(host).get(agg(host).mus_pos as usize).copied().or(first)
+            }
+            DiskChoice::BalanceScore => match self.balance_host(s, first_host) {
+                Some(host) => best_disk(cands(host), &self.disks, s).or(first),
+                None => first,
+            },
+        }
     }
 }
 

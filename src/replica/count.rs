@@ -13,14 +13,15 @@
 //! that hold a replica are few and are judged as the engine judges them
 //! ([`disk_stage::dynamic_host`], [`disk_stage::holds`]); the others are leaves of a segment
 //! tree ordered by (zone, host id), whose nodes carry what the disk choice reads of a set of
-//! hosts ([`Node`]). A tier is then the union of O(zones + replicas) leaf ranges, and the
-//! choice among its hosts is a few descents of the tree ([`Sim::balance_host`]).
+//! hosts ([`HostSet`]). A tier is then the union of O(zones + replicas) leaf ranges, and the
+//! choice among its hosts is a few descents of the tree ([`HostSet::balance_host`]). The
+//! leaves are the first tier's zone lists ([`ZoneLists`](super::zones::ZoneLists)), in order.
 //!
 //! Anything this cannot reproduce makes [`ReplicaScheduler::count_volumes`] return `None` (the
 //! caller counts stepwise), and a volume it predicts to fail is handed back, so the caller's
 //! stepwise count schedules that very volume and reports its message.
 
-use super::choice::{best_disk, spread, Agg, Candidate, DiskChoice, Wide};
+use super::choice::{Agg, Candidate, HostSet, NO_HOST};
 use super::disk_stage::{self, DiskPrep};
 use super::prep::Prep;
 use super::volume::{DataLocality, Replica, Volume, MAX_VOLUME_REPLICAS};
@@ -41,95 +42,20 @@ pub(crate) struct Count {
     pub(crate) volumes: u32,
 }
 
-/// No leaf, no host.
+/// No leaf.
 const NONE: u32 = u32::MAX;
 
-/// What the disk choice reads of a set of hosts, each with its candidate disks: the number of
-/// hosts, the sum, two largest and two smallest of their usable totals (with multiplicity, as
-/// [`Wide`]), the lowest host id, the best `available − reserved` and the lowest host id
-/// holding it, and the disk-level summary ([`Agg`] merged). Merging is commutative, so a node
-/// summarises its leaves whatever their order.
-#[derive(Debug, Clone, Copy)]
-struct Node {
-    n: u32,
-    first: u32,
-    mus_host: u32,
-    mus: i64,
-    sum: i128,
-    max: [i128; 2],
-    min: [i128; 2],
-    disks: Agg,
-}
-
-impl Node {
-    const EMPTY: Node = Node {
-        n: 0,
-        first: NONE,
-        mus_host: NONE,
-        mus: i64::MIN,
-        sum: 0,
-        max: [i128::MIN; 2],
-        min: [i128::MAX; 2],
-        disks: Agg::EMPTY,
-    };
-
-    /// One host with candidates summarised in `agg` (empty when it has none).
-    fn leaf(host: HostId, agg: &Agg) -> Node {
-        if agg.n == 0 {
-            return Node::EMPTY;
-        }
-        Node {
-            n: 1,
-            first: host.0,
-            mus_host: host.0,
-            mus: agg.mus,
-            sum: agg.sum,
-            max: [agg.sum, i128::MIN],
-            min: [agg.sum, i128::MAX],
-            disks: *agg,
-        }
-    }
-
-    fn add(&mut self, o: &Node) {
-        if o.n == 0 {
-            return;
-        }
-        self.n += o.n;
-        self.sum += o.sum;
-        self.first = self.first.min(o.first);
-        if o.mus > self.mus || (o.mus == self.mus && o.mus_host < self.mus_host) {
-            self.mus = o.mus;
-            self.mus_host = o.mus_host;
-        }
-        for v in o.max {
-            if v > self.max[0] {
-                self.max = [v, self.max[0]];
-            } else if v > self.max[1] {
-                self.max[1] = v;
-            }
-        }
-        for v in o.min {
-            if v < self.min[0] {
-                self.min = [v, self.min[0]];
-            } else if v < self.min[1] {
-                self.min[1] = v;
-            }
-        }
-        self.disks.merge(&o.disks);
-    }
-}
-
-/// A segment tree of [`Node`]s over the leaves `0..len` (a power-of-two layout).
+/// A segment tree of [`HostSet`]s over the leaves `0..len` (a power-of-two layout).
 #[derive(Debug)]
 struct Tree {
     size: usize,
-    nodes: Vec<Node>,
+    nodes: Vec<HostSet>,
 }
 
 impl Tree {
-    fn new(leaves: &[Node]) -> Tree {
+    fn new(leaves: &[HostSet]) -> Tree {
         let size = leaves.len().next_power_of_two().max(1);
-        let mut nodes = vec![Node::EMPTY; 2 * size];
+        let mut nodes = vec![HostSet::EMPTY; 2 * size];
         nodes[size..size + leaves.len()].copy_from_slice(leaves);
         for i in (1..size).rev() {
             let mut n = nodes[2 * i];
@@ -140,7 +66,7 @@ impl Tree {
     }
 
     /// Replaces leaf `i`. O(log leaves).
-    fn set(&mut self, i: usize, leaf: Node) {
+    fn set(&mut self, i: usize, leaf: HostSet) {
         let mut k = self.size + i;
         self.nodes[k] = leaf;
         while k > 1 {
@@ -152,7 +78,7 @@ impl Tree {
     }
 
     /// Adds leaves `a..b` into `acc`. O(log leaves).
-    fn query(&self, a: usize, b: usize, acc: &mut Node) {
+    fn query(&self, a: usize, b: usize, acc: &mut HostSet) {
         let (mut l, mut r) = (a + self.size, b + self.size);
         while l < r {
             if l & 1 == 1 {
@@ -170,7 +96,7 @@ impl Tree {
 
     /// The leftmost leaf of `a..b` for which `hit` holds, where `hit` of a node holds whenever
     /// it holds for one of its leaves (and is only a bound otherwise). O(log leaves).
-    fn leftmost(&self, a: usize, b: usize, hit: &impl Fn(&Node) -> bool) -> Option<usize> {
+    fn leftmost(&self, a: usize, b: usize, hit: &impl Fn(&HostSet) -> bool) -> Option<usize> {
         self.descend(1, 0, self.size, a, b, hit)
     }
 
@@ -181,7 +107,7 @@ impl Tree {
         hi: usize,
         a: usize,
         b: usize,
-        hit: &impl Fn(&Node) -> bool,
+        hit: &impl Fn(&HostSet) -> bool,
     ) -> Option<usize> {
         if hi <= a || b <= lo || !hit(&self.nodes[k]) {
             return None;
@@ -319,12 +245,9 @@ impl<'a> Sim<'a> {
         let cx = Ctx::new(s, cluster, volume);
         let mut prep = Prep::default();
         prep.fill(&cx, None);
-        // Without candidate nodes every volume fails at its first replica: hand it back.
-        let mut sel: Vec<HostId> = match &prep.plain_cands {
-            Ok(c) => c.iter().copied().filter(|&id| prep.host(id).is_some_and(|h| h.selector_ok)).collect(),
-            Err(_) => Vec::new(),
-        };
-        sel.sort_by_key(|&id| (prep.host(id).map_or(DomainId::NONE, |h| h.zone), id));
+        // The leaves: the first tier's hosts zone by zone (without candidate nodes there are
+        // none, and every volume fails at its first replica: it is handed back). A host with no
+        // candidate disk gets none later, as counted volumes only add scheduled bytes.
         let disks = prep.disks.len();
         let mut cands = vec![Candidate { host: HostId(0), disk: DiskId(0), space: Default::default() }; disks];
         let mut ncand = vec![0u32; prep.hosts.len()];
@@ -336,17 +259,13 @@ impl<'a> Sim<'a> {
             cands.get_mut(hp.disk_start as usize..hp.disk_start as usize + from.len())?.copy_from_slice(from);
             ncand[i] = hp.cand_len;
         }
+        let sel = prep.zones.hosts.clone();
+        let zones: Vec<(DomainId, u32, u32)> = prep.zones.zones.iter().map(|z| (z.zone, z.start, z.end)).collect();
         let mut leaf_of = vec![NONE; prep.hosts.len()];
-        let mut zones: Vec<(DomainId, u32, u32)> = Vec::new();
         let mut leaves = Vec::with_capacity(sel.len());
         for (i, &id) in sel.iter().enumerate() {
-            let zone = prep.host(id).map_or(DomainId::NONE, |h| h.zone);
-            match zones.last_mut() {
-                Some(z) if z.0 == zone => z.2 += 1,
-                _ => zones.push((zone, i as u32, i as u32 + 1)),
-            }
             leaf_of[id.index()] = i as u32;
-            leaves.push(Node::leaf(id, prep.aggs.get(id.index())?));
+            leaves.push(HostSet::leaf(id, prep.aggs.get(id.index())?));
         }
         Some(Sim {
             s,
@@ -442,7 +361,7 @@ impl<'a> Sim<'a> {
         self.prep.aggs[id.index()] = agg;
         self.prep.hosts[id.index()].disks = summary;
         if let Some(&leaf) = self.leaf_of.get(id.index()).filter(|&&l| l != NONE) {
-            self.tree.set(leaf as usize, Node::leaf(id, &agg));
+            self.tree.set(leaf as usize, HostSet::leaf(id, &agg));
         }
     }
 
@@ -519,7 +438,7 @@ impl<'a> Sim<'a> {
             }
             Tier::Used => {}
         }
-        let mut all = Node::EMPTY;
+        let mut all = HostSet::EMPTY;
         for &(a, b) in &self.ranges {
             self.tree.query(a as usize, b as usize, &mut all);
         }
@@ -576,27 +495,20 @@ impl<'a> Sim<'a> {
             self.dyn_cands.truncate(w);
             self.dyn_entries.retain(|e| e.len > 0);
             for e in &self.dyn_entries {
-                all.add(&Node::leaf(e.host, &e.agg));
+                all.add(&HostSet::leaf(e.host, &e.agg));
             }
         }
         if all.n == 0 {
             return None;
         }
-        let first = self.cands_of(HostId(all.first)).first().copied();
-        match self.s.disk_choice {
-            DiskChoice::MostUsableStorage => {
-                let host = HostId(all.mus_host);
-                let pos = self.agg_of(host).mus_pos as usize;
-                self.cands_of(host).get(pos).copied().or(first)
-            }
-            DiskChoice::BalanceScore => {
-                let s = self.cx.volume.size as i128;
-                match self.balance_host(&all, s) {
-                    Some(host) => best_disk(self.cands_of(host), &all.disks, s).or(first),
-                    None => first,
-                }
-            }
-        }
+        let s = self.cx.volume.size as i128;
+        all.choose(
+            self.s.disk_choice,
+            s,
+            |h| self.cands_of(h),
+            |h| self.agg_of(h),
+            |t, at_least| self.first_host(t, at_least),
+        )
     }
 
     /// Host `id`'s candidates in the current tier: its judged-per-replica list when it holds a
@@ -617,60 +529,10 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// The balance score's node stage over the tier summarised in `all`: the host the engine's
-    /// loop keeps (the first, in host id order, of those with the lowest score), or `None` when
-    /// it keeps none (no host has `s` usable bytes, or the mean is not positive).
-    ///
-    /// A host's score is a function of its total `v` alone: `spread` of
-    /// `max(M', v − s) − min(m', v − s)`, where `M'` and `m'` are the largest and smallest of
-    /// the other totals (the second extreme when `v` is the extreme). For `v` strictly between
-    /// the smallest total `m` and the largest `M` (and `s ≥ 0`) that range is
-    /// `M − min(m, v − s)`, which never grows with `v`, and it is never below the largest
-    /// host's range. So the lowest score is that of `M` or of `m`; the hosts scoring it are
-    /// those with `v ≥ lo` for some `lo` (found by bisection on the same float formula) when
-    /// `M`'s score is the lowest, plus those with `v = m` when `m`'s is; each set's first host
-    /// is one descent of the tree.
-    fn balance_host(&self, all: &Node, s: i128) -> Option<HostId> {
-        let wide = Wide { n: all.n as usize, sum: all.sum, min: all.min, max: all.max };
-        let score = |v: i128| spread(wide.range_with(v, s), wide.n, wide.sum - s);
-        let (big, small) = (all.max[0], all.min[0]);
-        if big < s {
-            return None;
-        }
-        let score_big = score(big);
-        let score_small = (small < big && small >= s).then(|| score(small));
-        let best = match score_small {
-            Some(x) if x < score_big => x,
-            _ => score_big,
-        };
-        if best >= f64::MAX {
-            return None;
-        }
-        let mut win = NONE;
-        if score_big == best {
-            // The smallest total in `lo_bound..=big` scoring `best` (the scores of the totals
-            // between never grow with the total; `big` scores it).
-            let (mut lo, mut hi) = (s.max(small + 1), big);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if score(mid) <= best {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            win = win.min(self.first_host(hi, true));
-        }
-        if score_small == Some(best) {
-            win = win.min(self.first_host(small, false));
-        }
-        (win != NONE).then_some(HostId(win))
-    }
-
     /// The lowest host id of the current tier whose total is `≥ t` (`at_least`) or `≤ t`.
     fn first_host(&self, t: i128, at_least: bool) -> u32 {
-        let hit = |n: &Node| n.n > 0 && if at_least { n.max[0] >= t } else { n.min[0] <= t };
-        let mut win = NONE;
+        let hit = |n: &HostSet| n.n > 0 && if at_least { n.max[0] >= t } else { n.min[0] <= t };
+        let mut win = NO_HOST;
         for &(a, b) in &self.ranges {
             if let Some(leaf) = self.tree.leftmost(a as usize, b as usize, &hit) {
                 if let Some(h) = self.host_of.get(leaf) {
@@ -693,13 +555,13 @@ mod tests {
     use super::*;
     use crate::replica::space::DiskSpace;
 
-    fn leaf(host: u32, totals: &[i64]) -> Node {
+    fn leaf(host: u32, totals: &[i64]) -> HostSet {
         let mut agg = Agg::EMPTY;
         for (d, &t) in totals.iter().enumerate() {
             let space = DiskSpace::new(t.max(1), t, 0, 0);
             agg.push(&Candidate { host: HostId(host), disk: DiskId(d as u32), space });
         }
-        Node::leaf(HostId(host), &agg)
+        HostSet::leaf(HostId(host), &agg)
     }
 
     /// Range summaries and leftmost searches against a scan of the leaves.
@@ -707,7 +569,7 @@ mod tests {
     fn the_tree_agrees_with_a_scan() {
         let mut rng = SplitMix64::new(5);
         for len in [1usize, 2, 3, 7, 64, 100] {
-            let mut leaves: Vec<Node> = (0..len)
+            let mut leaves: Vec<HostSet> = (0..len)
                 .map(|i| {
                     let n = rng.below(3);
                     let totals: Vec<i64> = (0..n).map(|_| rng.below(6) as i64 * 10).collect();
@@ -723,9 +585,9 @@ mod tests {
                 }
                 let a = rng.below(len + 1);
                 let b = a + rng.below(len + 1 - a);
-                let mut got = Node::EMPTY;
+                let mut got = HostSet::EMPTY;
                 tree.query(a, b, &mut got);
-                let mut want = Node::EMPTY;
+                let mut want = HostSet::EMPTY;
                 for l in &leaves[a..b] {
                     want.add(l);
                 }
@@ -738,9 +600,9 @@ mod tests {
                     (want.mus, want.mus_host, want.disks.n, want.disks.sum)
                 );
                 let t = rng.below(7) as i128 * 10;
-                let ge = tree.leftmost(a, b, &|n: &Node| n.n > 0 && n.max[0] >= t);
+                let ge = tree.leftmost(a, b, &|n: &HostSet| n.n > 0 && n.max[0] >= t);
                 assert_eq!(ge, (a..b).find(|&i| leaves[i].n > 0 && leaves[i].sum >= t));
-                let le = tree.leftmost(a, b, &|n: &Node| n.n > 0 && n.min[0] <= t);
+                let le = tree.leftmost(a, b, &|n: &HostSet| n.n > 0 && n.min[0] <= t);
                 assert_eq!(le, (a..b).find(|&i| leaves[i].n > 0 && leaves[i].sum <= t));
             }
         }

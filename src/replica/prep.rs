@@ -13,6 +13,7 @@ use super::node_stage;
 use super::reasons::{FailureReason, NodeNote};
 use super::space::{is_under_pressure, DiskSpace};
 use super::volume::{BackingImage, DataEngine, Replica, TopologyTerm};
+use super::zones::ZoneLists;
 use super::{attr_bool, Ctx, LonghornVersion};
 use crate::id::{DiskId, DomainId, HostId, Symbol};
 use crate::snapshot::{ChunkLabels, HotChunk, CHUNK};
@@ -156,6 +157,8 @@ pub(crate) struct Prep {
     /// Steps 2 and 4 without a hard node affinity: the candidate nodes, or the failure (the
     /// same for every replica of the call; see [`node_stage::candidates`](super::node_stage::candidates)).
     pub(crate) plain_cands: Result<Vec<HostId>, FailureReason>,
+    /// The first tier's hosts zone by zone, from `plain_cands` (empty when that is a failure).
+    pub(crate) zones: ZoneLists,
     /// What the volume-dependent part was last filled for (`None`: not reusable).
     pub(crate) filled: Option<FillKey>,
 }
@@ -175,6 +178,7 @@ impl Default for Prep {
             entries: Vec::new(),
             level_values: Vec::new(),
             plain_cands: Ok(Vec::new()),
+            zones: ZoneLists::default(),
             filled: None,
         }
     }
@@ -376,6 +380,8 @@ impl Prep {
         }
         let mut plain = std::mem::replace(&mut self.plain_cands, Ok(Vec::new())).unwrap_or_default();
         self.plain_cands = node_stage::plain_candidates(cx, self, &mut plain).map(|()| plain);
+        let plain = self.plain_cands.as_deref().unwrap_or(&[]);
+        self.zones.build(&self.hosts, &self.aggs, plain);
     }
 
     /// [`Prep::fill`], or nothing when this preparation was filled for an equal [`FillKey`]
