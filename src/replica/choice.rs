@@ -194,19 +194,27 @@ impl HostSet {
 
     /// One host with candidates summarised in `agg` (empty when it has none).
     pub(crate) fn leaf(host: HostId, agg: &Agg) -> HostSet {
+        let mut set = HostSet::EMPTY;
+        set.push(host, agg);
+        set
+    }
+
+    /// Adds one host (not in the set yet) with candidates summarised in `agg`: the same as
+    /// adding its [`HostSet::leaf`], without the leaf.
+    pub(crate) fn push(&mut self, host: HostId, agg: &Agg) {
         if agg.n == 0 {
-            return HostSet::EMPTY;
+            return;
         }
-        HostSet {
-            n: 1,
-            first: host.0,
-            mus_host: host.0,
-            mus: agg.mus,
-            sum: agg.sum,
-            max: [agg.sum, i128::MIN],
-            min: [agg.sum, i128::MAX],
-            disks: *agg,
+        self.n += 1;
+        self.sum += agg.sum;
+        self.first = self.first.min(host.0);
+        if agg.mus > self.mus || (agg.mus == self.mus && host.0 < self.mus_host) {
+            self.mus = agg.mus;
+            self.mus_host = host.0;
         }
+        ins_high(&mut self.max, agg.sum);
+        ins_low(&mut self.min, agg.sum);
+        self.disks.merge(agg);
     }
 
     /// Adds the hosts of `o` (disjoint from these).

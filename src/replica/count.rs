@@ -495,7 +495,7 @@ impl<'a> Sim<'a> {
             self.dyn_cands.truncate(w);
             self.dyn_entries.retain(|e| e.len > 0);
             for e in &self.dyn_entries {
-                all.add(&HostSet::leaf(e.host, &e.agg));
+                all.push(e.host, &e.agg);
             }
         }
         if all.n == 0 {

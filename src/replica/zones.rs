@@ -91,7 +91,7 @@ impl ZoneLists {
             let z = &mut self.zones[self.slot[zone_key(hp.zone)] as usize];
             self.hosts[z.end as usize] = id;
             self.totals[z.end as usize] = agg.sum;
-            z.set.add(&HostSet::leaf(id, &agg));
+            z.set.push(id, &agg);
             z.end += 1;
         }
         for z in &self.zones {
