@@ -89,8 +89,6 @@ pub(crate) struct Run<'a> {
     pub(crate) pos_buf: Vec<HostId>,
     /// A revisited leaf's candidates with their keys and scores (compatible mode's heap).
     pub(crate) heap_buf: Vec<(u128, f64, HostId)>,
-    /// The same without scores or penalties: the key in one u64.
-    pub(crate) heap_buf64: Vec<(u64, HostId)>,
     /// Every pipeline entry is host-local (no hard spread entry; every user filter says so):
     /// a node's verdict changes only when a task is placed on it.
     pub(crate) local: bool,

@@ -291,7 +291,6 @@ impl SpreadScheduler {
             sort_buf: Vec::new(),
             sort_buf64: Vec::new(),
             heap_buf: Vec::new(),
-            heap_buf64: Vec::new(),
             pos_buf: Vec::new(),
             local: false,
         };
