@@ -44,10 +44,71 @@ pub(crate) struct NodeState {
     /// stages that each host fails ([`PREFIX_PASSED`] when it passes them all), computed a
     /// chunk at a time ([`Run::initial_fails`]).
     pub(crate) prefix_fail: Vec<u32>,
-    /// The node's `total` when it last passed the whole pipeline (`u64::MAX`: not yet). With
-    /// host-local entries only ([`Run::local`]) a node nothing was placed on since passes
-    /// again, and is not re-checked.
+    /// The call ([`NodeState::call`], high half) and the node's `total` (low half) when it
+    /// last passed the whole pipeline: an entry of an earlier call never matches, so the
+    /// column is not cleared between calls. With host-local entries only ([`Run::local`]) a
+    /// node nothing was placed on since passes again, and is not re-checked.
     pub(crate) passed_at: Vec<u64>,
+    /// The number of the call, for [`NodeState::passed_at`].
+    pub(crate) call: u32,
+    /// Hosts whose `svc`, `total`, `penalty` or `key` may be non-zero (repeats allowed): the
+    /// next call zeroes these instead of the whole columns.
+    pub(crate) touched: Vec<u32>,
+    /// Whether some `score` may be non-zero.
+    pub(crate) scored: bool,
+}
+
+impl NodeState {
+    /// Makes every column `n` long and ready for a call: task counts, penalties and keys zero,
+    /// scores zero, no node passed in this call. Ranks and eligibility are left as they are:
+    /// each call writes them for every live host before reading them. Costs O(hosts touched
+    /// by the previous call), or O(n) when `n` changed.
+    pub(crate) fn reset(&mut self, n: usize) {
+        if self.svc.len() != n {
+            for v in [&mut self.svc, &mut self.total, &mut self.penalty] {
+                v.clear();
+                v.resize(n, 0);
+            }
+            self.key.clear();
+            self.key.resize(n, 0);
+            self.score.clear();
+            self.score.resize(n, 0.0);
+            self.passed_at.clear();
+            self.passed_at.resize(n, u64::MAX);
+            self.touched.clear();
+            self.scored = false;
+        }
+        for &i in &self.touched {
+            let i = i as usize;
+            (self.svc[i], self.total[i], self.penalty[i], self.key[i]) = (0, 0, 0, 0);
+        }
+        self.touched.clear();
+        if self.scored {
+            self.score.fill(0.0);
+            self.scored = false;
+        }
+        self.rank.resize(n, 0);
+        self.eligible.resize(n, false);
+        self.call = self.call.wrapping_add(1);
+        if self.call == u32::MAX || self.call == 0 {
+            // `u64::MAX` is the never-passed mark: start the numbering again.
+            self.passed_at.fill(u64::MAX);
+            self.call = 1;
+        }
+    }
+
+    /// The [`passed_at`](NodeState::passed_at) mark of host `i` passing now.
+    #[inline]
+    pub(crate) fn pass_mark(&self, i: usize) -> u64 {
+        u64::from(self.call) << 32 | u64::from(self.total[i])
+    }
+
+    /// Sets host `i`'s key from its columns and notes it touched.
+    #[inline]
+    pub(crate) fn rekey(&mut self, i: usize) {
+        self.key[i] = pack_key(self.penalty[i], self.svc[i], self.total[i]);
+        self.touched.push(i as u32);
+    }
 }
 
 /// [`NodeState::prefix_fail`] of a host that passes every leading Ready and Resource stage.
@@ -199,7 +260,7 @@ impl<'a> Run<'a> {
     /// a passing node resets every counter.
     pub(crate) fn process(&mut self, host: HostId) -> bool {
         let i = host.index();
-        if self.local && self.nodes.passed_at[i] == u64::from(self.nodes.total[i]) {
+        if self.local && self.nodes.passed_at[i] == self.nodes.pass_mark(i) {
             return self.count(host, None);
         }
         let first = self.fails(host, true);
@@ -226,7 +287,7 @@ impl<'a> Run<'a> {
                 if self.counters.iter().any(|&c| c != 0) {
                     self.counters.fill(0);
                 }
-                self.nodes.passed_at[host.index()] = u64::from(self.nodes.total[host.index()]);
+                self.nodes.passed_at[host.index()] = self.nodes.pass_mark(host.index());
                 true
             }
         }
@@ -266,8 +327,7 @@ impl<'a> Run<'a> {
         self.overlay.consume(host, &self.compiled.resources);
         self.nodes.svc[host.index()] += 1;
         self.nodes.total[host.index()] += 1;
-        let i = host.index();
-        self.nodes.key[i] = pack_key(self.nodes.penalty[i], self.nodes.svc[i], self.nodes.total[i]);
+        self.nodes.rekey(host.index());
         for d in &mut self.hard {
             d.record(host);
         }
@@ -296,6 +356,7 @@ impl<'a> Run<'a> {
             for (&h, &r) in hosts.iter().zip(&raw) {
                 self.nodes.score[h.index()] += r;
             }
+            self.nodes.scored = true;
         }
         self.scored = true;
         Ok(())

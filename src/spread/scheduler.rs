@@ -8,7 +8,7 @@ use super::filters::{
 use super::node;
 use super::outcome::{Assignment, SpreadExplanation, SpreadOutcome};
 use super::request::{Mode, SpreadRequest, WhenUnsatisfiable};
-use super::run::{pack_key, Entry, NodeState, Run};
+use super::run::{Entry, NodeState, Run};
 use super::skew::Domains;
 use super::tree::{levels, Tree};
 use super::SpreadError;
@@ -387,40 +387,32 @@ impl SpreadScheduler {
     }
 }
 
-/// Fills the per-node arrays from the snapshot: task counts, failure penalties; clears the
-/// scores and ranks. Computes in O(hosts + instances).
+/// Fills the per-node arrays from the snapshot: task counts, failure penalties, keys (after
+/// [`NodeState::reset`]). Computes in O(hosts + instances).
 fn prepare_nodes(
     nodes: &mut NodeState,
     cluster: &Cluster,
     request: &SpreadRequest,
     service: Option<crate::id::Symbol>,
 ) {
-    let n = cluster.id_bound();
-    for v in [&mut nodes.svc, &mut nodes.total, &mut nodes.penalty, &mut nodes.rank] {
-        v.clear();
-        v.resize(n, 0);
-    }
-    nodes.score.clear();
-    nodes.score.resize(n, 0.0);
-    nodes.eligible.clear();
-    nodes.eligible.resize(n, false);
-    nodes.passed_at.clear();
-    nodes.passed_at.resize(n, u64::MAX);
+    nodes.reset(cluster.id_bound());
     for (id, host) in cluster.hosts() {
         // A host without instances or attributes runs no task: its counts stay 0.
         if !host.instances.is_empty() || host.attributes.is_some() {
             let (svc, total) = node::active_counts(host, service, &request.service);
-            nodes.svc[id.index()] = svc;
-            nodes.total[id.index()] = total;
+            if (svc, total) != (0, 0) {
+                nodes.svc[id.index()] = svc;
+                nodes.total[id.index()] = total;
+                nodes.rekey(id.index());
+            }
         }
     }
     for (name, &failures) in &request.recent_failures {
         if let Some(id) = cluster.host_id(name) {
             nodes.penalty[id.index()] = if failures >= 5 { failures } else { 0 };
+            nodes.rekey(id.index());
         }
     }
-    nodes.key.clear();
-    nodes.key.extend((0..n).map(|i| pack_key(nodes.penalty[i], nodes.svc[i], nodes.total[i])));
 }
 
 #[cfg(test)]
