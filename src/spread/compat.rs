@@ -1,6 +1,6 @@
 //! The compatible mode: SwarmKit's tree walk (reference §3–§5) in the canonical order.
 
-use super::run::Run;
+use super::run::{narrow_key, Run};
 use super::scheduler::RevisitOrder;
 use super::tree::{allocate, Kid, LevelKind};
 use crate::id::HostId;
@@ -85,17 +85,6 @@ mod goheap {
             down(v, 0, len - 1, less);
         }
     }
-}
-
-/// A packed node key ([`NodeState::key`](super::run::NodeState::key)) and a tie-break in one
-/// u64, ordered as `key << 32 | tie` is: `None` when the key has a penalty or a count of 2^16
-/// or more.
-fn narrow_key(key: u128, tie: u32) -> Option<u64> {
-    if key >> 48 != 0 || (key as u32) >> 16 != 0 {
-        return None;
-    }
-    let (svc, total) = ((key >> 32) as u64, key as u64 & 0xffff);
-    Some(svc << 48 | total << 32 | u64::from(tie))
 }
 
 /// Fills `out` with the [`narrow_key`]s of `cands` (keys by host index, tie-breaks from
@@ -471,9 +460,9 @@ impl Run<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{goheap, narrow_key, narrow_less, wide_less};
+    use super::{goheap, narrow_less, wide_less};
     use crate::id::HostId;
-    use crate::spread::run::pack_key;
+    use crate::spread::run::{narrow_key, pack_key};
     use proptest::prelude::*;
 
     proptest! {

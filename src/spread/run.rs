@@ -120,6 +120,17 @@ pub(crate) fn pack_key(penalty: u32, svc: u32, total: u32) -> u128 {
     u128::from(penalty) << 64 | u128::from(svc) << 32 | u128::from(total)
 }
 
+/// A packed node key ([`NodeState::key`]) and a tie-break in one
+/// u64, ordered as `key << 32 | tie` is: `None` when the key has a penalty or a count of 2^16
+/// or more.
+pub(crate) fn narrow_key(key: u128, tie: u32) -> Option<u64> {
+    if key >> 48 != 0 || (key as u32) >> 16 != 0 {
+        return None;
+    }
+    let (svc, total) = ((key >> 32) as u64, key as u64 & 0xffff);
+    Some(svc << 48 | total << 32 | u64::from(tie))
+}
+
 pub(crate) struct Run<'a> {
     pub(crate) cluster: &'a Cluster,
     pub(crate) request: &'a Request,

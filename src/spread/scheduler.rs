@@ -340,8 +340,7 @@ impl SpreadScheduler {
                 }
                 run.nodes.eligible = eligible;
                 run.weigh(&self.weighers, &cands)?;
-                heaps.clear();
-                heaps.resize_with(run.tree.branches.len(), Default::default);
+                heaps.reset(run.tree.branches.len(), run.narrow_heaps());
                 run.run_balanced(heaps);
                 if run.left > 0 {
                     run.final_counts()
