@@ -326,7 +326,7 @@ proptest! {
                         _ => &["rack"],
                     };
                     for k in keys {
-                        req = req.preference(Preference::spread(*k));
+                        req = req.preference(Preference::spread(k));
                     }
                     let builds = scratch.tree_builds();
                     let kept = scheduler.schedule_with(&mut scratch, &cluster, &req).unwrap();

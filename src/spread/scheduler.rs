@@ -178,8 +178,9 @@ impl SpreadScheduler {
 
     /// Places `request.tasks` tasks on `cluster`; the snapshot is never changed.
     ///
-    /// Costs O(hosts × (levels + filters)) to build the tree and run the pipeline once per
-    /// node, plus, per task, O(levels × branches per level) to split and O(log leaf size) to
+    /// Costs O(hosts × (levels + filters)) to build the tree (O(hosts) to refill a tree kept
+    /// in the scratch, see [`SpreadScratch`]) and run the pipeline once per node, plus, per
+    /// task, O(levels × branches per level) to split and O(log leaf size) to
     /// pick a node (the compatible mode's leaves re-sort on a revisit: O(leaf log leaf)).
     ///
     /// # Errors
