@@ -161,6 +161,8 @@ pub(crate) struct Run<'a> {
     pub(crate) pos_buf: Vec<HostId>,
     /// A revisited leaf's candidates with their keys and scores (compatible mode's heap).
     pub(crate) heap_buf: Vec<(u128, f64, HostId)>,
+    /// The number of leading Ready and Resource entries, set by [`Run::initial_fails`].
+    pub(crate) prefix: usize,
     /// Every pipeline entry is host-local (no hard spread entry; every user filter says so):
     /// a node's verdict changes only when a task is placed on it.
     pub(crate) local: bool,
@@ -203,6 +205,7 @@ impl<'a> Run<'a> {
     /// host record (except for reserved kinds beyond the dense columns).
     pub(crate) fn initial_fails(&mut self) {
         let prefix = self.prefix_len();
+        self.prefix = prefix;
         let n = self.cluster.id_bound();
         let mut out = std::mem::take(&mut self.nodes.prefix_fail);
         out.clear();
@@ -257,7 +260,7 @@ impl<'a> Run<'a> {
     pub(crate) fn fails_initially(&self, host: HostId, with_hard: bool) -> Option<usize> {
         match self.nodes.prefix_fail[host.index()] {
             PREFIX_PASSED => {
-                let start = self.prefix_len();
+                let start = self.prefix;
                 if start == self.entries.len() {
                     return None;
                 }

@@ -293,6 +293,7 @@ impl SpreadScheduler {
             sort_buf64: Vec::new(),
             heap_buf: Vec::new(),
             pos_buf: Vec::new(),
+            prefix: 0,
             local: false,
         };
         run.local = run.entries.iter().all(|e| {
