@@ -18,8 +18,14 @@
 //! - **(e) Verdict reuse.** In both compatible modes, with vCPU reservations and max replicas,
 //!   adding a pass-all filter that is not host-local (which turns off the reuse of a revisited
 //!   candidate's last verdict) changes no assignment, count, message or tree.
+//! - **(f) Kept tree.** A sequence of batches in all three modes (other levels, services,
+//!   sizes) through one [`SpreadScratch`], with events between some of them (a node relabelled,
+//!   a task placed, a node cordoned), gives exactly the outcome of a fresh call every time; and
+//!   the scratch rebuilds its tree exactly when the snapshot or the levels changed since the
+//!   call before.
 
-use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
+use placewise::snapshot::{ClusterEvent, StateChange};
+use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
 use placewise::{Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -263,5 +269,90 @@ proptest! {
         prop_assert_eq!(plain.unplaced, checked.unplaced);
         prop_assert_eq!(&plain.message, &checked.message);
         prop_assert_eq!(&plain.explanation.tree, &checked.explanation.tree);
+    }
+}
+
+/// One step of a sequence through one scratch: a batch, or an event on the snapshot.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Mode (0 compatible, 1 stable, 2 balanced), levels (0 none, 1 zone, 2 zone then rack,
+    /// 3 rack), tasks, service (`svc` or `other`), ignore ineligible nodes' tasks.
+    Batch { mode: u8, levels: u8, tasks: u32, other: bool, ignore: bool },
+    /// Node `node % nodes` gets zone `zone` (none when 3).
+    Relabel { node: usize, zone: usize },
+    /// A task of the service starts on node `node % nodes`.
+    Place { node: usize },
+    /// Node `node % nodes` is cordoned.
+    Cordon { node: usize },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0u8..3, 0u8..4, 0u32..20, prop::bool::weighted(0.3), any::<bool>())
+            .prop_map(|(mode, levels, tasks, other, ignore)| Step::Batch { mode, levels, tasks, other, ignore }),
+        1 => (0usize..14, 0usize..4).prop_map(|(node, zone)| Step::Relabel { node, zone }),
+        1 => (0usize..14).prop_map(|node| Step::Place { node }),
+        1 => (0usize..14).prop_map(|node| Step::Cordon { node }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    /// (f) Kept tree: one scratch through a sequence of batches and events answers as fresh
+    /// calls do, and rebuilds its tree exactly when the snapshot or the levels changed.
+    #[test]
+    fn a_kept_tree_answers_as_a_fresh_one(
+        nodes in prop::collection::vec(node(), 1..14),
+        steps in prop::collection::vec(step(), 1..12),
+    ) {
+        let mut cluster = Cluster::from_spec(&spec(&nodes, false)).unwrap();
+        let scheduler = SpreadScheduler::new();
+        let mut scratch = SpreadScratch::new();
+        // The generation and levels of the call before, while the snapshot is unchanged.
+        let mut last: Option<(u64, u8)> = None;
+        for (i, step) in steps.iter().enumerate() {
+            let name = |node: usize| format!("n{:02}", node % nodes.len());
+            let event = match *step {
+                Step::Batch { mode, levels, tasks, other, ignore } => {
+                    let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode as usize];
+                    let mut req = SpreadRequest::new(if other { "other" } else { "svc" }, tasks)
+                        .mode(mode)
+                        .ignore_ineligible_tasks(ignore);
+                    let keys: &[&str] = match levels {
+                        0 => &[],
+                        1 => &["zone"],
+                        2 => &["zone", "rack"],
+                        _ => &["rack"],
+                    };
+                    for k in keys {
+                        req = req.preference(Preference::spread(k));
+                    }
+                    let builds = scratch.tree_builds();
+                    let kept = scheduler.schedule_with(&mut scratch, &cluster, &req).unwrap();
+                    let fresh = scheduler.schedule(&cluster, &req).unwrap();
+                    prop_assert_eq!(&kept, &fresh, "step {}", i);
+                    let same = last == Some((cluster.generation(), levels));
+                    prop_assert_eq!(scratch.tree_builds() - builds, u64::from(!same), "step {}", i);
+                    last = Some((cluster.generation(), levels));
+                    continue;
+                }
+                Step::Relabel { node, zone } => {
+                    let id = cluster.host_id(&name(node)).unwrap();
+                    let mut host = cluster.host_to_spec(id).unwrap();
+                    host.labels.insert("zone".to_owned(), label((zone < 3).then_some(zone), 'z'));
+                    ClusterEvent::HostUpdated { host }
+                }
+                Step::Place { node } => ClusterEvent::InstancePlaced {
+                    host: name(node),
+                    instance: InstanceSpec::new(format!("placed-{i}")).group("svc"),
+                },
+                Step::Cordon { node } => ClusterEvent::HostStateChanged {
+                    host: name(node),
+                    change: StateChange::default().cordoned(true),
+                },
+            };
+            cluster = cluster.apply(&event).unwrap();
+        }
     }
 }

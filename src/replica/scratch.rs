@@ -57,22 +57,8 @@ impl Stamp {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             _ => false,
         };
-        same_hooks && same_snapshot(&self.cluster, cluster) && self.settings == *settings
+        same_hooks && self.cluster.is_same_snapshot(cluster) && self.settings == *settings
     }
-}
-
-/// Whether `a` and `b` are the same snapshot: the same generation and the very same chunks,
-/// interner and topology. Snapshots share a chunk only through cloning, and an event copies
-/// every chunk it touches (the held clone keeps the old one alive), so equal addresses mean
-/// equal contents. O(hosts / 64).
-fn same_snapshot(a: &Cluster, b: &Cluster) -> bool {
-    a.generation() == b.generation()
-        && a.id_bound() == b.id_bound()
-        && a.len() == b.len()
-        && a.chunk_count() == b.chunk_count()
-        && std::ptr::eq(a.symbols(), b.symbols())
-        && std::ptr::eq(a.topology(), b.topology())
-        && (0..a.chunk_count()).all(|c| std::ptr::eq(a.hot_chunk(c), b.hot_chunk(c)))
 }
 
 impl ReplicaScratch {

@@ -534,6 +534,22 @@ impl Cluster {
         self.generation
     }
 
+    /// Whether `other` is this very snapshot: the same generation and the very same chunks,
+    /// interner and topology. Snapshots share a chunk only through cloning, and an event copies
+    /// every chunk it touches that another snapshot shares, so for a caller that holds a clone
+    /// of `self` (keeping its chunks shared) equal addresses mean equal contents: the check
+    /// behind the engines' scratches that keep a preparation across calls. Computes in
+    /// O(hosts / 64).
+    pub(crate) fn is_same_snapshot(&self, other: &Cluster) -> bool {
+        self.generation == other.generation
+            && self.slots == other.slots
+            && self.live == other.live
+            && self.chunks.len() == other.chunks.len()
+            && Arc::ptr_eq(&self.symbols, &other.symbols)
+            && Arc::ptr_eq(&self.topology, &other.topology)
+            && self.chunks.iter().zip(&other.chunks).all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+
     /// Number of hosts (removed hosts not counted).
     pub fn len(&self) -> usize {
         self.live

@@ -1,6 +1,6 @@
 //! The compatible mode: SwarmKit's tree walk (reference §3–§5) in the canonical order.
 
-use super::run::Run;
+use super::run::{narrow_key, Run};
 use super::scheduler::RevisitOrder;
 use super::tree::{allocate, Kid, LevelKind};
 use crate::id::HostId;
@@ -87,15 +87,21 @@ mod goheap {
     }
 }
 
-/// A packed node key ([`NodeState::key`](super::run::NodeState::key)) and a tie-break in one
-/// u64, ordered as `key << 32 | tie` is: `None` when the key has a penalty or a count of 2^16
-/// or more.
-fn narrow_key(key: u128, tie: u32) -> Option<u64> {
-    if key >> 48 != 0 || (key as u32) >> 16 != 0 {
-        return None;
+/// Fills `out` with the [`narrow_key`]s of `cands` (keys by host index, tie-breaks from
+/// `tie(position, host index)`): `false` when one has none.
+fn narrow_keys(key: &[u128], cands: &[HostId], tie: impl Fn(usize, usize) -> u32, out: &mut Vec<u64>) -> bool {
+    out.clear();
+    for (pos, &h) in cands.iter().enumerate() {
+        let Some(k) = narrow_key(key[h.index()], tie(pos, h.index())) else { return false };
+        out.push(k);
     }
-    let (svc, total) = ((key >> 32) as u64, key as u64 & 0xffff);
-    Some(svc << 48 | total << 32 | u64::from(tie))
+    true
+}
+
+/// [`Run::node_less`] on two [`narrow_key`]s without scores: the keys alone, the tie-breaks
+/// in the low halves ignored.
+fn narrow_less(a: u64, b: u64) -> bool {
+    a >> 32 < b >> 32
 }
 
 /// Sorts `packed` (each a node's key with its tie-break in the low 32 bits, `low` reading the
@@ -105,6 +111,11 @@ fn sort_packed<K: Ord + Copy>(packed: &mut [K], low: impl Fn(K) -> usize, from: 
     for (c, &k) in cands.iter_mut().zip(packed.iter()) {
         *c = from[low(k)];
     }
+}
+
+/// [`Run::node_less`] on copies: the packed key, then the score (higher first).
+fn wide_less(a: (u128, f64, HostId), b: (u128, f64, HostId)) -> bool {
+    a.0 < b.0 || (a.0 == b.0 && a.1 > b.1)
 }
 
 /// A score ordered by `f64::total_cmp`.
@@ -331,7 +342,6 @@ impl Run<'_> {
         let mut buf = std::mem::take(&mut self.sort_buf);
         buf.clear();
         let mut narrow = std::mem::take(&mut self.sort_buf64);
-        narrow.clear();
         let mut before = std::mem::take(&mut self.pos_buf);
         before.clear();
         if !by_rank {
@@ -340,12 +350,8 @@ impl Run<'_> {
         let by_name = by_rank.then(|| std::mem::take(&mut self.tree.branches[leaf as usize].hosts));
         let n = &*self.nodes;
         let tie = |pos: usize, i: usize| if by_rank { n.rank[i] } else { pos as u32 };
-        for (pos, &h) in cands.iter().enumerate() {
-            let Some(k) = narrow_key(n.key[h.index()], tie(pos, h.index())) else { break };
-            narrow.push(k);
-        }
         let from = by_name.as_deref().unwrap_or(&before);
-        if narrow.len() == cands.len() {
+        if narrow_keys(&n.key, cands, tie, &mut narrow) {
             sort_packed(&mut narrow, |k| (k & u64::from(u32::MAX)) as usize, from, cands);
         } else {
             buf.extend(
@@ -359,6 +365,37 @@ impl Run<'_> {
         self.sort_buf = buf;
         self.sort_buf64 = narrow;
         self.pos_buf = before;
+    }
+
+    /// SwarmKit's re-sort of a revisited leaf: Go's heap sort of `cands` by
+    /// [`node_less`](Run::node_less). The heap works on copies of the keys (the same
+    /// comparisons, so the same permutation, without a lookup per comparison); without scores,
+    /// penalties or counts of 2^16 (the usual case) each copy is one u64, the key in the high
+    /// half and the node's position before the sort in the low half, which the comparison
+    /// ignores.
+    fn heap_sort(&mut self, cands: &mut [HostId]) {
+        let n = &*self.nodes;
+        let mut narrow = std::mem::take(&mut self.sort_buf64);
+        if !self.scored && narrow_keys(&n.key, cands, |pos, _| pos as u32, &mut narrow) {
+            goheap::init_and_drain(&mut narrow, &narrow_less);
+            let mut before = std::mem::take(&mut self.pos_buf);
+            before.clear();
+            before.extend_from_slice(cands);
+            for (c, &k) in cands.iter_mut().zip(&narrow) {
+                *c = before[k as u32 as usize];
+            }
+            self.pos_buf = before;
+        } else {
+            let mut buf = std::mem::take(&mut self.heap_buf);
+            buf.clear();
+            buf.extend(cands.iter().map(|&h| (n.key[h.index()], n.score[h.index()], h)));
+            goheap::init_and_drain(&mut buf, &wide_less);
+            for (c, &(_, _, h)) in cands.iter_mut().zip(&buf) {
+                *c = h;
+            }
+            self.heap_buf = buf;
+        }
+        self.sort_buf64 = narrow;
     }
 
     /// `scheduleNTasksOnNodes` (reference §5).
@@ -376,31 +413,7 @@ impl Run<'_> {
                 }
                 RevisitOrder::GoHeap => {
                     goheap::drop_failing(&mut cands, |h| self.process(h));
-                    // The heap works on copies of the keys: the same comparisons as
-                    // `node_less`, so the same permutation, without a lookup per comparison.
-                    let n = &*self.nodes;
-                    if !self.scored && cands.iter().all(|h| n.penalty[h.index()] == 0) {
-                        // No score and no penalty: the key is `svc << 32 | total`, one u64.
-                        let mut buf = std::mem::take(&mut self.heap_buf64);
-                        buf.clear();
-                        buf.extend(cands.iter().map(|&h| (n.key[h.index()] as u64, h)));
-                        goheap::init_and_drain(&mut buf, &|a: (u64, HostId), b: (u64, HostId)| a.0 < b.0);
-                        for (c, &(_, h)) in cands.iter_mut().zip(&buf) {
-                            *c = h;
-                        }
-                        self.heap_buf64 = buf;
-                    } else {
-                        let mut buf = std::mem::take(&mut self.heap_buf);
-                        buf.clear();
-                        buf.extend(cands.iter().map(|&h| (n.key[h.index()], n.score[h.index()], h)));
-                        let less =
-                            |a: (u128, f64, HostId), b: (u128, f64, HostId)| a.0 < b.0 || (a.0 == b.0 && a.1 > b.1);
-                        goheap::init_and_drain(&mut buf, &less);
-                        for (c, &(_, _, h)) in cands.iter_mut().zip(&buf) {
-                            *c = h;
-                        }
-                        self.heap_buf = buf;
-                    }
+                    self.heap_sort(&mut cands);
                 }
             }
         }
@@ -447,9 +460,9 @@ impl Run<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{goheap, narrow_key};
+    use super::{goheap, narrow_less, wide_less};
     use crate::id::HostId;
-    use crate::spread::run::pack_key;
+    use crate::spread::run::{narrow_key, pack_key};
     use proptest::prelude::*;
 
     proptest! {
@@ -466,6 +479,24 @@ mod tests {
             if let (Some(x), Some(y)) = (narrow(a), narrow(b)) {
                 prop_assert_eq!(x.cmp(&y), wide(a).cmp(&wide(b)));
             }
+        }
+    }
+
+    proptest! {
+        /// The revisit's heap sort on narrow keys (positions in the low halves) moves the
+        /// nodes exactly as the heap sort on the wide copies does, ties (frequent here)
+        /// included.
+        #[test]
+        fn narrow_heap_sort_permutes_as_the_wide_one(counts in proptest::collection::vec((0u32..3, 0u32..3), 0..80)) {
+            let mut wide: Vec<(u128, f64, HostId)> =
+                counts.iter().enumerate().map(|(i, &(s, t))| (pack_key(0, s, t), 0.0, HostId(i as u32))).collect();
+            let mut narrow: Vec<u64> =
+                counts.iter().enumerate().map(|(i, &(s, t))| narrow_key(pack_key(0, s, t), i as u32).unwrap()).collect();
+            goheap::init_and_drain(&mut wide, &wide_less);
+            goheap::init_and_drain(&mut narrow, &narrow_less);
+            let by_wide: Vec<u32> = wide.iter().map(|w| w.2 .0).collect();
+            let by_narrow: Vec<u32> = narrow.iter().map(|&k| k as u32).collect();
+            prop_assert_eq!(by_wide, by_narrow);
         }
     }
 

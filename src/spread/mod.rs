@@ -203,18 +203,24 @@
 //!
 //! # Cost
 //!
-//! One call reads every host record once (names, and task counts of a host with instances or
-//! attributes), label values from the snapshot's per-chunk label indexes a chunk's 64 lanes at
-//! a time (each leaf's node list sized before it is filled), runs the pipeline once per node
+//! One call reads every host record once (task counts of a host with instances or
+//! attributes; names when the tree is built), label values from the snapshot's per-chunk label
+//! indexes a chunk's 64 lanes at a time (each leaf's node list sized before it is filled),
+//! runs the pipeline once per node
 //! (more for revisited candidates), then costs O(levels × siblings) per task to split and O(log leaf) (balanced) or
 //! amortised O(1) (compatible) per task to pick a node, plus sorting each leaf once per visit.
 //! The pipeline's leading Ready and Resource stages are judged a chunk of 64 nodes at a time
 //! from the snapshot's dense columns before anything is placed; when every filter is
 //! host-local (SwarmKit's pipeline is, a user filter says so), a revisited candidate that took
 //! no task since it last passed is not checked again (SwarmKit's counters are updated as if
-//! it were); a revisited leaf's heap sort works on copies of the node keys, and a leaf's first
-//! sort packs each node's key and name rank into one u64 when the counts allow.
-//! [`SpreadScheduler::schedule_with`] keeps the per-node arrays between calls. The benchmark
+//! it were); a revisited leaf's heap sort works on copies of the node keys (one u64 each, the
+//! key and the position, when there is no score or penalty and the counts allow), a leaf's
+//! first sort packs each node's key and name rank into one u64 likewise, and the balanced
+//! mode's leaf heaps hold one such u64 per node (key and name rank) when no node can outgrow
+//! it in the call. [`SpreadScheduler::schedule_with`] keeps the per-node arrays between calls
+//! (zeroing only what the previous call wrote) and the tree's shape with the snapshot and
+//! level sources it was built from ([`SpreadScratch`]): on the very same snapshot with the
+//! same levels, a call refills the tree's counts in O(hosts) instead of building it. The benchmark
 //! (`benches/spread.rs`) places 1,000 tasks over 2 × 5 × 10 racks on 10k nodes.
 //!
 //! # Not modelled

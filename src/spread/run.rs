@@ -44,10 +44,71 @@ pub(crate) struct NodeState {
     /// stages that each host fails ([`PREFIX_PASSED`] when it passes them all), computed a
     /// chunk at a time ([`Run::initial_fails`]).
     pub(crate) prefix_fail: Vec<u32>,
-    /// The node's `total` when it last passed the whole pipeline (`u64::MAX`: not yet). With
-    /// host-local entries only ([`Run::local`]) a node nothing was placed on since passes
-    /// again, and is not re-checked.
+    /// The call ([`NodeState::call`], high half) and the node's `total` (low half) when it
+    /// last passed the whole pipeline: an entry of an earlier call never matches, so the
+    /// column is not cleared between calls. With host-local entries only ([`Run::local`]) a
+    /// node nothing was placed on since passes again, and is not re-checked.
     pub(crate) passed_at: Vec<u64>,
+    /// The number of the call, for [`NodeState::passed_at`].
+    pub(crate) call: u32,
+    /// Hosts whose `svc`, `total`, `penalty` or `key` may be non-zero (repeats allowed): the
+    /// next call zeroes these instead of the whole columns.
+    pub(crate) touched: Vec<u32>,
+    /// Whether some `score` may be non-zero.
+    pub(crate) scored: bool,
+}
+
+impl NodeState {
+    /// Makes every column `n` long and ready for a call: task counts, penalties and keys zero,
+    /// scores zero, no node passed in this call. Ranks and eligibility are left as they are:
+    /// each call writes them for every live host before reading them. Costs O(hosts touched
+    /// by the previous call), or O(n) when `n` changed.
+    pub(crate) fn reset(&mut self, n: usize) {
+        if self.svc.len() != n {
+            for v in [&mut self.svc, &mut self.total, &mut self.penalty] {
+                v.clear();
+                v.resize(n, 0);
+            }
+            self.key.clear();
+            self.key.resize(n, 0);
+            self.score.clear();
+            self.score.resize(n, 0.0);
+            self.passed_at.clear();
+            self.passed_at.resize(n, u64::MAX);
+            self.touched.clear();
+            self.scored = false;
+        }
+        for &i in &self.touched {
+            let i = i as usize;
+            (self.svc[i], self.total[i], self.penalty[i], self.key[i]) = (0, 0, 0, 0);
+        }
+        self.touched.clear();
+        if self.scored {
+            self.score.fill(0.0);
+            self.scored = false;
+        }
+        self.rank.resize(n, 0);
+        self.eligible.resize(n, false);
+        self.call = self.call.wrapping_add(1);
+        if self.call == u32::MAX || self.call == 0 {
+            // `u64::MAX` is the never-passed mark: start the numbering again.
+            self.passed_at.fill(u64::MAX);
+            self.call = 1;
+        }
+    }
+
+    /// The [`passed_at`](NodeState::passed_at) mark of host `i` passing now.
+    #[inline]
+    pub(crate) fn pass_mark(&self, i: usize) -> u64 {
+        u64::from(self.call) << 32 | u64::from(self.total[i])
+    }
+
+    /// Sets host `i`'s key from its columns and notes it touched.
+    #[inline]
+    pub(crate) fn rekey(&mut self, i: usize) {
+        self.key[i] = pack_key(self.penalty[i], self.svc[i], self.total[i]);
+        self.touched.push(i as u32);
+    }
 }
 
 /// [`NodeState::prefix_fail`] of a host that passes every leading Ready and Resource stage.
@@ -57,6 +118,17 @@ pub(crate) const PREFIX_PASSED: u32 = u32::MAX;
 #[inline]
 pub(crate) fn pack_key(penalty: u32, svc: u32, total: u32) -> u128 {
     u128::from(penalty) << 64 | u128::from(svc) << 32 | u128::from(total)
+}
+
+/// A packed node key ([`NodeState::key`]) and a tie-break in one
+/// u64, ordered as `key << 32 | tie` is: `None` when the key has a penalty or a count of 2^16
+/// or more.
+pub(crate) fn narrow_key(key: u128, tie: u32) -> Option<u64> {
+    if key >> 48 != 0 || (key as u32) >> 16 != 0 {
+        return None;
+    }
+    let (svc, total) = ((key >> 32) as u64, key as u64 & 0xffff);
+    Some(svc << 48 | total << 32 | u64::from(tie))
 }
 
 pub(crate) struct Run<'a> {
@@ -89,8 +161,8 @@ pub(crate) struct Run<'a> {
     pub(crate) pos_buf: Vec<HostId>,
     /// A revisited leaf's candidates with their keys and scores (compatible mode's heap).
     pub(crate) heap_buf: Vec<(u128, f64, HostId)>,
-    /// The same without scores or penalties: the key in one u64.
-    pub(crate) heap_buf64: Vec<(u64, HostId)>,
+    /// The number of leading Ready and Resource entries, set by [`Run::initial_fails`].
+    pub(crate) prefix: usize,
     /// Every pipeline entry is host-local (no hard spread entry; every user filter says so):
     /// a node's verdict changes only when a task is placed on it.
     pub(crate) local: bool,
@@ -133,6 +205,7 @@ impl<'a> Run<'a> {
     /// host record (except for reserved kinds beyond the dense columns).
     pub(crate) fn initial_fails(&mut self) {
         let prefix = self.prefix_len();
+        self.prefix = prefix;
         let n = self.cluster.id_bound();
         let mut out = std::mem::take(&mut self.nodes.prefix_fail);
         out.clear();
@@ -187,7 +260,7 @@ impl<'a> Run<'a> {
     pub(crate) fn fails_initially(&self, host: HostId, with_hard: bool) -> Option<usize> {
         match self.nodes.prefix_fail[host.index()] {
             PREFIX_PASSED => {
-                let start = self.prefix_len();
+                let start = self.prefix;
                 if start == self.entries.len() {
                     return None;
                 }
@@ -201,7 +274,7 @@ impl<'a> Run<'a> {
     /// a passing node resets every counter.
     pub(crate) fn process(&mut self, host: HostId) -> bool {
         let i = host.index();
-        if self.local && self.nodes.passed_at[i] == u64::from(self.nodes.total[i]) {
+        if self.local && self.nodes.passed_at[i] == self.nodes.pass_mark(i) {
             return self.count(host, None);
         }
         let first = self.fails(host, true);
@@ -228,7 +301,7 @@ impl<'a> Run<'a> {
                 if self.counters.iter().any(|&c| c != 0) {
                     self.counters.fill(0);
                 }
-                self.nodes.passed_at[host.index()] = u64::from(self.nodes.total[host.index()]);
+                self.nodes.passed_at[host.index()] = self.nodes.pass_mark(host.index());
                 true
             }
         }
@@ -268,8 +341,7 @@ impl<'a> Run<'a> {
         self.overlay.consume(host, &self.compiled.resources);
         self.nodes.svc[host.index()] += 1;
         self.nodes.total[host.index()] += 1;
-        let i = host.index();
-        self.nodes.key[i] = pack_key(self.nodes.penalty[i], self.nodes.svc[i], self.nodes.total[i]);
+        self.nodes.rekey(host.index());
         for d in &mut self.hard {
             d.record(host);
         }
@@ -298,6 +370,7 @@ impl<'a> Run<'a> {
             for (&h, &r) in hosts.iter().zip(&raw) {
                 self.nodes.score[h.index()] += r;
             }
+            self.nodes.scored = true;
         }
         self.scored = true;
         Ok(())

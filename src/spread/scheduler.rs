@@ -8,7 +8,7 @@ use super::filters::{
 use super::node;
 use super::outcome::{Assignment, SpreadExplanation, SpreadOutcome};
 use super::request::{Mode, SpreadRequest, WhenUnsatisfiable};
-use super::run::{pack_key, Entry, NodeState, Run};
+use super::run::{Entry, NodeState, Run};
 use super::skew::Domains;
 use super::tree::{levels, Tree};
 use super::SpreadError;
@@ -113,18 +113,43 @@ impl SpreadSchedulerBuilder {
     }
 }
 
-/// Reusable per-node buffers and overlay for [`SpreadScheduler::schedule_with`].
+/// Reusable per-node buffers, overlay and decision tree for
+/// [`SpreadScheduler::schedule_with`].
+///
+/// The tree's shape (branches by label value, each leaf's nodes in name order) is kept with
+/// the snapshot it was built from and the request's level sources (which labels, in which
+/// order); a later call on that very snapshot with the same levels keeps it and refills only
+/// the counts, in O(hosts) without reading a host record. Any other snapshot (another
+/// generation, another cluster even at the same generation, a snapshot changed by an event)
+/// or other levels rebuild it, before it is read: a kept tree never gives a different answer
+/// from a fresh one. The scratch holds a clone of the snapshot the tree was built from (cheap:
+/// shared chunks), which keeps that snapshot's memory alive until the next rebuild or until
+/// the scratch is dropped or [cleared](SpreadScratch::clear).
+///
+/// One scratch serves one thread; it is not tied to a scheduler.
 #[derive(Debug, Default)]
 pub struct SpreadScratch {
     nodes: NodeState,
     overlay: Overlay,
     heaps: Heaps,
+    tree: Tree,
+    tree_builds: u64,
 }
 
 impl SpreadScratch {
-    /// Empty buffers.
+    /// Empty buffers: the first call builds the tree.
     pub fn new() -> Self {
         SpreadScratch::default()
+    }
+
+    /// How many times a tree was built rather than kept (for tests and tuning).
+    pub fn tree_builds(&self) -> u64 {
+        self.tree_builds
+    }
+
+    /// Forgets the kept tree and the snapshot it holds (the buffers stay allocated).
+    pub fn clear(&mut self) {
+        self.tree = Tree::default();
     }
 }
 
@@ -153,8 +178,9 @@ impl SpreadScheduler {
 
     /// Places `request.tasks` tasks on `cluster`; the snapshot is never changed.
     ///
-    /// Costs O(hosts × (levels + filters)) to build the tree and run the pipeline once per
-    /// node, plus, per task, O(levels × branches per level) to split and O(log leaf size) to
+    /// Costs O(hosts × (levels + filters)) to build the tree (O(hosts) to refill a tree kept
+    /// in the scratch, see [`SpreadScratch`]) and run the pipeline once per node, plus, per
+    /// task, O(levels × branches per level) to split and O(log leaf size) to
     /// pick a node (the compatible mode's leaves re-sort on a revisit: O(leaf log leaf)).
     ///
     /// # Errors
@@ -230,9 +256,17 @@ impl SpreadScheduler {
             }
         }
 
-        let SpreadScratch { nodes, overlay, heaps } = scratch;
+        let SpreadScratch { nodes, overlay, heaps, tree, tree_builds } = scratch;
         overlay.clear();
-        let names = prepare_nodes(nodes, cluster, request, service);
+        prepare_nodes(nodes, cluster, request, service);
+        // Taken for the call and put back when it succeeds: a call that fails leaves no tree.
+        let mut kept = std::mem::take(tree);
+        let names = || {
+            cluster.hosts().fold(vec![""; cluster.id_bound()], |mut names, (id, host)| {
+                names[id.index()] = &*host.name;
+                names
+            })
+        };
         let soft_on = hard.iter().any(|d| d.soft);
         let counters = vec![0; entries.len()];
         let mut run = Run {
@@ -258,8 +292,8 @@ impl SpreadScheduler {
             sort_buf: Vec::new(),
             sort_buf64: Vec::new(),
             heap_buf: Vec::new(),
-            heap_buf64: Vec::new(),
             pos_buf: Vec::new(),
+            prefix: 0,
             local: false,
         };
         run.local = run.entries.iter().all(|e| {
@@ -268,7 +302,9 @@ impl SpreadScheduler {
 
         let counts = match request.mode {
             Mode::SwarmCompatible | Mode::SwarmCompatibleStable => {
-                run.tree = Tree::build(cluster, levels, &names, &run.nodes.svc, |_| true, |_| false);
+                *tree_builds +=
+                    u64::from(kept.reuse_or_build(cluster, levels, names, &run.nodes.svc, |_| true, |_| false));
+                run.tree = kept;
                 run.tree.branches[0].asked = request.tasks;
                 if request.tasks > 0 {
                     run.initial_fails();
@@ -286,14 +322,15 @@ impl SpreadScheduler {
                 }
                 let ignore = request.ignore_ineligible_tasks;
                 let eligible = std::mem::take(&mut run.nodes.eligible);
-                run.tree = Tree::build(
+                *tree_builds += u64::from(kept.reuse_or_build(
                     cluster,
                     levels,
-                    &names,
+                    names,
                     &run.nodes.svc,
                     |h| !ignore || eligible[h.index()],
                     |h| eligible[h.index()],
-                );
+                ));
+                run.tree = kept;
                 run.tree.branches[0].asked = request.tasks;
                 let mut cands = Vec::new();
                 for b in &mut run.tree.branches {
@@ -305,8 +342,7 @@ impl SpreadScheduler {
                 }
                 run.nodes.eligible = eligible;
                 run.weigh(&self.weighers, &cands)?;
-                heaps.clear();
-                heaps.resize_with(run.tree.branches.len(), Default::default);
+                heaps.reset(run.tree.branches.len(), run.narrow_heaps());
                 run.run_balanced(heaps);
                 if run.left > 0 {
                     run.final_counts()
@@ -347,46 +383,94 @@ impl SpreadScheduler {
             tree: run.report(0, request.tasks),
             rejections,
         };
+        *tree = std::mem::take(&mut run.tree);
         Ok(SpreadOutcome { requested: request.tasks, assignments, unplaced, message, explanation })
     }
 }
 
-/// Fills the per-node arrays from the snapshot: task counts, failure penalties; clears the
-/// scores and ranks; returns the names by host id. The one pass that reads every host
-/// record. Computes in O(hosts + instances).
-fn prepare_nodes<'c>(
+/// Fills the per-node arrays from the snapshot: task counts, failure penalties, keys (after
+/// [`NodeState::reset`]). Computes in O(hosts + instances).
+fn prepare_nodes(
     nodes: &mut NodeState,
-    cluster: &'c Cluster,
+    cluster: &Cluster,
     request: &SpreadRequest,
     service: Option<crate::id::Symbol>,
-) -> Vec<&'c str> {
-    let mut names = vec![""; cluster.id_bound()];
-    let n = cluster.id_bound();
-    for v in [&mut nodes.svc, &mut nodes.total, &mut nodes.penalty, &mut nodes.rank] {
-        v.clear();
-        v.resize(n, 0);
-    }
-    nodes.score.clear();
-    nodes.score.resize(n, 0.0);
-    nodes.eligible.clear();
-    nodes.eligible.resize(n, false);
-    nodes.passed_at.clear();
-    nodes.passed_at.resize(n, u64::MAX);
+) {
+    nodes.reset(cluster.id_bound());
     for (id, host) in cluster.hosts() {
         // A host without instances or attributes runs no task: its counts stay 0.
         if !host.instances.is_empty() || host.attributes.is_some() {
             let (svc, total) = node::active_counts(host, service, &request.service);
-            nodes.svc[id.index()] = svc;
-            nodes.total[id.index()] = total;
+            if (svc, total) != (0, 0) {
+                nodes.svc[id.index()] = svc;
+                nodes.total[id.index()] = total;
+                nodes.rekey(id.index());
+            }
         }
-        names[id.index()] = &host.name;
     }
     for (name, &failures) in &request.recent_failures {
         if let Some(id) = cluster.host_id(name) {
             nodes.penalty[id.index()] = if failures >= 5 { failures } else { 0 };
+            nodes.rekey(id.index());
         }
     }
-    nodes.key.clear();
-    nodes.key.extend((0..n).map(|i| pack_key(nodes.penalty[i], nodes.svc[i], nodes.total[i])));
-    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SpreadScheduler, SpreadScratch};
+    use crate::snapshot::{Cluster, ClusterEvent, HostSpec};
+    use crate::spread::{Preference, SpreadRequest};
+
+    fn per_host(
+        s: &SpreadScheduler,
+        scratch: &mut SpreadScratch,
+        c: &Cluster,
+        r: &SpreadRequest,
+    ) -> Vec<(String, u32)> {
+        let out = s.schedule_with(scratch, c, r).unwrap();
+        assert_eq!(out, s.schedule(c, r).unwrap(), "the kept tree answers as a fresh one");
+        out.per_host().into_iter().map(|(h, n)| (h.to_owned(), n)).collect()
+    }
+
+    /// A snapshot changed in place (the capacity counts' `apply_mut`), or another snapshot at the
+    /// same generation, never reuses the kept tree; the very same snapshot does.
+    #[test]
+    fn a_changed_or_other_snapshot_rebuilds_the_kept_tree() {
+        let zones = |b2: &str| {
+            Cluster::builder()
+                .host(HostSpec::new("a1").label("zone", "a"))
+                .host(HostSpec::new("b1").label("zone", "b"))
+                .host(HostSpec::new("b2").label("zone", b2))
+                .build()
+                .unwrap()
+        };
+        let s = SpreadScheduler::new();
+        let req = SpreadRequest::new("web", 4).preference(Preference::spread("zone"));
+        let mut scratch = SpreadScratch::new();
+        let mut cluster = zones("b");
+        let want = |v: &[(&str, u32)]| v.iter().map(|&(h, n)| (h.to_owned(), n)).collect::<Vec<_>>();
+        assert_eq!(per_host(&s, &mut scratch, &cluster, &req), want(&[("a1", 2), ("b1", 1), ("b2", 1)]));
+        assert_eq!(per_host(&s, &mut scratch, &cluster, &req), want(&[("a1", 2), ("b1", 1), ("b2", 1)]));
+        assert_eq!(scratch.tree_builds(), 1, "the same snapshot keeps the tree");
+
+        cluster.apply_mut(&ClusterEvent::HostUpdated { host: HostSpec::new("b2").label("zone", "a") }).unwrap();
+        assert_eq!(per_host(&s, &mut scratch, &cluster, &req), want(&[("a1", 1), ("b1", 2), ("b2", 1)]));
+        assert_eq!(scratch.tree_builds(), 2, "a snapshot changed in place rebuilds");
+
+        let other = zones("c");
+        assert_eq!(other.generation(), 0);
+        assert_eq!(per_host(&s, &mut scratch, &other, &req), want(&[("a1", 2), ("b1", 1), ("b2", 1)]));
+        assert_eq!(scratch.tree_builds(), 3, "another snapshot rebuilds");
+        let fresh = zones("c");
+        assert_eq!(fresh.generation(), other.generation());
+        per_host(&s, &mut scratch, &fresh, &req);
+        assert_eq!(scratch.tree_builds(), 4, "an equal snapshot built apart, at the same generation, rebuilds");
+
+        per_host(&s, &mut scratch, &fresh, &req.clone().preference(Preference::spread("rack")));
+        assert_eq!(scratch.tree_builds(), 5, "other levels rebuild");
+        scratch.clear();
+        per_host(&s, &mut scratch, &fresh, &req);
+        assert_eq!(scratch.tree_builds(), 6, "a cleared scratch rebuilds");
+    }
 }

@@ -16,7 +16,7 @@ pub(crate) enum LevelKind {
 }
 
 /// Where a level's value comes from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
     NodeLabel(Option<Symbol>),
     EngineLabel(Option<Symbol>),
@@ -116,6 +116,19 @@ const MISSING: u32 = u32::MAX;
 pub(crate) struct Tree {
     pub(crate) branches: Vec<Branch>,
     pub(crate) levels: Vec<Level>,
+    /// What the shape (branches, their values and nodes, each leaf's hosts in name order) was
+    /// built from, so that a later call on the very same snapshot with the same level sources
+    /// keeps it and refills only the counts ([`Tree::reuse_or_build`]).
+    stamp: Option<Stamp>,
+}
+
+/// The snapshot (a held clone, which keeps its chunks shared: any event then copies the chunks
+/// it changes, so [`Cluster::is_same_snapshot`] tells a changed snapshot from this one) and the
+/// level sources a tree's shape was built from.
+#[derive(Debug, Clone)]
+struct Stamp {
+    cluster: Cluster,
+    sources: Vec<Source>,
 }
 
 impl Tree {
@@ -124,14 +137,75 @@ impl Tree {
     /// `counted(h)` says whether they count in branch loads; `eligible(h)` whether the host
     /// passed the filters (balanced mode; the compatible mode fills it in later).
     /// Computes in O(hosts × levels) plus sorting each leaf's hosts by name.
+    #[cfg(test)]
     pub(crate) fn build(
         cluster: &Cluster,
         levels: Vec<Level>,
         names: &[&str],
         svc: &[u32],
-        mut counted: impl FnMut(HostId) -> bool,
-        mut eligible: impl FnMut(HostId) -> bool,
+        counted: impl FnMut(HostId) -> bool,
+        eligible: impl FnMut(HostId) -> bool,
     ) -> Tree {
+        let mut tree = Tree::shape(cluster, levels, names);
+        tree.fill(svc, counted, eligible);
+        tree
+    }
+
+    /// `self` (a tree kept from an earlier call) made into the tree [`build`](Tree::build)
+    /// gives: when its shape was built from this very snapshot with the same level sources,
+    /// only the per-call parts are reset and the counts refilled, in O(hosts) without sorting
+    /// or reading a host record; otherwise the tree is built anew (`names` gives the names by
+    /// host id, read only then). Returns whether it was built anew.
+    pub(crate) fn reuse_or_build<'c>(
+        &mut self,
+        cluster: &'c Cluster,
+        levels: Vec<Level>,
+        names: impl FnOnce() -> Vec<&'c str>,
+        svc: &[u32],
+        counted: impl FnMut(HostId) -> bool,
+        eligible: impl FnMut(HostId) -> bool,
+    ) -> bool {
+        let same = self.stamp.as_ref().is_some_and(|s| {
+            s.sources.len() == levels.len()
+                && s.sources.iter().zip(&levels).all(|(a, l)| *a == l.source)
+                && s.cluster.is_same_snapshot(cluster)
+        });
+        if same {
+            self.levels = levels;
+            for b in &mut self.branches {
+                // Every field named: a new per-call field cannot be left out of the reset.
+                let Branch {
+                    value: _,
+                    depth: _,
+                    parent: _,
+                    children: _,
+                    nodes: _,
+                    hosts: _,
+                    existing,
+                    live,
+                    eligible,
+                    share,
+                    asked,
+                    placed,
+                    starved,
+                    full,
+                    cands,
+                    visited,
+                } = b;
+                (*existing, *live, *eligible, *share, *asked, *placed) = (0, 0, 0, 0.0, 0, 0);
+                (*starved, *full, *visited) = (false, false, false);
+                cands.clear();
+            }
+        } else {
+            *self = Tree::shape(cluster, levels, &names());
+        }
+        self.fill(svc, counted, eligible);
+        !same
+    }
+
+    /// The shape: branches with their values, nodes and children in value order, each leaf's
+    /// hosts in name order; counts, shares and the per-call parts left empty.
+    fn shape(cluster: &Cluster, levels: Vec<Level>, names: &[&str]) -> Tree {
         let mut branches = vec![Branch::default()];
         let mut index: HashMap<(u32, u32), u32, IdHashing> = HashMap::default();
         let mut hostnames: HashMap<&str, u32> = HashMap::new();
@@ -166,8 +240,6 @@ impl Tree {
                 let lane = live.trailing_zeros() as usize;
                 live &= live - 1;
                 let id = HostId((c * CHUNK + lane) as u32);
-                let s = if counted(id) { u64::from(svc[id.index()]) } else { 0 };
-                let ok = eligible(id);
                 let mut cur = 0u32;
                 for (depth, level) in levels.iter().enumerate() {
                     // Counts are added at the leaf only, then summed upwards below.
@@ -215,10 +287,7 @@ impl Tree {
                     last[depth] = (cur, key, child);
                     cur = child;
                 }
-                let leaf = &mut branches[cur as usize];
-                leaf.existing += s;
-                leaf.nodes += 1;
-                leaf.eligible += u32::from(ok);
+                branches[cur as usize].nodes += 1;
                 leaf_of.push((id, cur));
             }
         }
@@ -229,29 +298,40 @@ impl Tree {
         for &(id, leaf) in &leaf_of {
             branches[leaf as usize].hosts.push(id);
         }
-        // Children are created after their parent: summing in reverse creation order adds
-        // every branch's counts to its parent after its own children's.
-        for i in (1..branches.len()).rev() {
-            let b = &branches[i];
-            let (existing, nodes, eligible, parent) = (b.existing, b.nodes, b.eligible, b.parent);
-            let p = &mut branches[parent as usize];
-            p.existing += existing;
-            p.nodes += nodes;
-            p.eligible += eligible;
-        }
+        sum_up(&mut branches, |b| &mut b.nodes);
         for i in 0..branches.len() {
             let mut children = std::mem::take(&mut branches[i].children);
             children.sort_by(|&a, &b| branches[a as usize].value.as_bytes().cmp(branches[b as usize].value.as_bytes()));
             branches[i].children = children;
             // Usually already in order (names follow ids), which the stable sort checks in O(n).
             branches[i].hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
-            branches[i].live = branches[i].existing;
         }
-        let mut tree = Tree { branches, levels };
-        tree.compute_shares();
-        tree
+        let sources = levels.iter().map(|l| l.source).collect();
+        Tree { branches, levels, stamp: Some(Stamp { cluster: cluster.clone(), sources }) }
     }
 
+    /// Fills the counts of a shape whose counts are zero: each leaf's existing tasks and
+    /// eligible nodes from its hosts, every branch's as the sum over its children; then the
+    /// live counts and the weighted levels' shares. Computes in O(hosts + branches).
+    fn fill(&mut self, svc: &[u32], mut counted: impl FnMut(HostId) -> bool, mut eligible: impl FnMut(HostId) -> bool) {
+        for b in &mut self.branches {
+            // Only leaves hold hosts.
+            for &id in &b.hosts {
+                if counted(id) {
+                    b.existing += u64::from(svc[id.index()]);
+                }
+                b.eligible += u32::from(eligible(id));
+            }
+        }
+        sum_up(&mut self.branches, |b| &mut b.existing);
+        sum_up(&mut self.branches, |b| &mut b.eligible);
+        for b in &mut self.branches {
+            b.live = b.existing;
+        }
+        self.compute_shares();
+    }
+
+    /// Sets each child of a weighted level's branches to its share.
     fn compute_shares(&mut self) {
         for i in 0..self.branches.len() {
             let depth = self.branches[i].depth;
@@ -282,6 +362,17 @@ impl Tree {
             }
             cur = b.parent;
         }
+    }
+}
+
+/// Adds every branch's `field` to its parent's. Children are created after their parent:
+/// summing in reverse creation order adds every branch's count to its parent after its own
+/// children's.
+fn sum_up<T: std::ops::AddAssign + Copy>(branches: &mut [Branch], field: impl Fn(&mut Branch) -> &mut T) {
+    for i in (1..branches.len()).rev() {
+        let v = *field(&mut branches[i]);
+        let parent = branches[i].parent as usize;
+        *field(&mut branches[parent]) += v;
     }
 }
 
