@@ -170,30 +170,47 @@ impl<'a> HostStateView<'a> {
     /// The attribute `name` as a JSON value, [`Value::Null`] when the host has none: a derived
     /// one (see [`DERIVED_ATTRIBUTES`]) or a stored one.
     pub fn attribute(&self, name: &str) -> Value {
+        match derived_index(name) {
+            Some(i) => self.derived(i),
+            None => self.host.attribute(name).cloned().unwrap_or(Value::Null),
+        }
+    }
+
+    /// The derived attribute `DERIVED_ATTRIBUTES[index]` (found once with [`derived_index`]),
+    /// [`Value::Null`] for an index past the list. Computes in O(1) for every attribute but
+    /// `service`, which builds a small map.
+    pub fn derived(&self, index: usize) -> Value {
         use ResourceId as R;
-        match name {
-            "host" => Value::from(self.service_host()),
-            "nodename" => Value::from(self.nodename()),
-            "free_ram_mb" => number(self.free_ram_mb()),
-            "total_usable_ram_mb" => number(self.total_usable_ram_mb()),
-            "ram_allocation_ratio" => Value::from(self.allocation_ratio(R::MEMORY_MB)),
-            "free_disk_mb" => number(self.free_disk_mb()),
-            "total_usable_disk_gb" => number(self.total_usable_disk_gb()),
-            "disk_allocation_ratio" => Value::from(self.allocation_ratio(R::DISK_GB)),
-            "vcpus_total" => number(self.vcpus_total()),
-            "vcpus_used" => number(self.vcpus_used()),
-            "cpu_allocation_ratio" => Value::from(self.allocation_ratio(R::VCPUS)),
-            "num_instances" => number(self.num_instances()),
-            "num_io_ops" => number(self.num_io_ops()),
-            "failed_builds" => number(self.failed_builds()),
-            "hypervisor_version" => number(self.hypervisor_version()),
-            "service" => {
+        // The arms follow DERIVED_ATTRIBUTES' order (a unit test holds them together).
+        match index {
+            0 => Value::from(self.service_host()),
+            1 => Value::from(self.nodename()),
+            2 => number(self.free_ram_mb()),
+            3 => number(self.total_usable_ram_mb()),
+            4 => Value::from(self.allocation_ratio(R::MEMORY_MB)),
+            5 => number(self.free_disk_mb()),
+            6 => number(self.total_usable_disk_gb()),
+            7 => Value::from(self.allocation_ratio(R::DISK_GB)),
+            8 => number(self.vcpus_total()),
+            9 => number(self.vcpus_used()),
+            10 => Value::from(self.allocation_ratio(R::VCPUS)),
+            11 => number(self.num_instances()),
+            12 => number(self.num_io_ops()),
+            13 => number(self.failed_builds()),
+            14 => number(self.hypervisor_version()),
+            15 => {
                 let forced_down = self.host.attribute("forced_down").and_then(Value::as_bool).unwrap_or(false);
                 serde_json::json!({ "disabled": !self.host.state.enabled, "forced_down": forced_down })
             }
-            other => self.host.attribute(other).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
         }
     }
+}
+
+/// The position of `name` in [`DERIVED_ATTRIBUTES`], for [`HostStateView::derived`]; `None` for
+/// a stored attribute.
+pub fn derived_index(name: &str) -> Option<usize> {
+    DERIVED_ATTRIBUTES.iter().position(|&d| d == name)
 }
 
 impl<'a> Cx<'a> {
@@ -236,6 +253,21 @@ mod tests {
         assert_eq!(v.attribute("num_instances"), serde_json::json!(1));
         assert_eq!(v.attribute("nodename"), serde_json::json!("h"));
         assert_eq!(v.attribute("stats")["rack"], "r1");
+        // Every derived attribute, by name and by index (the index's arm is the name's).
+        let expected = serde_json::json!({
+            "host": "h", "nodename": "h", "free_ram_mb": 6656, "total_usable_ram_mb": 8192,
+            "ram_allocation_ratio": 1.0, "free_disk_mb": 91648, "total_usable_disk_gb": 100,
+            "disk_allocation_ratio": 1.0, "vcpus_total": 8, "vcpus_used": 2, "cpu_allocation_ratio": 4.0,
+            "num_instances": 1, "num_io_ops": 3, "failed_builds": 0, "hypervisor_version": 0,
+            "service": {"disabled": false, "forced_down": false}
+        });
+        assert_eq!(expected.as_object().map(|o| o.len()), Some(DERIVED_ATTRIBUTES.len()));
+        for (i, &name) in DERIVED_ATTRIBUTES.iter().enumerate() {
+            assert_eq!(derived_index(name), Some(i));
+            assert_eq!(v.derived(i), expected[name], "{name}");
+            assert_eq!(v.attribute(name), expected[name], "{name}");
+        }
+        assert_eq!((derived_index("stats"), v.derived(DERIVED_ATTRIBUTES.len())), (None, Value::Null));
         assert_eq!(v.attribute("service")["disabled"], false);
         assert_eq!(v.attribute("nosuch"), Value::Null);
     }
