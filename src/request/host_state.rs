@@ -119,9 +119,15 @@ impl<'a> HostStateView<'a> {
     /// A numeric attribute, from the dense columns when the cluster keeps it hot.
     #[inline]
     fn number(&self, name: &str) -> Option<f64> {
-        let cluster = self.cx.cluster();
-        match cluster.hot_attribute(name) {
-            Some(i) => Some(cluster.hot_attribute_value(self.id, i)).filter(|v| !v.is_nan()),
+        self.number_at(self.cx.cluster().hot_attribute(name), name)
+    }
+
+    /// [`number`](Self::number) with `hot`, the attribute's hot column
+    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)), found once by the caller.
+    #[inline]
+    fn number_at(&self, hot: Option<usize>, name: &str) -> Option<f64> {
+        match hot {
+            Some(i) => Some(self.cx.cluster().hot_attribute_value(self.id, i)).filter(|v| !v.is_nan()),
             None => self.host.attribute(name).and_then(Value::as_f64),
         }
     }
@@ -133,16 +139,35 @@ impl<'a> HostStateView<'a> {
     /// Instances on the host: attribute `num_instances` (else the listed instances), plus earlier
     /// picks.
     pub fn num_instances(&self) -> f64 {
-        let base = match self.number("num_instances") {
+        self.instances_before(self.cx.cluster().hot_attribute("num_instances")) + self.placed()
+    }
+
+    /// Instances on the host before the request's picks: attribute `num_instances` (else the
+    /// listed instances), with `hot` its hot column
+    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)`("num_instances")`), found once
+    /// by a caller that reads many hosts.
+    pub fn instances_before(&self, hot: Option<usize>) -> f64 {
+        match self.number_at(hot, "num_instances") {
             Some(n) => n,
             None => self.host.instances.len() as f64,
-        };
-        base + f64::from(self.cx.overlay().placed(self.id))
+        }
     }
 
     /// Attribute `num_io_ops` plus earlier picks.
     pub fn num_io_ops(&self) -> f64 {
-        self.counter("num_io_ops") + f64::from(self.cx.overlay().placed(self.id))
+        self.io_ops_before(self.cx.cluster().hot_attribute("num_io_ops")) + self.placed()
+    }
+
+    /// Attribute `num_io_ops` before the request's picks, with `hot` its hot column
+    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)`("num_io_ops")`), found once by
+    /// a caller that reads many hosts.
+    pub fn io_ops_before(&self, hot: Option<usize>) -> f64 {
+        self.number_at(hot, "num_io_ops").unwrap_or(0.0)
+    }
+
+    /// The request's earlier picks on the host.
+    fn placed(&self) -> f64 {
+        f64::from(self.cx.overlay().placed(self.id))
     }
 
     /// Attribute `failed_builds`.
@@ -268,6 +293,10 @@ mod tests {
             assert_eq!(v.attribute(name), expected[name], "{name}");
         }
         assert_eq!((derived_index("stats"), v.derived(DERIVED_ATTRIBUTES.len())), (None, Value::Null));
+        // Before the request's picks, with the column found once (or not hot).
+        let (io, inst) = (c.hot_attribute("num_io_ops"), c.hot_attribute("num_instances"));
+        assert_eq!((v.io_ops_before(io), v.instances_before(inst)), (2.0, 0.0));
+        assert_eq!((v.io_ops_before(None), v.instances_before(None)), (2.0, 0.0));
         assert_eq!(v.attribute("service")["disabled"], false);
         assert_eq!(v.attribute("nosuch"), Value::Null);
     }
