@@ -90,7 +90,8 @@ impl ClassKey {
     }
 
     /// For a key whose classes are a function of one class of the host (a class attribute's,
-    /// or its aggregate set's), or of two class attributes' classes: the columns of those
+    /// or its aggregate set's), or of two class attributes' classes (a [`KeyPart::Or`] of the
+    /// first alone where the host has it): the columns of those
     /// classes in `hot`, which the memo indexes first tables by, before reading the key's own
     /// classes ([`Cluster::member_class`] is a search, a key of two is hashed).
     #[inline]
@@ -98,6 +99,9 @@ impl ClassKey {
         match *self.parts.as_slice() {
             [KeyPart::Attribute(column) | KeyPart::Member { column, .. }] => hot.classes.get(column).map(Source::One),
             [KeyPart::Aggregates] => Some(Source::One(&hot.aggregate_class)),
+            [KeyPart::Or { column, fallback: (other, _), .. }] => {
+                Some(Source::Or(hot.classes.get(column)?, hot.classes.get(other)?))
+            }
             [KeyPart::Attribute(a), KeyPart::Attribute(b)] => {
                 Some(Source::Two(hot.classes.get(a)?, hot.classes.get(b)?))
             }
@@ -164,7 +168,8 @@ impl Clone for ClassMemo {
 /// The verdicts judged so far in one request, by check.
 #[derive(Debug, Default)]
 struct Table {
-    /// By check, by the class of its key's source + 1 (0 for [`ClassId::NONE`]): for keys
+    /// By check, by the class of its key's source + 1 (0 for [`ClassId::NONE`]; for a
+    /// [`Source::Or`], the fallback's classes after the first's, where the host lacks it): for keys
     /// with a source ([`ClassKey::source`]), read first; a miss falls through to the tables
     /// below, so a source class costs one judgement per distinct key at most.
     by_source: Vec<Vec<Option<Verdict>>>,
@@ -257,6 +262,8 @@ enum Source<'a> {
     One(&'a [ClassId; CHUNK]),
     /// Two class columns.
     Two(&'a [ClassId; CHUNK], &'a [ClassId; CHUNK]),
+    /// A [`KeyPart::Or`]'s column, and its fallback's, read only where a lane lacks the first.
+    Or(&'a [ClassId; CHUNK], &'a [ClassId; CHUNK]),
 }
 
 /// The most second classes kept by first class for a [`Source::Two`]; more are looked up in the
@@ -292,6 +299,8 @@ impl Table {
             let size = |k: &ClassKey, s: &Option<Source<'_>>, two: bool| match s {
                 Some(Source::Two(..)) if two => k.classes(cluster) + 1,
                 Some(Source::One(_)) if !two => k.classes(cluster) + 1,
+                // The present classes, then the fallback's.
+                Some(Source::Or(..)) if !two => 2 * (k.classes(cluster) + 1),
                 _ => 0,
             };
             self.by_source = keys.iter().zip(&sources.0).map(|(k, s)| vec![None; size(k, s, false)]).collect();
@@ -321,10 +330,16 @@ impl Table {
                         }
                     }
                 }
-                Some(Source::One(column)) => {
+                Some(source @ (Source::One(_) | Source::Or(..))) => {
                     // Sized at the first host to the count of the source's kind: a class beyond
                     // it (none should be) is looked up below every time.
-                    let slot = column[lane].0.wrapping_add(1) as usize;
+                    let slot = match source {
+                        Source::Or(column, fallback) if column[lane] == ClassId::NONE => {
+                            self.by_source[i].len() / 2 + fallback[lane].0.wrapping_add(1) as usize
+                        }
+                        Source::One(column) | Source::Or(column, _) => column[lane].0.wrapping_add(1) as usize,
+                        Source::Two(..) => usize::MAX,
+                    };
                     match self.by_source[i].get(slot) {
                         Some(Some(v)) => *v,
                         Some(None) => {
