@@ -28,6 +28,9 @@
 //! that is not a dict; evaluation returns a [`QueryError`] naming the operator or variable and
 //! its place in the query as a path of list indices (`[2][0]`).
 //!
+//! A caller that evaluates one query on many hosts can resolve each variable's name once
+//! ([`Query::bind`]) and answer by slot ([`Vars::attribute_at`]) instead of by name.
+//!
 //! Where this differs from Nova: the hint text is decoded by serde_json, which rejects the
 //! `NaN` and `Infinity` literals Python's `json` accepts, and reads an integer beyond `i64` as a
 //! float where Python keeps it exact; and values are copies, so Python's identity shortcut
@@ -50,6 +53,7 @@
 //! ```
 
 use super::pyvalue::{py_compare, py_eq, py_truthy, CompareOp, PyValue};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
@@ -61,11 +65,23 @@ pub trait Vars {
     /// done by the query on the returned [`PyValue::Dict`]. Called once per variable occurrence
     /// per evaluation.
     fn attribute(&self, name: &str) -> PyValue;
+
+    /// The value of the attribute `name`, which [`Query::bind`] resolved to `slot` ahead of
+    /// evaluation, so that an implementation can skip looking the name up for every host.
+    /// The default ignores the slot and calls [`attribute`](Vars::attribute).
+    fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
+        let _ = slot;
+        self.attribute(name)
+    }
 }
 
 impl<T: Vars + ?Sized> Vars for &T {
     fn attribute(&self, name: &str) -> PyValue {
         (**self).attribute(name)
+    }
+
+    fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
+        (**self).attribute_at(slot, name)
     }
 }
 
@@ -73,11 +89,19 @@ impl<T: Vars + ?Sized> Vars for Box<T> {
     fn attribute(&self, name: &str) -> PyValue {
         (**self).attribute(name)
     }
+
+    fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
+        (**self).attribute_at(slot, name)
+    }
 }
 
 impl<T: Vars + ?Sized> Vars for Arc<T> {
     fn attribute(&self, name: &str) -> PyValue {
         (**self).attribute(name)
+    }
+
+    fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
+        (**self).attribute_at(slot, name)
     }
 }
 
@@ -206,6 +230,8 @@ enum ArgKind {
         text: String,
         name: String,
         keys: Vec<String>,
+        /// The slot [`Query::bind`] resolved `name` to.
+        slot: Option<u32>,
     },
 }
 
@@ -296,7 +322,7 @@ fn parse_node(items: &[serde_json::Value], path: Vec<usize>) -> Node {
                 Some(var) => {
                     let mut parts = var.split('.').map(str::to_owned);
                     let name = parts.next().unwrap_or_default();
-                    ArgKind::Var { text: s.clone(), name, keys: parts.collect() }
+                    ArgKind::Var { text: s.clone(), name, keys: parts.collect(), slot: None }
                 }
                 None => ArgKind::Value(PyValue::Str(s.clone())),
             },
@@ -344,6 +370,25 @@ impl Query {
             other => Root::NotAList(PyValue::from(other).type_name()),
         };
         Ok(Some(Query { source: decoded, root }))
+    }
+
+    /// Resolves every variable's attribute name once, ahead of evaluation: `slot(name)` gives
+    /// the number a [`Vars`] later receives in [`Vars::attribute_at`] instead of looking the
+    /// name up for every host (`None` keeps [`Vars::attribute`] for that name). Binding changes
+    /// no result as long as the [`Vars`] answers a slot as it answers the name. Computes in
+    /// O(size of the query) calls of `slot`.
+    pub fn bind(&mut self, slot: impl Fn(&str) -> Option<u32>) {
+        let Root::Node(root) = &mut self.root else { return };
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            for arg in &mut node.args {
+                match &mut arg.kind {
+                    ArgKind::Node(n) => stack.push(n),
+                    ArgKind::Var { name, slot: s, .. } => *s = slot(name),
+                    ArgKind::Value(_) => {}
+                }
+            }
+        }
     }
 
     /// [`parse`](Self::parse) for the hint text.
@@ -410,12 +455,22 @@ impl fmt::Display for Query {
     }
 }
 
-fn resolve(text: &str, name: &str, keys: &[String], path: &[usize], vars: &dyn Vars) -> Result<PyValue, QueryError> {
+fn resolve(
+    text: &str,
+    name: &str,
+    keys: &[String],
+    slot: Option<u32>,
+    path: &[usize],
+    vars: &dyn Vars,
+) -> Result<PyValue, QueryError> {
     // Python's getattr(host_state, '', None) is None.
     if name.is_empty() {
         return Ok(PyValue::None);
     }
-    let mut value = vars.attribute(name);
+    let mut value = match slot {
+        Some(slot) => vars.attribute_at(slot, name),
+        None => vars.attribute(name),
+    };
     for key in keys {
         value = match value {
             PyValue::None => return Ok(PyValue::None),
@@ -441,12 +496,13 @@ fn eval(node: &Node, vars: &dyn Vars) -> Result<PyValue, QueryError> {
     if let Op::Unknown(op) = &node.op {
         return Err(QueryError::UnknownOperator { op: op.clone(), path: path_string(&child(&node.path, 0)) });
     }
-    let mut args: Vec<(Cow<'_, PyValue>, &[usize])> = Vec::with_capacity(node.args.len());
+    // Most lists are short: their arguments stay on the stack.
+    let mut args: SmallVec<[(Cow<'_, PyValue>, &[usize]); 4]> = SmallVec::with_capacity(node.args.len());
     for arg in &node.args {
         let value = match &arg.kind {
             ArgKind::Node(n) => Cow::Owned(eval(n, vars)?),
             ArgKind::Value(v) => Cow::Borrowed(v),
-            ArgKind::Var { text, name, keys } => match resolve(text, name, keys, &arg.path, vars)? {
+            ArgKind::Var { text, name, keys, slot } => match resolve(text, name, keys, *slot, &arg.path, vars)? {
                 PyValue::None => continue,
                 v => Cow::Owned(v),
             },
@@ -824,7 +880,84 @@ mod tests {
         })
     }
 
+    /// The attributes [`Slotted`] answers by slot, in slot order.
+    const SLOTTED: &[&str] = &["free_ram_mb", "stats", "enabled", "cpu_info", "zero", "empty", "features"];
+
+    /// [`host`] for a query bound with [`slotted`]: it answers slots only, and a name it is
+    /// asked for directly gets a value no query expects.
+    struct Slotted;
+
+    impl Vars for Slotted {
+        fn attribute(&self, _name: &str) -> PyValue {
+            PyValue::Str("asked by name".into())
+        }
+
+        fn attribute_at(&self, slot: u32, _name: &str) -> PyValue {
+            SLOTTED.get(slot as usize).map_or(PyValue::None, |name| host().attribute(name))
+        }
+    }
+
+    fn slotted(name: &str) -> Option<u32> {
+        Some(SLOTTED.iter().position(|&n| n == name).unwrap_or(SLOTTED.len()) as u32)
+    }
+
+    #[test]
+    fn bound_variables_read_slots() {
+        let mut q = Query::parse(&json!(["and", ["=", "$stats.rack", "r1"], ["or", [">", "$free_ram_mb", 1]]]))
+            .ok()
+            .flatten()
+            .expect("a query");
+        assert!(q.passes(&Slotted).is_err(), "unbound: `stats` asked by name is a string");
+        q.bind(slotted);
+        assert_eq!(q.passes(&Slotted), Ok(true));
+        // Pass-through impls forward slots.
+        let boxed: Box<dyn Vars> = Box::new(Slotted);
+        assert_eq!(
+            (q.passes(&boxed), q.passes(&Arc::new(Slotted)), q.passes(&&Slotted)),
+            (Ok(true), Ok(true), Ok(true))
+        );
+    }
+
+    /// Queries whose every list starts with a known operator, so that evaluation reaches the
+    /// variables at every depth.
+    fn well_formed() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            (-3i64..4).prop_map(|i| json!(i)),
+            prop::sample::select(vec![
+                "$free_ram_mb",
+                "$stats",
+                "$stats.n",
+                "$stats.rack",
+                "$enabled",
+                "$zero",
+                "$empty",
+                "$features",
+                "$nosuch",
+                "r1",
+                "5",
+            ])
+            .prop_map(|s| json!(s)),
+        ];
+        let ops = prop::sample::select(vec!["=", "<", ">=", "in", "not", "or", "and"]);
+        leaf.prop_recursive(4, 32, 4, move |inner| {
+            (ops.clone(), prop::collection::vec(inner, 0..4)).prop_map(|(op, args)| {
+                let mut list = vec![json!(op)];
+                list.extend(args);
+                serde_json::Value::Array(list)
+            })
+        })
+    }
+
     proptest! {
+        #[test]
+        fn bound_queries_answer_as_unbound(v in prop_oneof![json_value(), well_formed()]) {
+            if let Ok(Some(q)) = Query::parse(&v) {
+                let mut bound = q.clone();
+                bound.bind(slotted);
+                prop_assert_eq!(bound.passes(&Slotted), q.passes(&host()));
+            }
+        }
+
         #[test]
         fn never_panics_on_text(text in any::<String>()) {
             if let Ok(Some(q)) = Query::parse_str(&text) {

@@ -119,9 +119,15 @@ impl<'a> HostStateView<'a> {
     /// A numeric attribute, from the dense columns when the cluster keeps it hot.
     #[inline]
     fn number(&self, name: &str) -> Option<f64> {
-        let cluster = self.cx.cluster();
-        match cluster.hot_attribute(name) {
-            Some(i) => Some(cluster.hot_attribute_value(self.id, i)).filter(|v| !v.is_nan()),
+        self.number_at(self.cx.cluster().hot_attribute(name), name)
+    }
+
+    /// [`number`](Self::number) with `hot`, the attribute's hot column
+    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)), found once by the caller.
+    #[inline]
+    fn number_at(&self, hot: Option<usize>, name: &str) -> Option<f64> {
+        match hot {
+            Some(i) => Some(self.cx.cluster().hot_attribute_value(self.id, i)).filter(|v| !v.is_nan()),
             None => self.host.attribute(name).and_then(Value::as_f64),
         }
     }
@@ -133,16 +139,35 @@ impl<'a> HostStateView<'a> {
     /// Instances on the host: attribute `num_instances` (else the listed instances), plus earlier
     /// picks.
     pub fn num_instances(&self) -> f64 {
-        let base = match self.number("num_instances") {
+        self.instances_before(self.cx.cluster().hot_attribute("num_instances")) + self.placed()
+    }
+
+    /// Instances on the host before the request's picks: attribute `num_instances` (else the
+    /// listed instances), with `hot` its hot column
+    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)`("num_instances")`), found once
+    /// by a caller that reads many hosts.
+    pub fn instances_before(&self, hot: Option<usize>) -> f64 {
+        match self.number_at(hot, "num_instances") {
             Some(n) => n,
             None => self.host.instances.len() as f64,
-        };
-        base + f64::from(self.cx.overlay().placed(self.id))
+        }
     }
 
     /// Attribute `num_io_ops` plus earlier picks.
     pub fn num_io_ops(&self) -> f64 {
-        self.counter("num_io_ops") + f64::from(self.cx.overlay().placed(self.id))
+        self.io_ops_before(self.cx.cluster().hot_attribute("num_io_ops")) + self.placed()
+    }
+
+    /// Attribute `num_io_ops` before the request's picks, with `hot` its hot column
+    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)`("num_io_ops")`), found once by
+    /// a caller that reads many hosts.
+    pub fn io_ops_before(&self, hot: Option<usize>) -> f64 {
+        self.number_at(hot, "num_io_ops").unwrap_or(0.0)
+    }
+
+    /// The request's earlier picks on the host.
+    fn placed(&self) -> f64 {
+        f64::from(self.cx.overlay().placed(self.id))
     }
 
     /// Attribute `failed_builds`.
@@ -170,30 +195,47 @@ impl<'a> HostStateView<'a> {
     /// The attribute `name` as a JSON value, [`Value::Null`] when the host has none: a derived
     /// one (see [`DERIVED_ATTRIBUTES`]) or a stored one.
     pub fn attribute(&self, name: &str) -> Value {
+        match derived_index(name) {
+            Some(i) => self.derived(i),
+            None => self.host.attribute(name).cloned().unwrap_or(Value::Null),
+        }
+    }
+
+    /// The derived attribute `DERIVED_ATTRIBUTES[index]` (found once with [`derived_index`]),
+    /// [`Value::Null`] for an index past the list. Computes in O(1) for every attribute but
+    /// `service`, which builds a small map.
+    pub fn derived(&self, index: usize) -> Value {
         use ResourceId as R;
-        match name {
-            "host" => Value::from(self.service_host()),
-            "nodename" => Value::from(self.nodename()),
-            "free_ram_mb" => number(self.free_ram_mb()),
-            "total_usable_ram_mb" => number(self.total_usable_ram_mb()),
-            "ram_allocation_ratio" => Value::from(self.allocation_ratio(R::MEMORY_MB)),
-            "free_disk_mb" => number(self.free_disk_mb()),
-            "total_usable_disk_gb" => number(self.total_usable_disk_gb()),
-            "disk_allocation_ratio" => Value::from(self.allocation_ratio(R::DISK_GB)),
-            "vcpus_total" => number(self.vcpus_total()),
-            "vcpus_used" => number(self.vcpus_used()),
-            "cpu_allocation_ratio" => Value::from(self.allocation_ratio(R::VCPUS)),
-            "num_instances" => number(self.num_instances()),
-            "num_io_ops" => number(self.num_io_ops()),
-            "failed_builds" => number(self.failed_builds()),
-            "hypervisor_version" => number(self.hypervisor_version()),
-            "service" => {
+        // The arms follow DERIVED_ATTRIBUTES' order (a unit test holds them together).
+        match index {
+            0 => Value::from(self.service_host()),
+            1 => Value::from(self.nodename()),
+            2 => number(self.free_ram_mb()),
+            3 => number(self.total_usable_ram_mb()),
+            4 => Value::from(self.allocation_ratio(R::MEMORY_MB)),
+            5 => number(self.free_disk_mb()),
+            6 => number(self.total_usable_disk_gb()),
+            7 => Value::from(self.allocation_ratio(R::DISK_GB)),
+            8 => number(self.vcpus_total()),
+            9 => number(self.vcpus_used()),
+            10 => Value::from(self.allocation_ratio(R::VCPUS)),
+            11 => number(self.num_instances()),
+            12 => number(self.num_io_ops()),
+            13 => number(self.failed_builds()),
+            14 => number(self.hypervisor_version()),
+            15 => {
                 let forced_down = self.host.attribute("forced_down").and_then(Value::as_bool).unwrap_or(false);
                 serde_json::json!({ "disabled": !self.host.state.enabled, "forced_down": forced_down })
             }
-            other => self.host.attribute(other).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
         }
     }
+}
+
+/// The position of `name` in [`DERIVED_ATTRIBUTES`], for [`HostStateView::derived`]; `None` for
+/// a stored attribute.
+pub fn derived_index(name: &str) -> Option<usize> {
+    DERIVED_ATTRIBUTES.iter().position(|&d| d == name)
 }
 
 impl<'a> Cx<'a> {
@@ -236,6 +278,25 @@ mod tests {
         assert_eq!(v.attribute("num_instances"), serde_json::json!(1));
         assert_eq!(v.attribute("nodename"), serde_json::json!("h"));
         assert_eq!(v.attribute("stats")["rack"], "r1");
+        // Every derived attribute, by name and by index (the index's arm is the name's).
+        let expected = serde_json::json!({
+            "host": "h", "nodename": "h", "free_ram_mb": 6656, "total_usable_ram_mb": 8192,
+            "ram_allocation_ratio": 1.0, "free_disk_mb": 91648, "total_usable_disk_gb": 100,
+            "disk_allocation_ratio": 1.0, "vcpus_total": 8, "vcpus_used": 2, "cpu_allocation_ratio": 4.0,
+            "num_instances": 1, "num_io_ops": 3, "failed_builds": 0, "hypervisor_version": 0,
+            "service": {"disabled": false, "forced_down": false}
+        });
+        assert_eq!(expected.as_object().map(|o| o.len()), Some(DERIVED_ATTRIBUTES.len()));
+        for (i, &name) in DERIVED_ATTRIBUTES.iter().enumerate() {
+            assert_eq!(derived_index(name), Some(i));
+            assert_eq!(v.derived(i), expected[name], "{name}");
+            assert_eq!(v.attribute(name), expected[name], "{name}");
+        }
+        assert_eq!((derived_index("stats"), v.derived(DERIVED_ATTRIBUTES.len())), (None, Value::Null));
+        // Before the request's picks, with the column found once (or not hot).
+        let (io, inst) = (c.hot_attribute("num_io_ops"), c.hot_attribute("num_instances"));
+        assert_eq!((v.io_ops_before(io), v.instances_before(inst)), (2.0, 0.0));
+        assert_eq!((v.io_ops_before(None), v.instances_before(None)), (2.0, 0.0));
         assert_eq!(v.attribute("service")["disabled"], false);
         assert_eq!(v.attribute("nosuch"), Value::Null);
     }

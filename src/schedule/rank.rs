@@ -13,7 +13,10 @@
 //! only one host changed, it moves to its new place, found by binary search (O(log candidates)
 //! comparisons while no score is NaN), and the positions of the candidates it passed are
 //! rewritten only when next read; when every score changed the order is re-sorted stably (with
-//! one tier and no NaN, by integer keys: the score's order, then the previous place).
+//! one tier and no NaN, by integer keys: the score's order, then the previous place; an
+//! insertion sort first, as a moved range mostly swaps a few neighbours, and a full sort of the
+//! keys if it moves too much). A removed candidate leaves the order in place, and the
+//! positions after it, like those after a re-sort, are rewritten only when next read.
 
 use super::{Ties, Weighed};
 use crate::error::ScheduleError;
@@ -164,11 +167,24 @@ pub(super) struct Ranking {
     /// without one). Without NaNs the scores order the candidates strictly weakly, which the
     /// order's binary searches and keyed re-sorts rely on.
     nan_scores: bool,
-    /// [`keyed_sort`](Ranking::keyed_sort)'s keys: (descending score key, `pos`, candidate).
+    /// [`keyed_sort`](Ranking::keyed_sort)'s keys: (descending score key, tie key, candidate).
     keys: Vec<(u64, u32, u32)>,
 }
 
 const EMPTY: u32 = u32::MAX;
+
+/// How many places per candidate [`nearly_sorted`] may move keys before a keyed re-sort falls
+/// back to a full sort.
+const NEARLY_SORTED_MOVES: usize = 4;
+
+/// What breaks ties between equal scores in [`Ranking::keyed_sort`].
+#[derive(Debug, Clone, Copy)]
+enum Tie {
+    /// `pos`: the previous round's place (a new round's list).
+    Pos,
+    /// The place in the order being sorted (a stable sort of it).
+    Place,
+}
 
 fn grow(buffer: &mut Vec<f64>, len: usize) {
     if buffer.len() < len {
@@ -261,7 +277,8 @@ impl Ranking {
         }
         self.order.clear();
         self.order.extend(0..n as u32);
-        if !self.keyed_sort(tiers) {
+        // In the first round `pos` is the place in `order` (0..n).
+        if !self.keyed_sort(tiers, if first_round { Tie::Place } else { Tie::Pos }) {
             let mut order = std::mem::take(&mut self.order);
             order.sort_by(|&a, &b| {
                 self.by_score(tiers, a as usize, b as usize).then(self.pos[a as usize].cmp(&self.pos[b as usize]))
@@ -320,6 +337,19 @@ impl Ranking {
         self.order[k] = c as u32;
         let (lo, hi) = (start.min(k), start.max(k));
         self.unsettled = Some(self.unsettled.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+    }
+
+    /// Candidate `c`'s place in the order: `pos[c]` where that is current, else found by a scan
+    /// (O(candidates)). Reads nothing without [`Ties::PreviousOrder`] (and answers 0).
+    fn place_of(&self, c: usize) -> usize {
+        if self.ties != Ties::PreviousOrder {
+            return 0;
+        }
+        match self.pos.get(c) {
+            // The order is a permutation: if `c` sits at `pos[c]`, that is its place.
+            Some(&p) if self.order.get(p as usize) == Some(&(c as u32)) => p as usize,
+            _ => self.order[..self.n].iter().position(|&d| d as usize == c).unwrap_or(0),
+        }
     }
 
     /// Rewrites the stale positions ([`unsettled`](Ranking::unsettled)) of the order over
@@ -421,7 +451,7 @@ impl Ranking {
         if moved {
             self.rescore_all(tiers);
             self.tree_valid = false;
-            self.resort(tiers.len(), candidates);
+            self.resort(tiers.len());
         } else {
             self.rescore(tiers, c);
             if self.ties == Ties::PreviousOrder {
@@ -433,34 +463,45 @@ impl Ranking {
         Ok(())
     }
 
-    /// After every score changed: a stable sort of the current order (ties keep it).
-    fn resort(&mut self, tiers: usize, candidates: &[HostId]) {
+    /// After every score changed: a stable sort of the current order (ties keep it). Every
+    /// position is left to be rewritten when next read.
+    fn resort(&mut self, tiers: usize) {
         if self.ties != Ties::PreviousOrder {
             return;
         }
-        // `pos` is each candidate's place in the current order: the stable sort's tie key.
-        self.settle(candidates);
-        if !self.keyed_sort(tiers) {
+        if !self.keyed_sort(tiers, Tie::Place) {
             let mut order = std::mem::take(&mut self.order);
             order.sort_by(|&a, &b| self.by_score(tiers, a as usize, b as usize));
             self.order = order;
         }
-        self.renumber(candidates, 0);
+        self.unsettled = (self.n > 0).then(|| (0, self.n - 1));
     }
 
-    /// Sorts the order by score, ties by `pos`, then by candidate index, when that can be done
+    /// Sorts the order by score, ties by `tie`, then by candidate index, when that can be done
     /// by keys: with one tier and no NaN score, each candidate's key is its score as an integer
-    /// that orders like it (higher first, `-0.0` as `0.0`), its `pos` and its index. The keys
+    /// that orders like it (higher first, `-0.0` as `0.0`), its tie key and its index. The keys
     /// are distinct, so an unstable sort of them gives a stable sort's order, with much cheaper
-    /// comparisons. `false` (and nothing done) otherwise.
-    fn keyed_sort(&mut self, tiers: usize) -> bool {
+    /// comparisons; ties by place try an insertion sort first (O(candidates) when the order
+    /// is nearly sorted already). `false` (and nothing done) otherwise.
+    fn keyed_sort(&mut self, tiers: usize, tie: Tie) -> bool {
         if tiers != 1 || self.nan_scores {
             return false;
         }
         let (scores, pos) = (&self.scores[..self.n], &self.pos);
         self.keys.clear();
-        self.keys.extend(self.order.iter().map(|&c| (descending_key(scores[c as usize]), pos[c as usize], c)));
-        self.keys.sort_unstable();
+        self.keys.extend(self.order.iter().enumerate().map(|(i, &c)| {
+            let tie = match tie {
+                Tie::Pos => pos[c as usize],
+                Tie::Place => i as u32,
+            };
+            (descending_key(scores[c as usize]), tie, c)
+        }));
+        // A stable re-sort after a normalisation range moved mostly finds the order nearly
+        // sorted: a few neighbours swap.
+        let n = self.keys.len();
+        if !matches!(tie, Tie::Place) || !nearly_sorted(&mut self.keys, NEARLY_SORTED_MOVES * n) {
+            self.keys.sort_unstable();
+        }
         for (slot, key) in self.order.iter_mut().zip(&self.keys) {
             *slot = key.2;
         }
@@ -471,8 +512,9 @@ impl Ranking {
     /// candidate into its place, in `candidates` and in every column.
     pub(super) fn remove(&mut self, tiers: &[Vec<Weighed>], candidates: &mut Vec<HostId>, c: usize) {
         debug_assert!(self.n > 2, "small rankings are rebuilt instead");
-        self.settle(candidates);
         let last = self.n - 1;
+        // Places in the order, found before `last` is renamed.
+        let (at, last_at) = (self.place_of(c), self.place_of(last));
         candidates.swap_remove(c);
         let mut moved = false;
         for w in 0..self.bounds.len() {
@@ -487,21 +529,23 @@ impl Ranking {
         }
         self.n = last;
         if self.ties == Ties::PreviousOrder {
-            // Drop `c` from the order and rename `last` to `c`: the others keep their order.
-            let at = self.pos[c] as usize;
+            // Drop `c` from the order and rename `last` to `c`: the others keep their order, and
+            // those after `at` move up one place, written when next read.
             self.order.remove(at);
-            let moved_at = self.pos[last] as usize;
-            let moved_at = if moved_at > at { moved_at - 1 } else { moved_at };
+            let moved_at = if last_at > at { last_at - 1 } else { last_at };
             if c < last {
                 self.order[moved_at] = c as u32;
                 self.pos[c] = moved_at as u32;
             }
-            self.renumber(candidates, at);
+            if at < self.n {
+                let (lo, hi) = (self.unsettled.map_or(at, |(a, _)| a.min(at)), self.n - 1);
+                self.unsettled = Some((lo, hi));
+            }
         }
         if moved {
             self.rescore_all(tiers);
             self.tree_valid = false;
-            self.resort(tiers.len(), candidates);
+            self.resort(tiers.len());
         } else if self.tree_valid {
             self.tree[self.leaves + last] = EMPTY;
             self.update_tree(tiers.len(), candidates, last);
@@ -651,6 +695,29 @@ fn descending_key(score: f64) -> u64 {
     !ascending
 }
 
+/// Sorts `keys` (distinct triples) when they are nearly sorted already: an insertion sort that
+/// gives up once it has moved keys `budget` places in all, leaving them partly sorted, and
+/// returns whether it finished. Computes in O(keys + budget).
+fn nearly_sorted(keys: &mut [(u64, u32, u32)], budget: usize) -> bool {
+    let mut moves = 0;
+    for i in 1..keys.len() {
+        let key = keys[i];
+        let mut j = i;
+        while j > 0 && key < keys[j - 1] {
+            j -= 1;
+        }
+        if j < i {
+            moves += i - j;
+            if moves > budget {
+                return false;
+            }
+            keys.copy_within(j..i, j + 1);
+            keys[j] = key;
+        }
+    }
+    true
+}
+
 /// Adds one weigher's terms to a tier's score column: `out[c] += m × normalised(raw[c])` over
 /// `[min, max]`, where `m` is `mults[c]` for a weigher with per-host multipliers and
 /// `multiplier` otherwise. Every path that scores a column uses it, so they agree bit for bit
@@ -685,6 +752,31 @@ pub(super) fn add_terms(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn nearly_sorted_sorts_or_gives_up(
+            keys in proptest::collection::vec(0u64..6, 0..200),
+            swaps in proptest::collection::vec((0usize..200, 0usize..200), 0..20),
+            budget in 0usize..400,
+        ) {
+            let mut sorted: Vec<(u64, u32, u32)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32, 7)).collect();
+            sorted.sort_unstable();
+            let mut items = sorted.clone();
+            for (a, b) in swaps {
+                if a < items.len() && b < items.len() {
+                    items.swap(a, b);
+                }
+            }
+            let mut partly = items.clone();
+            if nearly_sorted(&mut partly, budget) {
+                proptest::prop_assert_eq!(&partly, &sorted);
+            } else {
+                partly.sort_unstable();
+                proptest::prop_assert_eq!(&partly, &sorted);
+            }
+        }
+    }
 
     #[test]
     fn extremes_track_counts_and_ask_for_rescans() {

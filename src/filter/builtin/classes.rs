@@ -19,6 +19,12 @@
 //! then cost one judgement per distinct value of each part; a part of one class is looked up in
 //! a dense table, without hashing.
 //!
+//! A lookup reads first what a key is a function of ([`ClassKey::source`]: the class of one
+//! class attribute or of the aggregate set, or the classes of two class attributes), from the
+//! chunk's class columns fetched once per chunk, and indexes a table by it; only a miss reads
+//! the key's own classes (a member's class is a search) and the tables by key (a key of two is
+//! hashed). A source class is judged at most once per distinct key it maps to.
+//!
 //! A failed judgement (one that fails the request) is not kept: every host of that key is
 //! judged again and fails the same way. Nothing is allocated per host: the key is written into a
 //! buffer kept with the memo, and a class costs one table entry.
@@ -27,7 +33,7 @@ use crate::error::ScheduleError;
 use crate::filter::{Reason, Rejections, Verdict};
 use crate::id::{ClassId, HostId, IdHashing};
 use crate::request::Cx;
-use crate::snapshot::Cluster;
+use crate::snapshot::{Cluster, HotChunk, CHUNK, CHUNK_BITS};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
@@ -80,6 +86,26 @@ impl ClassKey {
         match self.parts.as_slice() {
             [KeyPart::Aggregates] => cluster.aggregate_class_count(),
             _ => cluster.attribute_class_count(),
+        }
+    }
+
+    /// For a key whose classes are a function of one class of the host (a class attribute's,
+    /// or its aggregate set's), or of two class attributes' classes (a [`KeyPart::Or`] of the
+    /// first alone where the host has it): the columns of those
+    /// classes in `hot`, which the memo indexes first tables by, before reading the key's own
+    /// classes ([`Cluster::member_class`] is a search, a key of two is hashed).
+    #[inline]
+    fn source<'a>(&self, hot: &'a HotChunk) -> Option<Source<'a>> {
+        match *self.parts.as_slice() {
+            [KeyPart::Attribute(column) | KeyPart::Member { column, .. }] => hot.classes.get(column).map(Source::One),
+            [KeyPart::Aggregates] => Some(Source::One(&hot.aggregate_class)),
+            [KeyPart::Or { column, fallback: (other, _), .. }] => {
+                Some(Source::Or(hot.classes.get(column)?, hot.classes.get(other)?))
+            }
+            [KeyPart::Attribute(a), KeyPart::Attribute(b)] => {
+                Some(Source::Two(hot.classes.get(a)?, hot.classes.get(b)?))
+            }
+            _ => None,
         }
     }
 
@@ -142,6 +168,14 @@ impl Clone for ClassMemo {
 /// The verdicts judged so far in one request, by check.
 #[derive(Debug, Default)]
 struct Table {
+    /// By check, by the class of its key's source + 1 (0 for [`ClassId::NONE`]; for a
+    /// [`Source::Or`], the fallback's classes after the first's, where the host lacks it): for keys
+    /// with a source ([`ClassKey::source`]), read first; a miss falls through to the tables
+    /// below, so a source class costs one judgement per distinct key at most.
+    by_source: Vec<Vec<Option<Verdict>>>,
+    /// By check, by the first source class + 1: the verdicts by the second source class, a
+    /// few at most ([`SECONDS`]).
+    by_two: Vec<Vec<Vec<(ClassId, Verdict)>>>,
     /// By check, by class + 1 (0 for [`ClassId::NONE`]): for keys of one class.
     dense: Vec<Vec<Option<Verdict>>>,
     /// By check, by the two classes: for keys of two (one [`KeyPart::Or`]), without a key to
@@ -190,7 +224,11 @@ impl ClassMemo {
     ) -> Result<Verdict, ScheduleError> {
         match &self.keys {
             None => judge(None, host),
-            Some(keys) => self.lock().verdict(keys, cx.cluster(), host, &judge),
+            Some(keys) => {
+                let cluster = cx.cluster();
+                let sources = Sources::of(keys, cluster, host.index() >> CHUNK_BITS);
+                self.lock().verdict(keys, &sources, cluster, host, &judge)
+            }
         }
     }
 
@@ -207,8 +245,44 @@ impl ClassMemo {
     ) -> u64 {
         let Some(keys) = &self.keys else { return rejected.try_lanes(chunk, mask, on_error, |h| judge(None, h)) };
         let cluster = cx.cluster();
+        let sources = Sources::of(keys, cluster, chunk);
         let mut table = self.lock();
-        rejected.try_lanes(chunk, mask, on_error, |h| table.verdict(keys, cluster, h, &judge))
+        rejected.try_lanes(chunk, mask, on_error, |h| table.verdict(keys, &sources, cluster, h, &judge))
+    }
+}
+
+/// The most checks whose source columns ([`ClassKey::source`]) are read once per chunk; the
+/// checks after them go through the tables by key.
+const SOURCES: usize = 8;
+
+/// The columns of one chunk a check's key is a function of ([`ClassKey::source`]).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// One class column.
+    One(&'a [ClassId; CHUNK]),
+    /// Two class columns.
+    Two(&'a [ClassId; CHUNK], &'a [ClassId; CHUNK]),
+    /// A [`KeyPart::Or`]'s column, and its fallback's, read only where a lane lacks the first.
+    Or(&'a [ClassId; CHUNK], &'a [ClassId; CHUNK]),
+}
+
+/// The most second classes kept by first class for a [`Source::Two`]; more are looked up in the
+/// tables by key.
+const SECONDS: usize = 8;
+
+/// The source columns of each check in one chunk, read once for all its lanes.
+struct Sources<'a>([Option<Source<'a>>; SOURCES]);
+
+impl<'a> Sources<'a> {
+    fn of(keys: &[ClassKey], cluster: &'a Cluster, chunk: usize) -> Self {
+        let mut out = [None; SOURCES];
+        if chunk < cluster.chunk_count() {
+            let hot = cluster.hot_chunk(chunk);
+            for (slot, key) in out.iter_mut().zip(keys) {
+                *slot = key.source(hot);
+            }
+        }
+        Sources(out)
     }
 }
 
@@ -216,60 +290,124 @@ impl Table {
     fn verdict(
         &mut self,
         keys: &[ClassKey],
+        sources: &Sources<'_>,
         cluster: &Cluster,
         host: HostId,
         judge: &impl Fn(Option<usize>, HostId) -> Result<Verdict, ScheduleError>,
     ) -> Result<Verdict, ScheduleError> {
         if self.dense.len() < keys.len() {
+            let size = |k: &ClassKey, s: &Option<Source<'_>>, two: bool| match s {
+                Some(Source::Two(..)) if two => k.classes(cluster) + 1,
+                Some(Source::One(_)) if !two => k.classes(cluster) + 1,
+                // The present classes, then the fallback's.
+                Some(Source::Or(..)) if !two => 2 * (k.classes(cluster) + 1),
+                _ => 0,
+            };
+            self.by_source = keys.iter().zip(&sources.0).map(|(k, s)| vec![None; size(k, s, false)]).collect();
+            self.by_source.resize_with(keys.len(), Vec::new);
+            self.by_two = keys.iter().zip(&sources.0).map(|(k, s)| vec![Vec::new(); size(k, s, true)]).collect();
+            self.by_two.resize_with(keys.len(), Vec::new);
             self.dense.resize_with(keys.len(), Vec::new);
             self.pairs.resize_with(keys.len(), HashMap::default);
             self.by_key.resize_with(keys.len(), HashMap::default);
         }
         for (i, key) in keys.iter().enumerate() {
-            key.write(cluster, host, &mut self.buffer);
-            let v = match *self.buffer.as_slice() {
-                [class] => {
-                    let slot = class.wrapping_add(1) as usize;
-                    let table = &mut self.dense[i];
-                    match table.get(slot) {
-                        Some(Some(v)) => *v,
-                        _ => {
-                            let v = judge(Some(i), host)?;
-                            // Classes are below the count of their kind; anything else is judged
-                            // every time.
-                            let bound = key.classes(cluster) + 1;
-                            if slot < bound {
-                                if table.len() <= slot {
-                                    table.resize(bound, None);
+            let lane = host.index() & (CHUNK - 1);
+            let v = match sources.0.get(i).copied().flatten() {
+                Some(Source::Two(a, b)) => {
+                    let (first, second) = (a[lane].0.wrapping_add(1) as usize, b[lane]);
+                    let known = self.by_two[i].get(first).and_then(|l| l.iter().find(|e| e.0 == second));
+                    match known {
+                        Some(&(_, v)) => v,
+                        None => {
+                            let v = self.judged(i, key, cluster, host, judge)?;
+                            if let Some(list) = self.by_two[i].get_mut(first) {
+                                if list.len() < SECONDS {
+                                    list.push((second, v));
                                 }
-                                table[slot] = Some(v);
                             }
                             v
                         }
                     }
                 }
-                [a, b] => match self.pairs[i].get(&(a, b)) {
-                    Some(v) => *v,
-                    None => {
-                        let v = judge(Some(i), host)?;
-                        self.pairs[i].insert((a, b), v);
-                        v
+                Some(source @ (Source::One(_) | Source::Or(..))) => {
+                    // Sized at the first host to the count of the source's kind: a class beyond
+                    // it (none should be) is looked up below every time.
+                    let slot = match source {
+                        Source::Or(column, fallback) if column[lane] == ClassId::NONE => {
+                            self.by_source[i].len() / 2 + fallback[lane].0.wrapping_add(1) as usize
+                        }
+                        Source::One(column) | Source::Or(column, _) => column[lane].0.wrapping_add(1) as usize,
+                        Source::Two(..) => usize::MAX,
+                    };
+                    match self.by_source[i].get(slot) {
+                        Some(Some(v)) => *v,
+                        Some(None) => {
+                            let v = self.judged(i, key, cluster, host, judge)?;
+                            self.by_source[i][slot] = Some(v);
+                            v
+                        }
+                        None => self.judged(i, key, cluster, host, judge)?,
                     }
-                },
-                _ => match self.by_key[i].get(self.buffer.as_slice()) {
-                    Some(v) => *v,
-                    None => {
-                        let v = judge(Some(i), host)?;
-                        self.by_key[i].insert(self.buffer.as_slice().into(), v);
-                        v
-                    }
-                },
+                }
+                None => self.judged(i, key, cluster, host, judge)?,
             };
             if !v.is_pass() {
                 return Ok(v);
             }
         }
         Ok(Verdict::Pass)
+    }
+
+    /// Check `i`'s verdict for `host` from the tables by key, or judged and kept there.
+    fn judged(
+        &mut self,
+        i: usize,
+        key: &ClassKey,
+        cluster: &Cluster,
+        host: HostId,
+        judge: &impl Fn(Option<usize>, HostId) -> Result<Verdict, ScheduleError>,
+    ) -> Result<Verdict, ScheduleError> {
+        key.write(cluster, host, &mut self.buffer);
+        let v = match *self.buffer.as_slice() {
+            [class] => {
+                let slot = class.wrapping_add(1) as usize;
+                let table = &mut self.dense[i];
+                match table.get(slot) {
+                    Some(Some(v)) => *v,
+                    _ => {
+                        let v = judge(Some(i), host)?;
+                        // Classes are below the count of their kind; anything else is judged
+                        // every time.
+                        let bound = key.classes(cluster) + 1;
+                        if slot < bound {
+                            if table.len() <= slot {
+                                table.resize(bound, None);
+                            }
+                            table[slot] = Some(v);
+                        }
+                        v
+                    }
+                }
+            }
+            [a, b] => match self.pairs[i].get(&(a, b)) {
+                Some(v) => *v,
+                None => {
+                    let v = judge(Some(i), host)?;
+                    self.pairs[i].insert((a, b), v);
+                    v
+                }
+            },
+            _ => match self.by_key[i].get(self.buffer.as_slice()) {
+                Some(v) => *v,
+                None => {
+                    let v = judge(Some(i), host)?;
+                    self.by_key[i].insert(self.buffer.as_slice().into(), v);
+                    v
+                }
+            },
+        };
+        Ok(v)
     }
 }
 

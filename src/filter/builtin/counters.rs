@@ -26,6 +26,23 @@ impl Counter {
         }
     }
 
+    /// The host attribute that holds the counter.
+    fn attribute(self) -> &'static str {
+        match self {
+            Counter::IoOps => "num_io_ops",
+            Counter::Instances => "num_instances",
+        }
+    }
+
+    /// The counter on `host` before the request's picks, with `hot` the attribute's hot column.
+    fn before(self, cx: &Cx<'_>, host: HostId, hot: Option<usize>) -> f64 {
+        let view = cx.host_state(host);
+        match self {
+            Counter::IoOps => view.io_ops_before(hot),
+            Counter::Instances => view.instances_before(hot),
+        }
+    }
+
     /// The counter on `host`, earlier picks included.
     pub(super) fn value(self, cx: &Cx<'_>, host: HostId) -> f64 {
         let view = cx.host_state(host);
@@ -60,8 +77,10 @@ impl Counts {
     pub(super) fn new(cx: &Cx<'_>, counter: Counter, aggregates: bool, default: i64) -> Self {
         let cluster = cx.cluster();
         let mut base = vec![0.0; cluster.id_bound()];
+        // The attribute's column is found once, not per host.
+        let hot = cluster.hot_attribute(counter.attribute());
         for id in cluster.host_ids() {
-            base[id.index()] = counter.value(cx, id) - f64::from(cx.overlay().placed(id));
+            base[id.index()] = counter.before(cx, id, hot);
         }
         let mut max = Vec::new();
         if aggregates {

@@ -6,7 +6,7 @@ use crate::expr::json_query::{Query, QueryError, Vars};
 use crate::expr::pyvalue::PyValue;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
-use crate::request::{Cx, HostStateView, Prepared};
+use crate::request::{derived_index, Cx, HostStateView, Prepared};
 use serde_json::Value;
 
 /// Reason: the query is false for the host.
@@ -35,11 +35,30 @@ struct QueryState {
 }
 
 fn query(cx: &Cx<'_>) -> QueryState {
-    let query = match cx.request().vm.hints.get("query") {
+    let mut query = match cx.request().vm.hints.get("query") {
         None | Some(Value::Null) => Ok(None),
         Some(q) => Query::parse(q),
     };
+    if let Ok(Some(q)) = &mut query {
+        q.bind(slot);
+    }
     QueryState { query }
+}
+
+/// A variable's slot: not a `HostState` attribute (always `None`).
+const NOT_HOST_STATE: u32 = u32::MAX;
+/// A variable's slot: a stored attribute, looked up by name.
+const STORED: u32 = u32::MAX - 1;
+
+/// The slot of the variable `name`, resolved once per request: an index into
+/// [`DERIVED_ATTRIBUTES`](crate::request::DERIVED_ATTRIBUTES), [`STORED`] or
+/// [`NOT_HOST_STATE`].
+fn slot(name: &str) -> Option<u32> {
+    Some(match derived_index(name) {
+        _ if !is_host_state_attribute(name) => NOT_HOST_STATE,
+        Some(i) => i as u32,
+        None => STORED,
+    })
 }
 
 /// A host's `HostState` attributes for the query.
@@ -53,6 +72,14 @@ impl Vars for HostVars<'_> {
             return PyValue::None;
         }
         PyValue::from(&self.view.attribute(name))
+    }
+
+    fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
+        match slot {
+            NOT_HOST_STATE => PyValue::None,
+            STORED => PyValue::from(&self.view.attribute(name)),
+            derived => PyValue::from(&self.view.derived(derived as usize)),
+        }
     }
 }
 
@@ -189,6 +216,26 @@ mod tests {
         ] {
             let err = run(&JsonFilter, &c, &request(1, q.clone())).unwrap_err();
             assert!(err.to_string().contains("JsonFilter"), "{q}: {err}");
+        }
+    }
+
+    #[test]
+    fn slots_answer_as_names() {
+        use crate::filter::builtin::nova::HOST_STATE_ATTRIBUTES;
+        use crate::snapshot::Overlay;
+        let c = cluster();
+        let req = request(2, json!(["=", 1, 1]));
+        let compiled = req.compile(&c).unwrap();
+        let mut overlay = Overlay::new();
+        overlay.consume(HostId(0), &[(crate::id::ResourceId::MEMORY_MB, 512.0)]);
+        let cx = Cx::new(&c, &req, &compiled, &overlay, 1);
+        let names = HOST_STATE_ATTRIBUTES.iter().chain(&["nosuch", "", "forced_down", "trust_level"]);
+        for h in [HostId(0), HostId(1)] {
+            let vars = HostVars { view: cx.host_state(h) };
+            for &name in names.clone() {
+                let bound = slot(name).map(|s| vars.attribute_at(s, name));
+                assert_eq!(bound, Some(vars.attribute(name)), "{name}");
+            }
         }
     }
 
