@@ -17,6 +17,9 @@
 #                    long load does not count as time without growth.
 #   DEADLINE=HH:MM   (UTC) no fuzzer runs past it: a run is stopped there, later targets skipped.
 #   CPU=N NICE=K     pin every fuzzer to core N (taskset) and nice it by K (default 15).
+#   TIMEOUT=S        libFuzzer's per-input timeout in wall seconds (default 10). A niced fuzzer
+#                    starved by builds can take minutes of wall time for an input that needs a
+#                    fraction of a second of CPU: raise it on a loaded machine.
 # A run is stopped with SIGINT, so libFuzzer still prints its final statistics.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -45,7 +48,7 @@ for t in "$@"; do
   [ -d "regressions/$t" ] && extra+=("regressions/$t")
   start=$(date +%s)
   "${launch[@]}" "$bin/$t" "work/$t" "seeds/$t" "${extra[@]}" \
-    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -dict=json.dict \
+    -max_total_time="$secs" -timeout="${TIMEOUT:-10}" -rss_limit_mb=2048 -max_len=16384 -dict=json.dict \
     -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "$log" 2>&1 &
   pid=$!
   last_cov= grew=0 cpu=0 fuzzed=0 inited= why=limit
