@@ -94,14 +94,24 @@ impl NodeState {
                 self.stale[i] = false;
             }
         } else {
-            for v in [&mut self.svc, &mut self.total, &mut self.penalty, &mut self.base_svc, &mut self.base_total] {
-                v.clear();
-                v.resize(n, 0);
+            if self.svc.len() == n {
+                // Only the hosts with tasks and those the previous call changed hold non-zero
+                // values (and only the latter a stale flag).
+                for &i in self.with_tasks.iter().chain(&self.changed) {
+                    let i = i as usize;
+                    (self.svc[i], self.total[i], self.penalty[i]) = (0, 0, 0);
+                    (self.base_svc[i], self.base_total[i], self.key[i], self.stale[i]) = (0, 0, 0, false);
+                }
+            } else {
+                for v in [&mut self.svc, &mut self.total, &mut self.penalty, &mut self.base_svc, &mut self.base_total] {
+                    v.clear();
+                    v.resize(n, 0);
+                }
+                self.key.clear();
+                self.key.resize(n, 0);
+                self.stale.clear();
+                self.stale.resize(n, false);
             }
-            self.key.clear();
-            self.key.resize(n, 0);
-            self.stale.clear();
-            self.stale.resize(n, false);
             self.with_tasks.clear();
             for (id, host) in cluster.hosts() {
                 // A host without instances or attributes runs no task: its counts stay 0.
