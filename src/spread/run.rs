@@ -97,10 +97,13 @@ impl NodeState {
             if self.svc.len() == n {
                 // Only the hosts with tasks and those the previous call changed hold non-zero
                 // values (and only the latter a stale flag).
-                for &i in self.with_tasks.iter().chain(&self.changed) {
+                for &i in &self.with_tasks {
                     let i = i as usize;
-                    (self.svc[i], self.total[i], self.penalty[i]) = (0, 0, 0);
-                    (self.base_svc[i], self.base_total[i], self.key[i], self.stale[i]) = (0, 0, 0, false);
+                    (self.svc[i], self.total[i], self.base_svc[i], self.base_total[i], self.key[i]) = (0, 0, 0, 0, 0);
+                }
+                for &i in &self.changed {
+                    let i = i as usize;
+                    (self.svc[i], self.total[i], self.penalty[i], self.key[i], self.stale[i]) = (0, 0, 0, 0, false);
                 }
             } else {
                 for v in [&mut self.svc, &mut self.total, &mut self.penalty, &mut self.base_svc, &mut self.base_total] {
@@ -150,11 +153,6 @@ impl NodeState {
     pub(crate) fn rekey(&mut self, i: usize) {
         self.key[i] = pack_key(self.penalty[i], self.svc[i], self.total[i]);
         self.changed.push(i as u32);
-    }
-
-    /// Hosts whose counts or penalty may be non-zero (repeats allowed).
-    pub(crate) fn loaded(&self) -> impl Iterator<Item = usize> + '_ {
-        self.with_tasks.iter().chain(&self.changed).map(|&i| i as usize)
     }
 }
 
