@@ -23,8 +23,13 @@
 //!   a task placed, a node cordoned), gives exactly the outcome of a fresh call every time; and
 //!   the scratch rebuilds its tree exactly when the snapshot or the levels changed since the
 //!   call before.
+//! - **(g) Kept node state.** Batches that differ in what the scratch keeps per node (the
+//!   service's task counts, the leading Ready and Resource verdicts) and the tree's counts: other
+//!   services, memory reservations some nodes cannot hold, recent failures, max replicas, in all
+//!   three modes through one scratch, with tasks placed and nodes resized between some of them,
+//!   give exactly the outcome of a fresh call every time.
 
-use placewise::snapshot::{ClusterEvent, StateChange};
+use placewise::snapshot::{ClusterEvent, ResourceSpec, StateChange};
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
 use placewise::{Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec};
 use proptest::prelude::*;
@@ -351,6 +356,89 @@ proptest! {
                     host: name(node),
                     change: StateChange::default().cordoned(true),
                 },
+            };
+            cluster = cluster.apply(&event).unwrap();
+        }
+    }
+}
+
+/// One step of (g): a batch, or an event on the snapshot.
+#[derive(Debug, Clone)]
+enum NodeStep {
+    /// Mode (0 compatible, 1 stable, 2 balanced), service (`svc` or `other`), tasks, memory
+    /// reserved per task (none when 0), max replicas (none when 0), the node with 5 recent
+    /// failures (none when 14).
+    Batch { mode: u8, other: bool, tasks: u32, memory: u8, max: u32, failing: usize },
+    /// A task of the service starts on node `node % nodes`.
+    Place { node: usize },
+    /// Node `node % nodes` gets `memory` (GiB) in all.
+    Resize { node: usize, memory: u8 },
+}
+
+fn node_step() -> impl Strategy<Value = NodeStep> {
+    prop_oneof![
+        5 => (0u8..3, prop::bool::weighted(0.3), 0u32..20, 0u8..4, 0u32..3, 0usize..15).prop_map(
+            |(mode, other, tasks, memory, max, failing)| NodeStep::Batch { mode, other, tasks, memory, max, failing }
+        ),
+        1 => (0usize..14).prop_map(|node| NodeStep::Place { node }),
+        1 => (0usize..14, 0u8..4).prop_map(|(node, memory)| NodeStep::Resize { node, memory }),
+    ]
+}
+
+/// `nodes` with `memory[i] % 4` GiB each.
+fn sized_spec(nodes: &[Node], memory: &[u8]) -> ClusterSpec {
+    let mut spec = spec(nodes, false);
+    for (h, m) in spec.hosts.iter_mut().zip(memory) {
+        *h = h.clone().resource("memory_mb", ResourceSpec::new(f64::from(m % 4) * 1024.0));
+    }
+    spec
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    /// (g) Kept node state: one scratch through batches that differ in service, resources,
+    /// failures and limits, and through events, answers as fresh calls do.
+    #[test]
+    fn kept_node_state_answers_as_a_fresh_one(
+        nodes in prop::collection::vec(node(), 1..14),
+        memory in prop::collection::vec(0u8..4, 14),
+        steps in prop::collection::vec(node_step(), 1..12),
+    ) {
+        let mut cluster = Cluster::from_spec(&sized_spec(&nodes, &memory)).unwrap();
+        let scheduler = SpreadScheduler::new();
+        let mut scratch = SpreadScratch::new();
+        for (i, step) in steps.iter().enumerate() {
+            let name = |node: usize| format!("n{:02}", node % nodes.len());
+            let event = match *step {
+                NodeStep::Batch { mode, other, tasks, memory, max, failing } => {
+                    let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode as usize];
+                    let mut req = SpreadRequest::new(if other { "other" } else { "svc" }, tasks)
+                        .mode(mode)
+                        .max_replicas(max)
+                        .preference(Preference::spread("zone"))
+                        .preference(Preference::spread("rack"));
+                    if memory > 0 {
+                        req = req.resource("memory_mb", f64::from(memory) * 512.0);
+                    }
+                    if failing < nodes.len() {
+                        req = req.recent_failures(name(failing), 5);
+                    }
+                    let kept = scheduler.schedule_with(&mut scratch, &cluster, &req).unwrap();
+                    let fresh = scheduler.schedule(&cluster, &req).unwrap();
+                    prop_assert_eq!(&kept, &fresh, "step {}", i);
+                    continue;
+                }
+                NodeStep::Place { node } => ClusterEvent::InstancePlaced {
+                    host: name(node),
+                    instance: InstanceSpec::new(format!("placed-{i}")).group("svc"),
+                },
+                NodeStep::Resize { node, memory } => {
+                    let id = cluster.host_id(&name(node)).unwrap();
+                    let host = cluster.host_to_spec(id).unwrap();
+                    let host = host.resource("memory_mb", ResourceSpec::new(f64::from(memory) * 1024.0));
+                    ClusterEvent::HostUpdated { host }
+                }
             };
             cluster = cluster.apply(&event).unwrap();
         }

@@ -100,9 +100,11 @@ impl Run<'_> {
         let room = u64::from(u16::MAX) - u64::from(self.left);
         !self.scored
             && u64::from(self.left) < u64::from(u16::MAX)
-            && n.touched.iter().all(|&i| {
-                let i = i as usize;
-                n.penalty[i] == 0 && u64::from(n.svc[i]) <= room && u64::from(n.total[i]) <= room
+            && [&n.with_tasks, &n.changed].into_iter().all(|hosts| {
+                hosts.iter().all(|&i| {
+                    let i = i as usize;
+                    n.penalty[i] == 0 && u64::from(n.svc[i]) <= room && u64::from(n.total[i]) <= room
+                })
             })
     }
 

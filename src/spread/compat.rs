@@ -1,6 +1,6 @@
 //! The compatible mode: SwarmKit's tree walk (reference §3–§5) in the canonical order.
 
-use super::run::{narrow_key, Run};
+use super::run::{narrow_key, Run, PREFIX_PASSED};
 use super::scheduler::RevisitOrder;
 use super::tree::{allocate, Kid, LevelKind};
 use crate::id::HostId;
@@ -85,6 +85,52 @@ mod goheap {
             down(v, 0, len - 1, less);
         }
     }
+
+    /// The low halves of a narrow key, which its comparison ignores.
+    const LOW: u64 = u32::MAX as u64;
+
+    /// [`down`] from `i0` over the whole of `v` with `narrow_less` (the keys in the high halves
+    /// compared, the low halves ignored): the same comparisons in the same order, so the same
+    /// moves, with the sifted element held aside and written once where it stops.
+    fn down_narrow(v: &mut [u64], i0: usize) {
+        let n = v.len();
+        let x = v[i0];
+        // `narrow_less(x, c)`: `c`'s key above `x`'s, whatever the low halves.
+        let x_max = x | LOW;
+        let mut i = i0;
+        loop {
+            let (j1, j2) = (2 * i + 1, 2 * i + 2);
+            if j2 >= n {
+                // One child at most (then the last element, with none below it).
+                if j1 < n && v[j1] > x_max {
+                    v[i] = v[j1];
+                    i = j1;
+                }
+                break;
+            }
+            let (c1, c2) = (v[j1], v[j2]);
+            let (j, c) = if c2 > c1 | LOW { (j2, c2) } else { (j1, c1) };
+            if c <= x_max {
+                break;
+            }
+            v[i] = c;
+            i = j;
+        }
+        v[i] = x;
+    }
+
+    /// [`init_and_drain`] with `narrow_less`, by [`down_narrow`].
+    pub(super) fn init_and_drain_narrow(v: &mut [u64]) {
+        let n = v.len();
+        for i in (0..n / 2).rev() {
+            down_narrow(v, i);
+        }
+        // The last pop (one element left) moves nothing.
+        for len in (2..=n).rev() {
+            v.swap(0, len - 1);
+            down_narrow(&mut v[..len - 1], 0);
+        }
+    }
 }
 
 /// Fills `out` with the [`narrow_key`]s of `cands` (keys by host index, tie-breaks from
@@ -99,7 +145,8 @@ fn narrow_keys(key: &[u128], cands: &[HostId], tie: impl Fn(usize, usize) -> u32
 }
 
 /// [`Run::node_less`] on two [`narrow_key`]s without scores: the keys alone, the tie-breaks
-/// in the low halves ignored.
+/// in the low halves ignored (the order `goheap::init_and_drain_narrow` sorts by).
+#[cfg(test)]
 fn narrow_less(a: u64, b: u64) -> bool {
     a >> 32 < b >> 32
 }
@@ -111,6 +158,62 @@ fn sort_packed<K: Ord + Copy>(packed: &mut [K], low: impl Fn(K) -> usize, from: 
     for (c, &k) in cands.iter_mut().zip(packed.iter()) {
         *c = from[low(k)];
     }
+}
+
+/// The most distinct keys [`sort_by_few_keys`] sorts.
+const FEW_KEYS: usize = 8;
+
+/// Sorts `cands` stably by their keys (`key` by host index) when they hold at most
+/// [`FEW_KEYS`] distinct ones and, given `rank` (by host index), are in rank order, by
+/// counting: O(candidates × distinct keys), no comparison sort. `false`, `cands` untouched,
+/// otherwise. `classes` and `before` are buffers.
+fn sort_by_few_keys(
+    key: &[u128],
+    rank: Option<&[u32]>,
+    cands: &mut [HostId],
+    classes: &mut Vec<u8>,
+    before: &mut Vec<HostId>,
+) -> bool {
+    let mut seen = [0u128; FEW_KEYS];
+    let mut count = [0u32; FEW_KEYS];
+    let mut k = 0;
+    let mut last_rank = None;
+    classes.clear();
+    classes.resize(cands.len(), 0);
+    for (class, &h) in classes.iter_mut().zip(cands.iter()) {
+        if let Some(rank) = rank {
+            let r = rank[h.index()];
+            if last_rank.is_some_and(|l| l >= r) {
+                return false;
+            }
+            last_rank = Some(r);
+        }
+        let x = key[h.index()];
+        let c = match seen[..k].iter().position(|&s| s == x) {
+            Some(c) => c,
+            None if k < FEW_KEYS => {
+                seen[k] = x;
+                k += 1;
+                k - 1
+            }
+            None => return false,
+        };
+        count[c] += 1;
+        *class = c as u8;
+    }
+    // Each class's first slot: the candidates of every smaller key come before it.
+    let mut next = [0u32; FEW_KEYS];
+    for c in 0..k {
+        next[c] = (0..k).filter(|&d| seen[d] < seen[c]).map(|d| count[d]).sum();
+    }
+    before.clear();
+    before.extend_from_slice(cands);
+    for (&h, &c) in before.iter().zip(classes.iter()) {
+        let slot = &mut next[usize::from(c)];
+        cands[*slot as usize] = h;
+        *slot += 1;
+    }
+    true
 }
 
 /// [`Run::node_less`] on copies: the packed key, then the score (higher first).
@@ -152,21 +255,49 @@ impl Run<'_> {
         }
         for &leaf in &leaves {
             let hosts = std::mem::take(&mut self.tree.branches[leaf as usize].hosts);
-            for (r, &h) in hosts.iter().enumerate() {
-                self.nodes.rank[h.index()] = r as u32;
-            }
-            let mut heap: Vec<HostId> = Vec::with_capacity(hosts.len().min(max));
+            let mut heap = std::mem::take(&mut self.tree.branches[leaf as usize].cands);
+            heap.clear();
+            heap.reserve(hosts.len().min(max));
             let mut passed = 0;
-            if hosts.len() <= max {
+            if hosts.len() <= max && self.prefix == self.entries.len() {
+                // As below, with every verdict in the leading stages' table: `process_initially`
+                // written out.
+                let Run { nodes, counters, counted, .. } = self;
+                heap.resize(hosts.len(), HostId(0));
+                let mut kept = 0;
+                for (r, &h) in hosts.iter().enumerate() {
+                    nodes.rank[h.index()] = r as u32;
+                    match nodes.prefix_fail[h.index()] {
+                        PREFIX_PASSED => {
+                            if *counted {
+                                counters.fill(0);
+                                *counted = false;
+                            }
+                            heap[kept] = h;
+                            kept += 1;
+                        }
+                        f => {
+                            counters[f as usize] += 1;
+                            *counted = true;
+                        }
+                    }
+                }
+                heap.truncate(kept);
+                passed = kept as u32;
+            } else if hosts.len() <= max {
                 // The heap never fills: every node is checked and every passing one kept, and
                 // the first visit sorts them, so the heap's shape does not matter.
-                for &h in &hosts {
+                for (r, &h) in hosts.iter().enumerate() {
+                    self.nodes.rank[h.index()] = r as u32;
                     if self.process_initially(h) {
                         passed += 1;
                         heap.push(h);
                     }
                 }
             } else {
+                for (r, &h) in hosts.iter().enumerate() {
+                    self.nodes.rank[h.index()] = r as u32;
+                }
                 for &h in &hosts {
                     let ok = if heap.len() < max {
                         self.process_initially(h)
@@ -335,7 +466,15 @@ impl Run<'_> {
             }
             return;
         }
-        // Without scores the whole key and its tie-break fit one integer, unique in the leaf:
+        // Without scores, candidates in their tie-break order (by name as the leaves are filled
+        // unbounded, or by position) with few distinct keys (the usual case: a leaf's nodes
+        // run few tasks) are sorted stably by key, by counting.
+        let n = &*self.nodes;
+        let rank = by_rank.then_some(&n.rank[..]);
+        if sort_by_few_keys(&n.key, rank, cands, &mut self.class_buf, &mut self.pos_buf) {
+            return;
+        }
+        // Otherwise the whole key and its tie-break fit one integer, unique in the leaf:
         // sort plain integers, then find each node from its tie-break (its rank in the leaf's
         // name order, or its position before the sort). With no penalty and counts below 2^16
         // (the usual case) the integer is a u64, half the width to sort.
@@ -377,7 +516,7 @@ impl Run<'_> {
         let n = &*self.nodes;
         let mut narrow = std::mem::take(&mut self.sort_buf64);
         if !self.scored && narrow_keys(&n.key, cands, |pos, _| pos as u32, &mut narrow) {
-            goheap::init_and_drain(&mut narrow, &narrow_less);
+            goheap::init_and_drain_narrow(&mut narrow);
             let mut before = std::mem::take(&mut self.pos_buf);
             before.clear();
             before.extend_from_slice(cands);
@@ -427,8 +566,19 @@ impl Run<'_> {
         if m == 0 {
             return 0;
         }
+        let mut failed = std::mem::take(&mut self.failed_buf);
+        failed.clear();
+        failed.resize(m, false);
+        let placed = self.assign_visit(leaf, nodes, n, &mut failed);
+        self.failed_buf = failed;
+        placed
+    }
+
+    /// [`assign_compat`](Run::assign_compat) with `failed`, one flag per node (all clear), for
+    /// the nodes that failed a filter in this visit.
+    fn assign_visit(&mut self, leaf: u32, nodes: &[HostId], n: i64, failed: &mut [bool]) -> i64 {
+        let m = nodes.len();
         let mut placed = 0i64;
-        let mut failed = vec![false; m];
         let mut i = 0usize;
         while self.left > 0 {
             let current = nodes[i % m];
@@ -497,6 +647,60 @@ mod tests {
             let by_wide: Vec<u32> = wide.iter().map(|w| w.2 .0).collect();
             let by_narrow: Vec<u32> = narrow.iter().map(|&k| k as u32).collect();
             prop_assert_eq!(by_wide, by_narrow);
+        }
+    }
+
+    proptest! {
+        /// The narrow drain written out (the sifted element held aside, comparisons on the
+        /// high halves) moves every element as the generic drain with `narrow_less` does, ties
+        /// (frequent here) included.
+        #[test]
+        fn written_out_narrow_drain_permutes_as_the_generic_one(
+            keys in proptest::collection::vec(prop_oneof![0u64..3, 0u64..200], 0..130),
+        ) {
+            let packed: Vec<u64> = keys.iter().enumerate().map(|(i, &k)| k << 32 | i as u64).collect();
+            let (mut generic, mut written) = (packed.clone(), packed);
+            goheap::init_and_drain(&mut generic, &narrow_less);
+            goheap::init_and_drain_narrow(&mut written);
+            prop_assert_eq!(generic, written);
+        }
+    }
+
+    proptest! {
+        /// The counting sort of few distinct keys orders candidates as a stable sort by key
+        /// does, and declines (leaving them as they were) exactly when they hold more than
+        /// `FEW_KEYS` distinct keys.
+        #[test]
+        fn few_keys_sort_as_a_stable_sort_by_key(
+            keys in proptest::collection::vec(prop_oneof![4 => 0u128..4, 1 => 0u128..12, 1 => Just(u128::MAX)], 0..60),
+            order_seed in any::<u64>(),
+        ) {
+            // Candidates in some order other than the host ids'.
+            let mut cands: Vec<HostId> = (0..keys.len() as u32).map(HostId).collect();
+            let mut rng = crate::rng::SplitMix64::new(order_seed);
+            for i in (1..cands.len()).rev() {
+                cands.swap(i, rng.below(i + 1));
+            }
+            let distinct = keys.iter().collect::<std::collections::BTreeSet<_>>().len();
+            let mut want = cands.clone();
+            want.sort_by_key(|h| keys[h.index()]);
+            let mut got = cands.clone();
+            let sorted = super::sort_by_few_keys(&keys, None, &mut got, &mut Vec::new(), &mut Vec::new());
+            prop_assert_eq!(sorted, distinct <= super::FEW_KEYS);
+            prop_assert_eq!(got, if sorted { want.clone() } else { cands.clone() });
+            // Given ranks, only candidates in rank order are sorted: by key, then rank.
+            let rank: Vec<u32> = (0..keys.len() as u32).map(|i| i * 7 % 64).collect();
+            let mut ranked = cands.clone();
+            ranked.sort_by_key(|h| rank[h.index()]);
+            for input in [cands, ranked] {
+                let in_order = input.windows(2).all(|w| rank[w[0].index()] < rank[w[1].index()]);
+                let mut got = input.clone();
+                let sorted = super::sort_by_few_keys(&keys, Some(&rank), &mut got, &mut Vec::new(), &mut Vec::new());
+                prop_assert_eq!(sorted, in_order && distinct <= super::FEW_KEYS);
+                let mut want = input.clone();
+                want.sort_by_key(|h| (keys[h.index()], rank[h.index()]));
+                prop_assert_eq!(got, if sorted { want } else { input });
+            }
         }
     }
 

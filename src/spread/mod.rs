@@ -203,8 +203,8 @@
 //!
 //! # Cost
 //!
-//! One call reads every host record once (task counts of a host with instances or
-//! attributes; names when the tree is built), label values from the snapshot's per-chunk label
+//! The first call on a snapshot reads every host record once (task counts of a host with
+//! instances or attributes; names when the tree is built), label values from the snapshot's per-chunk label
 //! indexes a chunk's 64 lanes at a time (each leaf's node list sized before it is filled),
 //! runs the pipeline once per node
 //! (more for revisited candidates), then costs O(levels × siblings) per task to split and O(log leaf) (balanced) or
@@ -215,12 +215,16 @@
 //! no task since it last passed is not checked again (SwarmKit's counters are updated as if
 //! it were); a revisited leaf's heap sort works on copies of the node keys (one u64 each, the
 //! key and the position, when there is no score or penalty and the counts allow), a leaf's
-//! first sort packs each node's key and name rank into one u64 likewise, and the balanced
-//! mode's leaf heaps hold one such u64 per node (key and name rank) when no node can outgrow
-//! it in the call. [`SpreadScheduler::schedule_with`] keeps the per-node arrays between calls
-//! (zeroing only what the previous call wrote) and the tree's shape with the snapshot and
-//! level sources it was built from ([`SpreadScratch`]): on the very same snapshot with the
-//! same levels, a call refills the tree's counts in O(hosts) instead of building it. The benchmark
+//! first sort counts its candidates by key when they hold few distinct keys (a stable
+//! counting sort of the name order) and otherwise packs each node's key and name rank into
+//! one u64 likewise, and the balanced mode's leaf heaps hold one such u64 per node (key and
+//! name rank) when no node can outgrow it in the call. [`SpreadScheduler::schedule_with`]
+//! keeps the per-node arrays between calls, and with the snapshot ([`SpreadScratch`]) each
+//! node's task counts of the service (restoring only the nodes the previous call placed on),
+//! the leading stages' verdicts (for the same resources) and the tree's shape (for the same
+//! level sources): on the very same snapshot with the same levels, a call refills the tree's
+//! counts in O(hosts) instead of building it (the compatible mode keeps them, for the same
+//! service, and reads no host record at all). The benchmark
 //! (`benches/spread.rs`) places 1,000 tasks over 2 × 5 × 10 racks on 10k nodes.
 //!
 //! # Not modelled

@@ -2,12 +2,13 @@
 //! The two modes' algorithms are `impl Run` blocks in `compat.rs` and `balanced.rs`.
 
 use super::filters::Stage;
+use super::node;
 use super::outcome::{BranchNote, BranchReport, FilterCount};
 use super::skew::Domains;
 use super::tree::Tree;
 use super::SpreadError;
 use crate::filter::Filter;
-use crate::id::HostId;
+use crate::id::{HostId, ResourceId, Symbol};
 use crate::request::{CompiledRequest, Cx, Prepared, Request};
 use crate::snapshot::{Cluster, Overlay, CHUNK, HOT_RESOURCES};
 use crate::weigh::{normalize, Weigher};
@@ -42,73 +43,126 @@ pub(crate) struct NodeState {
     pub(crate) key: Vec<u128>,
     /// Before the first placement: the pipeline entry among the leading Ready and Resource
     /// stages that each host fails ([`PREFIX_PASSED`] when it passes them all), computed a
-    /// chunk at a time ([`Run::initial_fails`]).
+    /// chunk at a time ([`Run::initial_fails`]) and kept with the snapshot.
     pub(crate) prefix_fail: Vec<u32>,
-    /// The call ([`NodeState::call`], high half) and the node's `total` (low half) when it
-    /// last passed the whole pipeline: an entry of an earlier call never matches, so the
-    /// column is not cleared between calls. With host-local entries only ([`Run::local`]) a
-    /// node nothing was placed on since passes again, and is not re-checked.
-    pub(crate) passed_at: Vec<u64>,
-    /// The number of the call, for [`NodeState::passed_at`].
-    pub(crate) call: u32,
-    /// Hosts whose `svc`, `total`, `penalty` or `key` may be non-zero (repeats allowed): the
-    /// next call zeroes these instead of the whole columns.
-    pub(crate) touched: Vec<u32>,
+    /// Placed on since it last passed the whole pipeline in this call. Every candidate passed
+    /// when the leaves were filled and nothing is placed before, so the column starts all
+    /// `false` and is set by [`Run::place`] only. With host-local entries only ([`Run::local`])
+    /// a node that is not stale passes again, and is not re-checked.
+    pub(crate) stale: Vec<bool>,
+    /// The snapshot's active tasks of the service, by host (no task of the batch): what `svc`
+    /// is restored to.
+    base_svc: Vec<u32>,
+    /// The snapshot's active tasks in total, likewise.
+    base_total: Vec<u32>,
+    /// The snapshot the kept columns were computed from (a held clone, see
+    /// [`Cluster::is_same_snapshot`]): the base counts and [`NodeState::prefix_fail`].
+    snapshot: Option<Cluster>,
+    /// The service the base counts are of.
+    counted_for: Option<String>,
+    /// What [`NodeState::prefix_fail`] was computed for.
+    prefix_for: Option<PrefixKey>,
+    /// Hosts with a task in the snapshot: non-zero base counts.
+    pub(crate) with_tasks: Vec<u32>,
+    /// Hosts this call changed from their base (a task placed, a penalty set; repeats
+    /// allowed): the next call restores these.
+    pub(crate) changed: Vec<u32>,
     /// Whether some `score` may be non-zero.
     pub(crate) scored: bool,
 }
 
 impl NodeState {
-    /// Makes every column `n` long and ready for a call: task counts, penalties and keys zero,
-    /// scores zero, no node passed in this call. Ranks and eligibility are left as they are:
-    /// each call writes them for every live host before reading them. Costs O(hosts touched
-    /// by the previous call), or O(n) when `n` changed.
-    pub(crate) fn reset(&mut self, n: usize) {
-        if self.svc.len() != n {
-            for v in [&mut self.svc, &mut self.total, &mut self.penalty] {
-                v.clear();
-                v.resize(n, 0);
+    /// Makes every column ready for a call on `cluster` for the service `name` (`service`, its
+    /// symbol): each host's task counts as the snapshot has them, no penalty, scores zero, no
+    /// node stale. Ranks and eligibility are left as they are: each call writes them for every
+    /// live host before reading them. The base counts are kept with the snapshot and service
+    /// they were read for: on that very snapshot and service only the hosts the previous call
+    /// changed are restored, in O(those hosts); otherwise every host record is read, in
+    /// O(hosts + instances).
+    pub(crate) fn prepare(&mut self, cluster: &Cluster, service: Option<Symbol>, name: &str) {
+        let n = cluster.id_bound();
+        if !(self.svc.len() == n && self.snapshot.as_ref().is_some_and(|c| c.is_same_snapshot(cluster))) {
+            self.forget_snapshot();
+            self.snapshot = Some(cluster.clone());
+        }
+        if self.counted_for.as_deref() == Some(name) {
+            for &i in &self.changed {
+                let i = i as usize;
+                let (svc, total) = (self.base_svc[i], self.base_total[i]);
+                (self.svc[i], self.total[i], self.penalty[i]) = (svc, total, 0);
+                self.key[i] = pack_key(0, svc, total);
+                self.stale[i] = false;
             }
-            self.key.clear();
-            self.key.resize(n, 0);
+        } else {
+            if self.svc.len() == n {
+                // Only the hosts with tasks and those the previous call changed hold non-zero
+                // values (and only the latter a stale flag).
+                for &i in &self.with_tasks {
+                    let i = i as usize;
+                    (self.svc[i], self.total[i], self.base_svc[i], self.base_total[i], self.key[i]) = (0, 0, 0, 0, 0);
+                }
+                for &i in &self.changed {
+                    let i = i as usize;
+                    (self.svc[i], self.total[i], self.penalty[i], self.key[i], self.stale[i]) = (0, 0, 0, 0, false);
+                }
+            } else {
+                for v in [&mut self.svc, &mut self.total, &mut self.penalty, &mut self.base_svc, &mut self.base_total] {
+                    v.clear();
+                    v.resize(n, 0);
+                }
+                self.key.clear();
+                self.key.resize(n, 0);
+                self.stale.clear();
+                self.stale.resize(n, false);
+            }
+            self.with_tasks.clear();
+            for (id, host) in cluster.hosts() {
+                // A host without instances or attributes runs no task: its counts stay 0.
+                if !host.instances.is_empty() || host.attributes.is_some() {
+                    let (svc, total) = node::active_counts(host, service, name);
+                    if (svc, total) != (0, 0) {
+                        let i = id.index();
+                        (self.svc[i], self.total[i]) = (svc, total);
+                        (self.base_svc[i], self.base_total[i]) = (svc, total);
+                        self.key[i] = pack_key(0, svc, total);
+                        self.with_tasks.push(i as u32);
+                    }
+                }
+            }
+            self.counted_for = Some(name.to_owned());
+        }
+        self.changed.clear();
+        if self.score.len() != n {
             self.score.clear();
             self.score.resize(n, 0.0);
-            self.passed_at.clear();
-            self.passed_at.resize(n, u64::MAX);
-            self.touched.clear();
-            self.scored = false;
-        }
-        for &i in &self.touched {
-            let i = i as usize;
-            (self.svc[i], self.total[i], self.penalty[i], self.key[i]) = (0, 0, 0, 0);
-        }
-        self.touched.clear();
-        if self.scored {
+        } else if self.scored {
             self.score.fill(0.0);
-            self.scored = false;
         }
+        self.scored = false;
         self.rank.resize(n, 0);
         self.eligible.resize(n, false);
-        self.call = self.call.wrapping_add(1);
-        if self.call == u32::MAX || self.call == 0 {
-            // `u64::MAX` is the never-passed mark: start the numbering again.
-            self.passed_at.fill(u64::MAX);
-            self.call = 1;
-        }
     }
 
-    /// The [`passed_at`](NodeState::passed_at) mark of host `i` passing now.
-    #[inline]
-    pub(crate) fn pass_mark(&self, i: usize) -> u64 {
-        u64::from(self.call) << 32 | u64::from(self.total[i])
+    /// Forgets the snapshot and what was computed from it: the next call computes it all.
+    pub(crate) fn forget_snapshot(&mut self) {
+        (self.snapshot, self.counted_for, self.prefix_for) = (None, None, None);
     }
 
-    /// Sets host `i`'s key from its columns and notes it touched.
+    /// Sets host `i`'s key from its columns and notes it changed.
     #[inline]
     pub(crate) fn rekey(&mut self, i: usize) {
         self.key[i] = pack_key(self.penalty[i], self.svc[i], self.total[i]);
-        self.touched.push(i as u32);
+        self.changed.push(i as u32);
     }
+}
+
+/// What the leading Ready and Resource verdicts of a snapshot's hosts depend on besides the
+/// snapshot: the stages and the request's resources (amounts by their bits).
+#[derive(Debug, PartialEq)]
+struct PrefixKey {
+    stages: Vec<Stage>,
+    resources: Vec<(ResourceId, u64)>,
+    unknown: bool,
 }
 
 /// [`NodeState::prefix_fail`] of a host that passes every leading Ready and Resource stage.
@@ -139,6 +193,8 @@ pub(crate) struct Run<'a> {
     pub(crate) entries: Vec<Entry<'a>>,
     /// SwarmKit's per-filter failure counters (compatible mode).
     pub(crate) counters: Vec<u32>,
+    /// Whether some counter may be non-zero: a failure since the last pass.
+    pub(crate) counted: bool,
     pub(crate) hard: Vec<Domains>,
     /// Whether `ScheduleAnyway` constraints still gate candidates (balanced mode).
     pub(crate) soft_on: bool,
@@ -157,6 +213,10 @@ pub(crate) struct Run<'a> {
     /// The same packed in a u64 when the counts allow ([`NodeState::key`] without a penalty,
     /// counts below 2^16).
     pub(crate) sort_buf64: Vec<u64>,
+    /// The nodes of a leaf visit that failed a filter (compatible mode).
+    pub(crate) failed_buf: Vec<bool>,
+    /// A leaf's candidates' key classes in a counting sort.
+    pub(crate) class_buf: Vec<u8>,
     /// A leaf's candidates before a stable re-sort.
     pub(crate) pos_buf: Vec<HostId>,
     /// A revisited leaf's candidates with their keys and scores (compatible mode's heap).
@@ -202,10 +262,20 @@ impl<'a> Run<'a> {
     /// Fills [`NodeState::prefix_fail`] while nothing is placed (the overlay is empty): Ready
     /// from the chunk's schedulable mask, Resource from the free columns, the same comparisons
     /// the filters make for one host. Computes in O(hosts × reserved kinds) without reading a
-    /// host record (except for reserved kinds beyond the dense columns).
+    /// host record (except for reserved kinds beyond the dense columns), or O(1) when the table
+    /// of an earlier call on this snapshot, with the same stages and resources, is kept.
     pub(crate) fn initial_fails(&mut self) {
         let prefix = self.prefix_len();
         self.prefix = prefix;
+        let key = PrefixKey {
+            stages: self.entries[..prefix].iter().map(|e| e.stage).collect(),
+            resources: self.compiled.resources.iter().map(|&(r, a)| (r, a.to_bits())).collect(),
+            unknown: !self.compiled.unknown.is_empty(),
+        };
+        // Kept from an earlier call on this snapshot ([`NodeState::prepare`] checked it).
+        if self.nodes.prefix_for.as_ref() == Some(&key) {
+            return;
+        }
         let n = self.cluster.id_bound();
         let mut out = std::mem::take(&mut self.nodes.prefix_fail);
         out.clear();
@@ -251,6 +321,7 @@ impl<'a> Run<'a> {
             }
         }
         self.nodes.prefix_fail = out;
+        self.nodes.prefix_for = Some(key);
     }
 
     /// [`fails`](Run::fails) before the first placement, from [`initial_fails`]'s table: the
@@ -272,10 +343,11 @@ impl<'a> Run<'a> {
 
     /// SwarmKit's `Pipeline.Process`: a failing node bumps its first failing filter's counter,
     /// a passing node resets every counter.
+    #[inline]
     pub(crate) fn process(&mut self, host: HostId) -> bool {
-        let i = host.index();
-        if self.local && self.nodes.passed_at[i] == self.nodes.pass_mark(i) {
-            return self.count(host, None);
+        if self.local && !self.nodes.stale[host.index()] {
+            self.count_pass();
+            return true;
         }
         let first = self.fails(host, true);
         self.count(host, first)
@@ -284,7 +356,12 @@ impl<'a> Run<'a> {
     /// [`process`](Run::process) before the first placement ([`fails_initially`]).
     ///
     /// [`fails_initially`]: Run::fails_initially
+    #[inline]
     pub(crate) fn process_initially(&mut self, host: HostId) -> bool {
+        if self.nodes.prefix_fail[host.index()] == PREFIX_PASSED && self.prefix == self.entries.len() {
+            self.count_pass();
+            return true;
+        }
         let first = self.fails_initially(host, true);
         self.count(host, first)
     }
@@ -294,16 +371,23 @@ impl<'a> Run<'a> {
         match first {
             Some(i) => {
                 self.counters[i] += 1;
+                self.counted = true;
                 false
             }
             None => {
-                // Usually nothing failed since the last pass: no write then.
-                if self.counters.iter().any(|&c| c != 0) {
-                    self.counters.fill(0);
-                }
-                self.nodes.passed_at[host.index()] = self.nodes.pass_mark(host.index());
+                self.count_pass();
+                self.nodes.stale[host.index()] = false;
                 true
             }
+        }
+    }
+
+    /// A pass resets every counter ([`Run::counted`] says whether one may be non-zero).
+    #[inline]
+    fn count_pass(&mut self) {
+        if self.counted {
+            self.counters.fill(0);
+            self.counted = false;
         }
     }
 
@@ -341,6 +425,7 @@ impl<'a> Run<'a> {
         self.overlay.consume(host, &self.compiled.resources);
         self.nodes.svc[host.index()] += 1;
         self.nodes.total[host.index()] += 1;
+        self.nodes.stale[host.index()] = true;
         self.nodes.rekey(host.index());
         for d in &mut self.hard {
             d.record(host);
@@ -401,19 +486,6 @@ impl<'a> Run<'a> {
             .collect();
         out.sort_by_key(|c| std::cmp::Reverse(c.count));
         out
-    }
-
-    /// The values from the root down to `leaf`.
-    pub(crate) fn path(&self, leaf: u32) -> Vec<String> {
-        let mut path = Vec::new();
-        let mut cur = leaf;
-        while cur != 0 {
-            let b = &self.tree.branches[cur as usize];
-            path.push(b.value.to_string());
-            cur = b.parent;
-        }
-        path.reverse();
-        path
     }
 
     /// The tree as a report.

@@ -18,9 +18,7 @@ use crate::request::{Cx, Request};
 use crate::schedule::DEFAULT_MAX_COUNT;
 use crate::snapshot::{check_attributes, AttributeWarning, Cluster, Overlay};
 use crate::weigh::Weigher;
-use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
 
 /// Places batches of a service's tasks by placement preferences; see the [module docs](super).
 ///
@@ -119,12 +117,16 @@ impl SpreadSchedulerBuilder {
 /// The tree's shape (branches by label value, each leaf's nodes in name order) is kept with
 /// the snapshot it was built from and the request's level sources (which labels, in which
 /// order); a later call on that very snapshot with the same levels keeps it and refills only
-/// the counts, in O(hosts) without reading a host record. Any other snapshot (another
-/// generation, another cluster even at the same generation, a snapshot changed by an event)
-/// or other levels rebuild it, before it is read: a kept tree never gives a different answer
-/// from a fresh one. The scratch holds a clone of the snapshot the tree was built from (cheap:
-/// shared chunks), which keeps that snapshot's memory alive until the next rebuild or until
-/// the scratch is dropped or [cleared](SpreadScratch::clear).
+/// the counts, in O(hosts) without reading a host record (the compatible mode keeps the
+/// counts too, for the same service). Likewise each node's task counts of the service are
+/// kept with the snapshot and service they were read for (a later call restores only the
+/// nodes the call before placed on), and the leading Ready and Resource verdicts with the
+/// snapshot and the request's resources. Any other snapshot (another generation, another
+/// cluster even at the same generation, a snapshot changed by an event), other levels, another
+/// service or other resources recompute what they change, before it is read: a kept part never
+/// gives a different answer from a fresh one. The scratch holds clones of the snapshots these
+/// were computed from (cheap: shared chunks), which keep that memory alive until the next
+/// rebuild or until the scratch is dropped or [cleared](SpreadScratch::clear).
 ///
 /// One scratch serves one thread; it is not tied to a scheduler.
 #[derive(Debug, Default)]
@@ -147,9 +149,11 @@ impl SpreadScratch {
         self.tree_builds
     }
 
-    /// Forgets the kept tree and the snapshot it holds (the buffers stay allocated).
+    /// Forgets the kept tree, the task counts and the snapshot they were read from (the
+    /// buffers stay allocated).
     pub fn clear(&mut self) {
         self.tree = Tree::default();
+        self.nodes.forget_snapshot();
     }
 }
 
@@ -276,6 +280,7 @@ impl SpreadScheduler {
             overlay,
             entries,
             counters,
+            counted: false,
             hard,
             soft_on,
             nodes,
@@ -293,6 +298,8 @@ impl SpreadScheduler {
             sort_buf64: Vec::new(),
             heap_buf: Vec::new(),
             pos_buf: Vec::new(),
+            class_buf: Vec::new(),
+            failed_buf: Vec::new(),
             prefix: 0,
             local: false,
         };
@@ -302,15 +309,24 @@ impl SpreadScheduler {
 
         let counts = match request.mode {
             Mode::SwarmCompatible | Mode::SwarmCompatibleStable => {
-                *tree_builds +=
-                    u64::from(kept.reuse_or_build(cluster, levels, names, &run.nodes.svc, |_| true, |_| false));
+                *tree_builds += u64::from(kept.reuse_or_build(
+                    cluster,
+                    levels,
+                    names,
+                    &run.nodes.svc,
+                    Some(&request.service),
+                    |_| true,
+                    |_| false,
+                ));
                 run.tree = kept;
                 run.tree.branches[0].asked = request.tasks;
                 if request.tasks > 0 {
                     run.initial_fails();
                     run.fill_heaps(request.tasks as usize);
-                    let cands = run.all_candidates();
-                    run.weigh(&self.weighers, &cands)?;
+                    if !self.weighers.is_empty() {
+                        let cands = run.all_candidates();
+                        run.weigh(&self.weighers, &cands)?;
+                    }
                     run.split_compat(0, i64::from(request.tasks));
                 }
                 run.counters.clone()
@@ -327,6 +343,7 @@ impl SpreadScheduler {
                     levels,
                     names,
                     &run.nodes.svc,
+                    None,
                     |h| !ignore || eligible[h.index()],
                     |h| eligible[h.index()],
                 ));
@@ -362,20 +379,17 @@ impl SpreadScheduler {
                 format!("no suitable node ({})", parts.join("; "))
             }
         });
-        // One path per leaf used, shared by its tasks.
-        let mut paths: BTreeMap<u32, Arc<[String]>> = BTreeMap::new();
-        let assignments = run
-            .placed
-            .iter()
-            .zip(&run.leaves)
-            .enumerate()
-            .map(|(i, (&h, &leaf))| Assignment {
+        // One path per leaf, shared by its tasks (and kept with the tree's shape).
+        let mut assignments = Vec::with_capacity(run.placed.len());
+        for (i, (&h, &leaf)) in run.placed.iter().zip(&run.leaves).enumerate() {
+            let branch = run.tree.path(leaf);
+            assignments.push(Assignment {
                 task: i as u32,
                 host: h,
                 host_name: cluster.host_name(h).to_owned(),
-                branch: paths.entry(leaf).or_insert_with(|| run.path(leaf).into()).clone(),
-            })
-            .collect();
+                branch,
+            });
+        }
         let explanation = SpreadExplanation {
             mode: request.mode,
             levels: run.tree.levels.iter().map(|l| l.descriptor.clone()).collect(),
@@ -388,26 +402,16 @@ impl SpreadScheduler {
     }
 }
 
-/// Fills the per-node arrays from the snapshot: task counts, failure penalties, keys (after
-/// [`NodeState::reset`]). Computes in O(hosts + instances).
+/// Fills the per-node arrays from the snapshot: task counts, failure penalties, keys
+/// ([`NodeState::prepare`]). Computes in O(hosts + instances), or O(hosts the previous call
+/// changed) on the same snapshot and service.
 fn prepare_nodes(
     nodes: &mut NodeState,
     cluster: &Cluster,
     request: &SpreadRequest,
     service: Option<crate::id::Symbol>,
 ) {
-    nodes.reset(cluster.id_bound());
-    for (id, host) in cluster.hosts() {
-        // A host without instances or attributes runs no task: its counts stay 0.
-        if !host.instances.is_empty() || host.attributes.is_some() {
-            let (svc, total) = node::active_counts(host, service, &request.service);
-            if (svc, total) != (0, 0) {
-                nodes.svc[id.index()] = svc;
-                nodes.total[id.index()] = total;
-                nodes.rekey(id.index());
-            }
-        }
-    }
+    nodes.prepare(cluster, service, &request.service);
     for (name, &failures) in &request.recent_failures {
         if let Some(id) = cluster.host_id(name) {
             nodes.penalty[id.index()] = if failures >= 5 { failures } else { 0 };

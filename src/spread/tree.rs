@@ -6,6 +6,7 @@ use super::request::{Descriptor, Mode, Preference, Targets};
 use crate::id::{HostId, IdHashing, Symbol};
 use crate::snapshot::{Cluster, CHUNK};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// How a level shares tasks among its branches.
 #[derive(Debug, Clone)]
@@ -107,6 +108,9 @@ pub(crate) struct Branch {
     /// Leaf: the candidates (compatible mode: SwarmKit's node array).
     pub(crate) cands: Vec<HostId>,
     pub(crate) visited: bool,
+    /// The values from the root down to this branch, once asked for ([`Tree::path`]): part of
+    /// the shape, kept with it.
+    path: Option<Arc<[String]>>,
 }
 
 const MISSING: u32 = u32::MAX;
@@ -120,6 +124,10 @@ pub(crate) struct Tree {
     /// built from, so that a later call on the very same snapshot with the same level sources
     /// keeps it and refills only the counts ([`Tree::reuse_or_build`]).
     stamp: Option<Stamp>,
+    /// The service whose snapshot counts the `existing` counts are, every host counted and none
+    /// eligible (the compatible mode's fill): a later call with the same shape and the same
+    /// counts keeps them ([`Tree::reuse_or_build`]).
+    existing_of: Option<String>,
 }
 
 /// The snapshot (a held clone, which keeps its chunks shared: any event then copies the chunks
@@ -155,13 +163,18 @@ impl Tree {
     /// gives: when its shape was built from this very snapshot with the same level sources,
     /// only the per-call parts are reset and the counts refilled, in O(hosts) without sorting
     /// or reading a host record; otherwise the tree is built anew (`names` gives the names by
-    /// host id, read only then). Returns whether it was built anew.
+    /// host id, read only then). `all_of` names the service when `svc` are its counts in this
+    /// snapshot, every host counted and none eligible (the compatible mode): a kept tree filled
+    /// so for the same service keeps its counts, in O(branches). Returns whether it was built
+    /// anew.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn reuse_or_build<'c>(
         &mut self,
         cluster: &'c Cluster,
         levels: Vec<Level>,
         names: impl FnOnce() -> Vec<&'c str>,
         svc: &[u32],
+        all_of: Option<&str>,
         counted: impl FnMut(HostId) -> bool,
         eligible: impl FnMut(HostId) -> bool,
     ) -> bool {
@@ -172,6 +185,7 @@ impl Tree {
         });
         if same {
             self.levels = levels;
+            let keep = all_of.is_some() && self.existing_of.as_deref() == all_of;
             for b in &mut self.branches {
                 // Every field named: a new per-call field cannot be left out of the reset.
                 let Branch {
@@ -181,6 +195,7 @@ impl Tree {
                     children: _,
                     nodes: _,
                     hosts: _,
+                    path: _,
                     existing,
                     live,
                     eligible,
@@ -192,14 +207,22 @@ impl Tree {
                     cands,
                     visited,
                 } = b;
-                (*existing, *live, *eligible, *share, *asked, *placed) = (0, 0, 0, 0.0, 0, 0);
+                if !keep {
+                    *existing = 0;
+                }
+                (*live, *eligible, *share, *asked, *placed) = (*existing, 0, 0.0, 0, 0);
                 (*starved, *full, *visited) = (false, false, false);
                 cands.clear();
+            }
+            if keep {
+                self.compute_shares();
+                return false;
             }
         } else {
             *self = Tree::shape(cluster, levels, &names());
         }
         self.fill(svc, counted, eligible);
+        self.existing_of = all_of.map(str::to_owned);
         !same
     }
 
@@ -307,7 +330,7 @@ impl Tree {
             branches[i].hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
         }
         let sources = levels.iter().map(|l| l.source).collect();
-        Tree { branches, levels, stamp: Some(Stamp { cluster: cluster.clone(), sources }) }
+        Tree { branches, levels, stamp: Some(Stamp { cluster: cluster.clone(), sources }), existing_of: None }
     }
 
     /// Fills the counts of a shape whose counts are zero: each leaf's existing tasks and
@@ -348,6 +371,24 @@ impl Tree {
     /// The level of `branch`'s children.
     pub(crate) fn child_kind(&self, branch: u32) -> &LevelKind {
         &self.levels[self.branches[branch as usize].depth].kind
+    }
+
+    /// The values from the root down to `branch`, computed once per shape.
+    pub(crate) fn path(&mut self, branch: u32) -> Arc<[String]> {
+        if let Some(p) = &self.branches[branch as usize].path {
+            return p.clone();
+        }
+        let mut path = Vec::new();
+        let mut cur = branch;
+        while cur != 0 {
+            let b = &self.branches[cur as usize];
+            path.push(b.value.to_string());
+            cur = b.parent;
+        }
+        path.reverse();
+        let path: Arc<[String]> = path.into();
+        self.branches[branch as usize].path = Some(path.clone());
+        path
     }
 
     /// Adds one placed task to `leaf` and every branch above it.
