@@ -396,7 +396,8 @@ mod tests {
     fn the_room_is_the_largest_size_the_check_admits() {
         let values = [0, 1, 2, 99, 100, 1 << 40, i64::MAX / 2, i64::MAX - 1, i64::MAX];
         let sizes = |room: i128| {
-            let near = [room - 1, room, room + 1].map(|r| r.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
+            let near = [room.saturating_sub(1), room, room.saturating_add(1)]
+                .map(|r| r.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
             [i64::MIN, -1, 0, 1, 1 << 40, i64::MAX - 1, i64::MAX].into_iter().chain(near)
         };
         for (min_pct, over_pct) in [(0, 100), (25, 100), (10, 200), (0, 1000), (50, 0)] {
