@@ -11,7 +11,9 @@ use std::sync::Arc;
 /// Reusable state for [`ReplicaScheduler::schedule_volume_with`](super::ReplicaScheduler::schedule_volume_with):
 /// the volume-independent part of the preparation (each host's state and attributes, each
 /// disk's pre-filter, space limits and summary, the caller's node filter verdicts) and the
-/// per-call buffers.
+/// per-call buffers. It also keeps the last volume's part: a volume of the same shape reuses
+/// it, and one of another size re-prepares only the hosts of the disks whose space verdict the
+/// size changes (see [reusing the preparation](super#reusing-the-preparation-across-calls)).
 ///
 /// The preparation is kept with the snapshot it was made from and is rebuilt, before it is read,
 /// whenever a call passes a snapshot that is not that very one: another generation (any applied
