@@ -226,12 +226,29 @@ impl ZoneLists {
     /// block that starts in the range and holds none (nor, then, does its part in the range).
     /// Absent hosts never match.
     fn first_at(&self, range: std::ops::Range<usize>, t: i128, at_least: bool) -> Option<usize> {
-        let hit = |v: i128| v != ABSENT && if at_least { v >= t } else { v <= t };
+        if at_least {
+            // Every total present is above ABSENT, so one comparison also skips the absent.
+            let t = t.max(ABSENT + 1);
+            self.first_hit(range, |v| v >= t, |(_, hi)| hi >= t)
+        } else {
+            self.first_hit(range, |v| v <= t && v != ABSENT, |(lo, _)| lo <= t)
+        }
+    }
+
+    /// [`ZoneLists::first_at`] with the test of a total (`hit`) and of a block's extremes
+    /// (`block_hit`, true when one of its totals may hit).
+    #[inline]
+    fn first_hit(
+        &self,
+        range: std::ops::Range<usize>,
+        hit: impl Fn(i128) -> bool,
+        block_hit: impl Fn((i128, i128)) -> bool,
+    ) -> Option<usize> {
         let mut i = range.start;
         while i < range.end {
             if i % BLOCK == 0 {
-                let (lo, hi) = self.blocks.get(i / BLOCK).copied().unwrap_or((i128::MIN, i128::MAX));
-                if !hit(if at_least { hi } else { lo }) {
+                let extremes = self.blocks.get(i / BLOCK).copied().unwrap_or((i128::MIN, i128::MAX));
+                if !block_hit(extremes) {
                     i += BLOCK;
                     continue;
                 }
@@ -288,7 +305,7 @@ impl ZoneLists {
 
 #[cfg(test)]
 mod tests {
-    use super::ZoneLists;
+    use super::{ZoneLists, ABSENT};
     use crate::replica::{DiskChoice, LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, Volume};
     use crate::rng::SplitMix64;
     use crate::snapshot::{Cluster, DiskSpec, HostSpec, HostState};
@@ -350,6 +367,25 @@ mod tests {
                 for at_least in [true, false] {
                     let want = (a..b).find(|&i| if at_least { lists.totals[i] >= t } else { lists.totals[i] <= t });
                     assert_eq!(lists.first_at(a..b, t, at_least), want, "{a}..{b} t={t} at_least={at_least}");
+                }
+            }
+        }
+    }
+
+    /// The search never finds an absent host, whatever the bound.
+    #[test]
+    fn first_at_skips_absent_hosts() {
+        let mut rng = SplitMix64::new(12);
+        for len in [1usize, 32, 33, 100] {
+            let draw = |rng: &mut SplitMix64| if rng.below(3) == 0 { ABSENT } else { rng.below(50) as i128 * 10 };
+            let totals: Vec<i128> = (0..len).map(|_| draw(&mut rng)).collect();
+            let mut lists = ZoneLists { totals, ..ZoneLists::default() };
+            lists.summarise_blocks();
+            for t in [ABSENT, ABSENT + 1, -1, 0, 250, 490, 500, i128::MAX] {
+                for at_least in [true, false] {
+                    let hit = |&v: &i128| v != ABSENT && if at_least { v >= t } else { v <= t };
+                    let want = lists.totals.iter().position(hit);
+                    assert_eq!(lists.first_at(0..len, t, at_least), want, "len={len} t={t} at_least={at_least}");
                 }
             }
         }
