@@ -5,7 +5,9 @@
 //!   on one snapshot pays it (`schedule_volume_with`): the volume-independent preparation is
 //!   made once, before the measurement.
 //! - `replica_volume_3_stream`: volumes of alternating sizes through one scratch: the snapshot's
-//!   part is kept, the volume's part is redone for each (the warm group above reuses both).
+//!   part is kept, the volume's part follows each size (the warm group above reuses both).
+//! - `replica_volume_3_stream_resized`: the same with sizes around the disks' scheduling limits,
+//!   so that each size change re-prepares the hosts of a few percent of the disks.
 //! - `replica_floor`: the memory floor, measured in the same run: one pass that only reads the
 //!   hot disk columns the scheduler reads (space numbers and flags of every disk, chunk by
 //!   chunk) and decides nothing. A report states the volume's cost as "N× the floor".
@@ -63,21 +65,20 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     // A stream of volumes of alternating sizes: the snapshot's part is kept, the volume's part
-    // (eligibility and space for its size) is redone for every volume.
+    // follows each size (re-preparing the hosts of the disks whose verdict the size changes:
+    // none between these two sizes on this cluster). Both sizes are scheduled once before the
+    // measurement, as the warm group's volume is.
     let mut group = c.benchmark_group("replica_volume_3_stream");
     let sizes = [Volume::new("vol", 10 * G, 3), Volume::new("vol", 11 * G, 3)];
-    for (nodes, cl) in &clusters {
-        let mut scratch = ReplicaScratch::new();
-        let mut k = 0usize;
-        group.bench_with_input(BenchmarkId::from_parameter(nodes), cl, |b, cl| {
-            b.iter(|| {
-                k += 1;
-                scheduler.schedule_volume_with(&mut scratch, black_box(cl), &sizes[k % 2], &[], 0)
-            })
-        });
-        // At most one build: none when a filter skipped this group.
-        assert!(scratch.rebuilds() <= 1, "the stream's scratch was rebuilt");
-    }
+    stream(&mut group, &scheduler, &clusters, &sizes);
+    group.finish();
+
+    // A stream whose size changes do change verdicts: sizes around the disks' scheduling limits
+    // (this cluster's disks admit 501–1000 GiB), so that each volume re-prepares the hosts of a
+    // few percent of the disks.
+    let mut group = c.benchmark_group("replica_volume_3_stream_resized");
+    let sizes: Vec<Volume> = [505, 520, 510, 530, 500, 515].iter().map(|&g| Volume::new("vol", g * G, 3)).collect();
+    stream(&mut group, &scheduler, &clusters, &sizes);
     group.finish();
 
     let mut group = c.benchmark_group("replica_floor");
@@ -85,6 +86,31 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::from_parameter(nodes), cl, |b, cl| b.iter(|| floor(black_box(cl))));
     }
     group.finish();
+}
+
+/// Volumes `sizes` in turn through one scratch per cluster, each size scheduled once before the
+/// measurement (and checked against a fresh call).
+fn stream(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    scheduler: &ReplicaScheduler,
+    clusters: &[(usize, Cluster)],
+    sizes: &[Volume],
+) {
+    for (nodes, cl) in clusters {
+        let mut scratch = ReplicaScratch::new();
+        for v in sizes {
+            let warm = scheduler.schedule_volume_with(&mut scratch, cl, v, &[], 0);
+            assert_eq!(warm, scheduler.schedule_volume(cl, v, &[], 0), "a resized scratch changed the answer");
+        }
+        let mut k = 0usize;
+        group.bench_with_input(BenchmarkId::from_parameter(nodes), cl, |b, cl| {
+            b.iter(|| {
+                k += 1;
+                scheduler.schedule_volume_with(&mut scratch, black_box(cl), &sizes[k % sizes.len()], &[], 0)
+            })
+        });
+        assert_eq!(scratch.rebuilds(), 1, "the stream's scratch was rebuilt");
+    }
 }
 
 criterion_group!(benches, bench);

@@ -164,6 +164,65 @@ proptest! {
     }
 }
 
+/// One volume of a stream: size in GiB, replicas, node selector, disk selector, v2, actual size.
+type VolumeDraw = (i64, u32, bool, bool, bool, bool);
+
+fn stream_volume(k: usize, &(size, count, node_sel, disk_sel, v2, actual): &VolumeDraw) -> Volume {
+    let mut v = Volume::new(format!("vol{k}"), size * G, count);
+    if node_sel {
+        v.node_selector = vec!["maintenance".to_owned()];
+    }
+    if disk_sel {
+        v.disk_selector = vec!["fast".to_owned()];
+    }
+    if v2 {
+        v.data_engine = placewise::replica::DataEngine::V2;
+    }
+    if actual {
+        v.actual_size = G;
+    }
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// A stream of different volumes (sizes across the disks' limits, selectors, engines,
+    /// actual sizes; mostly plain volumes of various sizes) through one scratch on one snapshot,
+    /// with an occasional event between two of them, answers each as a fresh call does, and
+    /// builds the snapshot's part once per snapshot.
+    #[test]
+    fn a_stream_of_different_volumes_answers_as_fresh_calls(
+        hosts in cluster_strategy(),
+        stream in prop::collection::vec(
+            (
+                (0i64..=24, 1u32..=4, prop::bool::weighted(0.15), prop::bool::weighted(0.15),
+                 prop::bool::weighted(0.1), prop::bool::weighted(0.1)),
+                prop::option::weighted(0.1, (0usize..10, 0usize..3, (1i64..=20, 0i64..=100, 0i64..=120))),
+            ),
+            1..=16,
+        ),
+        which in 0usize..4,
+    ) {
+        let scheduler = &schedulers()[which];
+        let mut current = build(&hosts);
+        let mut scratch = ReplicaScratch::new();
+        let mut snapshots = 1;
+        for (k, (draw, event)) in stream.iter().enumerate() {
+            if let Some((h, d, (m, a, s))) = *event {
+                if let Some(host) = name_of(&current, h) {
+                    current = current.apply(&ClusterEvent::DiskUpdated { host, disk: disk(format!("d{d}"), m, a, s) }).unwrap();
+                    snapshots += 1;
+                }
+            }
+            let volume = stream_volume(k, draw);
+            let warm = scheduler.schedule_volume_with(&mut scratch, &current, &volume, &[], 1000);
+            prop_assert_eq!(warm, scheduler.schedule_volume(&current, &volume, &[], 1000));
+        }
+        prop_assert!(scratch.rebuilds() <= snapshots);
+    }
+}
+
 #[test]
 fn the_scratch_rebuilds_exactly_when_something_changed() {
     let hosts: Vec<(usize, Disks)> = (0..6).map(|i| (i % 3, vec![(10, 90, 0), (10, 80, 10)])).collect();

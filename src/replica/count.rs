@@ -22,7 +22,7 @@
 //! stepwise count schedules that very volume and reports its message.
 
 use super::choice::{Agg, Candidate, HostSet, NO_HOST};
-use super::disk_stage::{self, DiskPrep};
+use super::disk_stage;
 use super::prep::Prep;
 use super::volume::{DataLocality, Replica, Volume, MAX_VOLUME_REPLICAS};
 use super::{name_hash, Ctx, ReplicaScheduler};
@@ -148,10 +148,6 @@ struct Sim<'a> {
     prep: Prep,
     /// Bytes the counted volumes added to each disk's `scheduled` (indexed like `prep.disks`).
     extra: Vec<u64>,
-    /// Each host's static candidates from its first disk's slot (indexed like `prep.disks`);
-    /// `ncand` of them, summarised in `prep.aggs`.
-    cands: Vec<Candidate>,
-    ncand: Vec<u32>,
     tree: Tree,
     /// Each host's leaf, or [`NONE`] for a host in no tier.
     leaf_of: Vec<u32>,
@@ -162,8 +158,6 @@ struct Sim<'a> {
     flags: (bool, bool, bool),
     // Buffers.
     disk_buf: Vec<HotDisk>,
-    prep_buf: Vec<DiskPrep>,
-    cand_buf: Vec<Candidate>,
     dyn_cands: Vec<Candidate>,
     dyn_entries: Vec<DynEntry>,
     ranges: Vec<(u32, u32)>,
@@ -246,19 +240,8 @@ impl<'a> Sim<'a> {
         let mut prep = Prep::default();
         prep.fill(&cx, None);
         // The leaves: the first tier's hosts zone by zone (without candidate nodes there are
-        // none, and every volume fails at its first replica: it is handed back). A host with no
-        // candidate disk gets none later, as counted volumes only add scheduled bytes.
+        // none, and every volume fails at its first replica: it is handed back).
         let disks = prep.disks.len();
-        let mut cands = vec![Candidate { host: HostId(0), disk: DiskId(0), space: Default::default() }; disks];
-        let mut ncand = vec![0u32; prep.hosts.len()];
-        for (i, hp) in prep.hosts.iter().enumerate() {
-            if !hp.exists || hp.cand_len == 0 {
-                continue;
-            }
-            let from = prep.cands.get(hp.cand_start as usize..(hp.cand_start + hp.cand_len) as usize)?;
-            cands.get_mut(hp.disk_start as usize..hp.disk_start as usize + from.len())?.copy_from_slice(from);
-            ncand[i] = hp.cand_len;
-        }
         let sel = prep.zones.hosts.clone();
         let zones: Vec<(DomainId, u32, u32)> = prep.zones.zones.iter().map(|z| (z.zone, z.start, z.end)).collect();
         let mut leaf_of = vec![NONE; prep.hosts.len()];
@@ -272,16 +255,12 @@ impl<'a> Sim<'a> {
             flags: s.effective_anti_affinity(volume),
             cx,
             extra: vec![0; disks],
-            cands,
-            ncand,
             tree: Tree::new(&leaves),
             leaf_of,
             host_of: sel,
             zones,
             prep,
             disk_buf: Vec::new(),
-            prep_buf: Vec::new(),
-            cand_buf: Vec::new(),
             dyn_cands: Vec::new(),
             dyn_entries: Vec::new(),
             ranges: Vec::new(),
@@ -335,31 +314,8 @@ impl<'a> Sim<'a> {
     /// preparation on the changed snapshot does.
     fn reprepare(&mut self, id: HostId) {
         self.load_disks(id);
-        let Some(hp) = self.prep.hosts.get(id.index()).copied() else { return };
-        let full = if self.cx.disk_detail { self.cx.cluster.host(id) } else { None };
-        self.prep_buf.clear();
-        self.cand_buf.clear();
-        let mut agg = Agg::EMPTY;
-        let summary = disk_stage::prepare_host(
-            &self.cx,
-            id,
-            &self.disk_buf,
-            None,
-            full,
-            &mut self.prep_buf,
-            &mut self.cand_buf,
-            &mut agg,
-        );
-        let start = hp.disk_start as usize;
-        if let Some(dst) = self.prep.disks.get_mut(start..start + self.prep_buf.len()) {
-            dst.copy_from_slice(&self.prep_buf);
-        }
-        if let Some(dst) = self.cands.get_mut(start..start + self.cand_buf.len()) {
-            dst.copy_from_slice(&self.cand_buf);
-        }
-        self.ncand[id.index()] = self.cand_buf.len() as u32;
-        self.prep.aggs[id.index()] = agg;
-        self.prep.hosts[id.index()].disks = summary;
+        self.prep.reprepare_host(&self.cx, id, &self.disk_buf, None);
+        let agg = self.prep.aggs.get(id.index()).copied().unwrap_or(Agg::EMPTY);
         if let Some(&leaf) = self.leaf_of.get(id.index()).filter(|&&l| l != NONE) {
             self.tree.set(leaf as usize, HostSet::leaf(id, &agg));
         }
@@ -517,9 +473,7 @@ impl<'a> Sim<'a> {
         if let Some(e) = self.dyn_entries.iter().find(|e| e.host == id) {
             return self.dyn_cands.get(e.start as usize..(e.start + e.len) as usize).unwrap_or(&[]);
         }
-        let start = self.prep.hosts.get(id.index()).map_or(0, |h| h.disk_start as usize);
-        let n = self.ncand.get(id.index()).copied().unwrap_or(0) as usize;
-        self.cands.get(start..start + n).unwrap_or(&[])
+        self.prep.static_cands(id)
     }
 
     fn agg_of(&self, id: HostId) -> Agg {

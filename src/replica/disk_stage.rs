@@ -19,13 +19,39 @@ use crate::snapshot::{Disk, DiskType, Host, HotDisk};
 /// 16 TiB: from this size a v1 volume's disk filesystem is checked.
 pub(crate) const HUGE_VOLUME: i64 = 16 << 40;
 
-/// One disk's replica-independent state for this call.
+/// One disk's replica-independent state for this call. It does not depend on the volume's size
+/// (below [`HUGE_VOLUME`]): the space check's verdict lives in the host's candidates, and its
+/// note is made when read ([`DiskPrep::note_for`]), so a size change re-prepares only the hosts
+/// of disks whose verdict it changes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DiskPrep {
-    /// Why it is not a candidate with status values (pre-filter, eligibility or space), if so.
+    /// Why it is not a candidate with status values (pre-filter or eligibility), if so; when
+    /// `space_note`, the note unless the space check fails.
     pub(crate) note: Option<DiskNote>,
     /// Passed the pre-filter and eligibility (the space check may still fail).
     pub(crate) eligible: bool,
+    /// The space check for the call's volume decides the note: its failure when it fails,
+    /// else `note`.
+    pub(crate) space_note: bool,
+}
+
+impl DiskPrep {
+    fn fixed(note: DiskNote) -> Self {
+        DiskPrep { note: Some(note), eligible: false, space_note: false }
+    }
+
+    /// The note of `disk` (the disk this was prepared from, in the hot form it was prepared
+    /// with) for `cx`'s volume: why it is not a candidate with status values, if so.
+    pub(crate) fn note_for(&self, cx: &Ctx<'_>, disk: &HotDisk) -> Option<DiskNote> {
+        if !self.space_note {
+            return self.note;
+        }
+        let space = DiskSpace::of_hot(disk);
+        match Limits::new(cx.settings, space).check(cx.volume.size, cx.volume.actual_size, space) {
+            Err(f) => Some(DiskNote::Space(f)),
+            Ok(()) => self.note,
+        }
+    }
 }
 
 /// One host's disk-stage summary with status values.
@@ -166,6 +192,21 @@ impl Limits {
         }
     }
 
+    /// The largest size that [`Limits::check`] admits on `space` (the disk the limits were
+    /// made from) by the scheduling space, whatever the actual size: when its other conditions
+    /// (which do not read the size) pass, it passes exactly for the sizes `≤ room`, so its
+    /// verdicts for two sizes `a < b` differ only when `a ≤ room < b`. `i128::MAX` when every
+    /// size passes (a limit of `i64::MAX`, which the saturating total never exceeds).
+    pub(crate) fn room(&self, space: DiskSpace) -> i128 {
+        if self.limit == i64::MAX {
+            i128::MAX
+        } else {
+            // `size.saturating_add(scheduled) > limit` ⇔ `size + scheduled > limit` when the
+            // limit is below `i64::MAX`, with the sum exact in i128.
+            self.limit as i128 - space.scheduled as i128
+        }
+    }
+
     /// Exactly [`is_schedulable_to_disk`] for the disk the limits were made from.
     #[inline]
     pub(crate) fn check(&self, size: i64, actual: i64, space: DiskSpace) -> Result<(), SpaceFailure> {
@@ -236,36 +277,32 @@ pub(crate) fn prepare_host(
             // v1.10 checks the space before the tags: a disk failing both is short of storage.
             Err((DiskNote::Tags, bits, true)) if cx.version == LonghornVersion::V1_10 => {
                 any = true;
-                let (note, bits) = match lim.check(size, actual, space) {
-                    Err(f) => (DiskNote::Space(f), FailureReason::InsufficientStorage.bit()),
-                    Ok(()) => (DiskNote::Tags, bits),
+                nonspace |= match lim.check(size, actual, space) {
+                    Err(_) => FailureReason::InsufficientStorage.bit(),
+                    Ok(()) => bits,
                 };
-                nonspace |= bits;
-                prep.push(DiskPrep { note: Some(note), eligible: false });
+                prep.push(DiskPrep { note: Some(DiskNote::Tags), eligible: false, space_note: true });
             }
             Err((note, bits, prefiltered)) => {
                 any |= prefiltered;
                 nonspace |= bits;
-                prep.push(DiskPrep { note: Some(note), eligible: false });
+                prep.push(DiskPrep::fixed(note));
             }
             Ok(()) => {
                 any = true;
                 if let Some(k) = cx.hooks.and_then(|h| caller_disk_reject(cx, h, id, i)) {
                     caller |= 1u64 << k;
                     let note = cx.hooks.map_or(0, |h| h.disk_filter_index(k));
-                    prep.push(DiskPrep { note: Some(DiskNote::Caller(note)), eligible: false });
+                    prep.push(DiskPrep::fixed(DiskNote::Caller(note)));
                     continue;
                 }
-                match lim.check(size, actual, space).map_err(DiskNote::Space) {
-                    Err(n) => {
-                        space_bits |= FailureReason::InsufficientStorage.bit();
-                        prep.push(DiskPrep { note: Some(n), eligible: true });
-                    }
+                prep.push(DiskPrep { note: None, eligible: true, space_note: true });
+                match lim.check(size, actual, space) {
+                    Err(_) => space_bits |= FailureReason::InsufficientStorage.bit(),
                     Ok(()) => {
                         let c = Candidate { host: id, disk: DiskId::from_index(i), space };
                         agg.push(&c);
                         cands.push(c);
-                        prep.push(DiskPrep { note: None, eligible: true });
                     }
                 }
             }
@@ -308,7 +345,7 @@ pub(crate) fn dynamic_host(
     let mut bits = summary.nonspace_bits;
     for (i, (disk, dp)) in disks.iter().zip(prep).enumerate() {
         if !dp.eligible {
-            if let Some(n) = dp.note {
+            if let Some(n) = dp.note_for(cx, disk) {
                 note(i, n);
             }
             continue;
@@ -346,4 +383,46 @@ pub(crate) fn holds(c: &Candidate, replicas: &[Replica], replica_at: &[(Option<H
             && !r.disk_id.is_empty()
             && (!r.is_failed() || r.is_potentially_reusable())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Limits;
+    use crate::replica::{DiskSpace, ReplicaSettings};
+
+    /// Where the other conditions pass, the space check passes exactly for the sizes up to the
+    /// room, at the ends of the ranges too (saturating totals, a limit of `i64::MAX`).
+    #[test]
+    fn the_room_is_the_largest_size_the_check_admits() {
+        let values = [0, 1, 2, 99, 100, 1 << 40, i64::MAX / 2, i64::MAX - 1, i64::MAX];
+        let sizes = |room: i128| {
+            let near = [room.saturating_sub(1), room, room.saturating_add(1)]
+                .map(|r| r.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
+            [i64::MIN, -1, 0, 1, 1 << 40, i64::MAX - 1, i64::MAX].into_iter().chain(near)
+        };
+        for (min_pct, over_pct) in [(0, 100), (25, 100), (10, 200), (0, 1000), (50, 0)] {
+            let settings = ReplicaSettings {
+                storage_minimal_available_percentage: min_pct,
+                storage_over_provisioning_percentage: over_pct,
+                ..ReplicaSettings::default()
+            };
+            for &max in &values {
+                for &reserved in &[0, 1, max / 2] {
+                    for &scheduled in &values {
+                        let space = DiskSpace::new(max, max, reserved, scheduled);
+                        let lim = Limits::new(&settings, space);
+                        let room = lim.room(space);
+                        if lim.check(i64::MIN, 0, space).is_err() {
+                            // Another condition fails (the smallest size always fits the limit).
+                            assert!(sizes(room).all(|s| lim.check(s, 0, space).is_err()));
+                            continue;
+                        }
+                        for s in sizes(room) {
+                            assert_eq!(lim.check(s, 0, space).is_ok(), s as i128 <= room, "{space:?} {s} {room}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -183,13 +183,19 @@
 //! rebuilds it only when a call passes anything else: any event applied, another cluster (even
 //! one with equal content), other settings, a scheduler with other hooks. The volume's part
 //! (eligibility, the space check for its size, the static candidates and their summaries) is
-//! also kept, and reused while the next volume has the same shape (Longhorn version, size,
-//! actual size, data engine, node and disk selectors, backing image, topology requirement,
-//! effective disk pressure; not with caller disk filters, which see the whole volume). A stream
-//! of volumes on one snapshot pays the snapshot's part once and, per volume, only what its
-//! shape changes; the answer is always the one a fresh scratch gives (a property test replays
-//! random event sequences against fresh calls). [`ReplicaScheduler::schedule_volume`] is the
-//! same call without a scratch to keep: it prepares in one pass, as before scratches existed.
+//! also kept, and reused while the next volume has the same shape (Longhorn version, actual
+//! size, data engine, node and disk selectors, backing image, topology requirement, effective
+//! disk pressure, and the size itself only from 16 TiB for v1; not with caller disk filters,
+//! which see the whole volume). A volume of the same shape and another size changes only the
+//! space check's verdicts, and only on the disks whose room (the largest size the check
+//! admits) lies between the two sizes: the scratch keeps the disks in the order of their room
+//! (made on the first size change), re-prepares just those disks' hosts, and redoes the
+//! summaries of their blocks and zones; when more than one disk in eight may change it fills
+//! anew. A stream of volumes on one snapshot pays the snapshot's part once and, per volume,
+//! only what its shape and size change; the answer is always the one a fresh scratch gives
+//! (property tests replay random event sequences and random streams of volumes against fresh
+//! calls). [`ReplicaScheduler::schedule_volume`] is the same call without a scratch to keep: it
+//! prepares in one pass, as before scratches existed.
 //!
 //! # Versions
 //!
@@ -951,16 +957,16 @@ impl ReplicaScheduler {
                         }
                     } else {
                         bits |= hp.disks.static_bits;
-                        if let (true, Some(h)) = (self.explain, cluster.host(id)) {
-                            for (i, dp) in disk_prep.iter().take(h.disks.len()).enumerate() {
-                                if let Some(n) = dp.note {
+                        if self.explain {
+                            for (i, (dp, disk)) in disk_prep.iter().zip(cluster.hot_disks(id)).enumerate() {
+                                if let Some(n) = dp.note_for(cx, disk) {
                                     note_disk(hp.disk_start, id, i, n);
                                 }
                             }
                         }
                         if hp.cand_len > 0 {
                             let e =
-                                Entry { host: id, dynamic: false, start: hp.cand_start, len: hp.cand_len, agg: id.0 };
+                                Entry { host: id, dynamic: false, start: hp.disk_start, len: hp.cand_len, agg: id.0 };
                             prep.entries.push(e);
                         }
                     }
@@ -1096,11 +1102,7 @@ impl ReplicaScheduler {
                 return None;
             }
         }
-        let cands = |h: HostId| {
-            let hp = prep.host(h);
-            hp.and_then(|hp| prep.cands.get(hp.cand_start as usize..(hp.cand_start + hp.cand_len) as usize))
-                .unwrap_or(&[])
-        };
+        let cands = |h: HostId| prep.static_cands(h);
         let agg = |h: HostId| prep.aggs.get(h.index()).copied().unwrap_or(Agg::EMPTY);
         let pick = prep.zones.choose(self.disk_choice, volume.size as i128, &used.zones, cands, agg)?;
         self.placement(cx.cluster, volume, replica, pick)

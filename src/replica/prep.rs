@@ -6,7 +6,7 @@
 //! replicas it schedules, plus the buffers they reuse.
 
 use super::choice::{Agg, Candidate, Entry};
-use super::disk_stage::{self, DiskBase, DiskPrep, HostDisks};
+use super::disk_stage::{self, DiskBase, DiskPrep, HostDisks, HUGE_VOLUME};
 use super::hooks;
 use super::node::{ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED};
 use super::node_stage;
@@ -16,7 +16,7 @@ use super::volume::{BackingImage, DataEngine, Replica, TopologyTerm};
 use super::zones::ZoneLists;
 use super::{attr_bool, Ctx, LonghornVersion};
 use crate::id::{DiskId, DomainId, HostId, Symbol};
-use crate::snapshot::{ChunkLabels, HotChunk, CHUNK};
+use crate::snapshot::{ChunkLabels, HotChunk, HotDisk, CHUNK};
 
 /// One host's volume-independent state: what the snapshot and the settings say about it
 /// (indexed by host id; part of [`Base`]).
@@ -53,6 +53,21 @@ pub(crate) struct Base {
     pub(crate) disks: Vec<DiskBase>,
     /// With caller levels: each host's domain per level (`hosts × levels`, row-major).
     pub(crate) level_values: Vec<Option<Symbol>>,
+    /// The disks that pass the pre-filter by their room, made when a volume of another size
+    /// first reuses a preparation ([`Base::rooms`]).
+    rooms: Rooms,
+}
+
+/// The disks that pass the pre-filter, in the order of their room ([`Limits::room`](disk_stage::Limits::room)):
+/// the disks whose space verdict a change of the volume's size from `a` to `b` can change are
+/// those with a room in `min(a, b)..max(a, b)`, one range of this order.
+#[derive(Debug, Default)]
+struct Rooms {
+    built: bool,
+    /// Ascending.
+    keys: Vec<i128>,
+    /// Each key's host.
+    hosts: Vec<HostId>,
 }
 
 impl HostBase {
@@ -132,6 +147,33 @@ impl Base {
             Some(h) => hooks::level_values(cluster, &h.levels, &mut self.level_values),
             None => self.level_values.clear(),
         }
+        self.rooms.built = false;
+    }
+
+    /// The hosts of the disks whose space verdict can differ between sizes `a` and `b`, with
+    /// repeats, in no particular order (see [`Rooms`]); the index is made on the first call
+    /// after a build, in O(disks × log disks).
+    fn rooms(&mut self, a: i64, b: i64) -> &[HostId] {
+        if !self.rooms.built {
+            let mut pairs: Vec<(i128, HostId)> = Vec::with_capacity(self.disks.len());
+            for (i, hb) in self.hosts.iter().enumerate().filter(|(_, hb)| hb.exists) {
+                let end = self.hosts.get(i + 1..).and_then(|rest| rest.iter().find(|h| h.exists));
+                let end = end.map_or(self.disks.len(), |h| h.disk_start as usize);
+                let disks = self.disks.get(hb.disk_start as usize..end).unwrap_or(&[]);
+                let id = HostId::from_index(i);
+                pairs.extend(disks.iter().filter(|d| d.pre.is_none()).map(|d| (d.lim.room(d.space), id)));
+            }
+            pairs.sort_unstable_by_key(|p| p.0);
+            self.rooms.keys.clear();
+            self.rooms.hosts.clear();
+            self.rooms.keys.extend(pairs.iter().map(|p| p.0));
+            self.rooms.hosts.extend(pairs.iter().map(|p| p.1));
+            self.rooms.built = true;
+        }
+        let (lo, hi) = (a.min(b) as i128, a.max(b) as i128);
+        let from = self.rooms.keys.partition_point(|&k| k < lo);
+        let to = self.rooms.keys.partition_point(|&k| k < hi);
+        self.rooms.hosts.get(from..to).unwrap_or(&[])
     }
 }
 
@@ -159,8 +201,19 @@ pub(crate) struct Prep {
     pub(crate) plain_cands: Result<Vec<HostId>, FailureReason>,
     /// The first tier's hosts zone by zone, from `plain_cands` (empty when that is a failure).
     pub(crate) zones: ZoneLists,
-    /// What the volume-dependent part was last filled for (`None`: not reusable).
+    /// What the volume-dependent part was last filled for (`None`: not reusable), and the
+    /// volume size it was filled or last resized for.
     pub(crate) filled: Option<FillKey>,
+    filled_size: i64,
+    /// [`Prep::resize`] refills instead when more than `disks / resize_share` disks may change
+    /// (0: never).
+    pub(crate) resize_share: usize,
+    /// Resizes made (for tests).
+    pub(crate) resizes: u64,
+    /// Buffers of [`Prep::reprepare_host`].
+    disk_buf: Vec<DiskPrep>,
+    cand_buf: Vec<Candidate>,
+    touched: Vec<HostId>,
 }
 
 impl Default for Prep {
@@ -180,16 +233,24 @@ impl Default for Prep {
             plain_cands: Ok(Vec::new()),
             zones: ZoneLists::default(),
             filled: None,
+            filled_size: 0,
+            resize_share: RESIZE_SHARE,
+            resizes: 0,
+            disk_buf: Vec::new(),
+            cand_buf: Vec::new(),
+            touched: Vec::new(),
         }
     }
 }
 
-/// Everything of a call that [`Prep::fill`] reads besides the snapshot, the settings and the
-/// node hooks (which the scratch's stamp covers): equal keys give equal fills.
+/// Everything of a call that [`Prep::fill`] reads besides the snapshot, the settings, the node
+/// hooks (which the scratch's stamp covers) and the volume's size below [`HUGE_VOLUME`]: equal
+/// keys give fills that differ only in the space check's verdicts ([`Prep::resize`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FillKey {
     version: LonghornVersion,
-    size: i64,
+    /// The size of a v1 volume of at least [`HUGE_VOLUME`] (its filesystem check reads it).
+    huge_size: Option<i64>,
     actual_size: i64,
     data_engine: DataEngine,
     node_selector: Vec<String>,
@@ -209,7 +270,7 @@ impl FillKey {
         let v = cx.volume;
         Some(FillKey {
             version: cx.version,
-            size: v.size,
+            huge_size: (v.data_engine == DataEngine::V1 && v.size >= HUGE_VOLUME).then_some(v.size),
             actual_size: v.actual_size,
             data_engine: v.data_engine,
             node_selector: v.node_selector.clone(),
@@ -238,15 +299,25 @@ pub(crate) struct HostPrep {
     /// The first caller node filter rejecting it: its position + 1, or 0.
     pub(crate) caller: u16,
     pub(crate) zone: DomainId,
-    /// Its disks in [`Prep::disks`].
+    /// Its disks in [`Prep::disks`], and the slots of its static candidates in [`Prep::cands`]
+    /// (one slot per disk, the first `cand_len` used).
     pub(crate) disk_start: u32,
-    /// Its static candidates in [`Prep::cands`].
-    pub(crate) cand_start: u32,
     pub(crate) cand_len: u32,
     pub(crate) disks: HostDisks,
     /// Holds (or held earlier in the call) a replica of the volume: re-evaluated per replica.
     pub(crate) dirty: bool,
 }
+
+/// A resize re-prepares at most one disk in this many (a host re-prepared costs a few times a
+/// host filled), else the preparation is filled anew.
+const RESIZE_SHARE: usize = 8;
+
+/// An unused candidate slot.
+const PAD: Candidate = Candidate {
+    host: HostId(0),
+    disk: DiskId(0),
+    space: DiskSpace { maximum: 0, available: 0, reserved: 0, scheduled: 0 },
+};
 
 const ABSENT: HostPrep = HostPrep {
     exists: false,
@@ -258,7 +329,6 @@ const ABSENT: HostPrep = HostPrep {
     caller: 0,
     zone: DomainId::NONE,
     disk_start: 0,
-    cand_start: 0,
     cand_len: 0,
     disks: HostDisks { nonspace_bits: 0, static_bits: 0, caller: 0 },
     dirty: false,
@@ -342,7 +412,6 @@ impl Prep {
                         .any(|t| (t.zone.is_empty() || t.zone == zone) && (t.region.is_empty() || t.region == region))
                 };
                 let disk_start = self.disks.len() as u32;
-                let cand_start = self.cands.len() as u32;
                 let mut agg = Agg::EMPTY;
                 let full = if detail { cluster.host(id) } else { None };
                 let hot_disks = hot.lane_disks(lane);
@@ -357,6 +426,8 @@ impl Prep {
                     &mut self.cands,
                     &mut agg,
                 );
+                let cand_len = self.cands.len() as u32 - disk_start;
+                self.cands.resize(self.disks.len(), PAD);
                 self.hosts.push(HostPrep {
                     exists: true,
                     step2,
@@ -370,8 +441,7 @@ impl Prep {
                     caller: hb.caller,
                     zone: hot.zone[lane],
                     disk_start,
-                    cand_start,
-                    cand_len: self.cands.len() as u32 - cand_start,
+                    cand_len,
                     disks: summary,
                     dirty: false,
                 });
@@ -382,19 +452,86 @@ impl Prep {
         self.plain_cands = node_stage::plain_candidates(cx, self, &mut plain).map(|()| plain);
         let plain = self.plain_cands.as_deref().unwrap_or(&[]);
         self.zones.build(&self.hosts, &self.aggs, plain);
+        self.filled_size = volume.size;
     }
 
-    /// [`Prep::fill`], or nothing when this preparation was filled for an equal [`FillKey`]
-    /// since `base` was built (`fresh_base` says it was just rebuilt); unbinds any replica.
-    pub(crate) fn refill(&mut self, cx: &Ctx<'_>, base: &Base, fresh_base: bool) {
+    /// [`Prep::fill`], or, when this preparation was filled for an equal [`FillKey`] since
+    /// `base` was built (`fresh_base` says it was just rebuilt), only what the volume's size
+    /// changes ([`Prep::resize`]); unbinds any replica.
+    pub(crate) fn refill(&mut self, cx: &Ctx<'_>, base: &mut Base, fresh_base: bool) {
         let key = FillKey::of(cx);
-        if !fresh_base && key.is_some() && self.filled == key {
-            self.bind(cx, &[]);
-            return;
+        if fresh_base || key.is_none() || self.filled != key || !self.resize(cx, base) {
+            self.fill(cx, Some(base));
+            self.filled = key;
         }
-        self.fill(cx, Some(base));
         self.bind(cx, &[]);
-        self.filled = key;
+    }
+
+    /// Brings a fill for another size of an equal [`FillKey`] to `cx`'s volume size: re-prepares
+    /// the hosts of the disks whose space verdict differs between the two sizes ([`Base::rooms`])
+    /// and their zone lists' summaries; what it leaves is the same for both sizes (the disks'
+    /// states are size-independent, [`DiskPrep`]). `false` (nothing changed) when so many disks
+    /// may change that a fill costs less. O(log disks + the changed disks' hosts × (their
+    /// disks + a block of the zone lists) + the changed zones' blocks).
+    fn resize(&mut self, cx: &Ctx<'_>, base: &mut Base) -> bool {
+        let size = cx.volume.size;
+        if size == self.filled_size {
+            return true;
+        }
+        let hosts = base.rooms(self.filled_size, size);
+        if self.resize_share > 0 && hosts.len() > self.disks.len() / self.resize_share {
+            return false;
+        }
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.clear();
+        touched.extend_from_slice(hosts);
+        touched.sort_unstable();
+        touched.dedup();
+        for &id in &touched {
+            let disks = cx.cluster.hot_disks(id);
+            let kept = base.hosts.get(id.index()).map(|hb| hb.disk_start as usize);
+            let kept = kept.and_then(|start| base.disks.get(start..));
+            self.reprepare_host(cx, id, disks, kept);
+            self.zones.update(id, self.aggs.get(id.index()).unwrap_or(&Agg::EMPTY));
+        }
+        self.zones.refresh(&self.aggs);
+        self.touched = touched;
+        self.filled_size = size;
+        self.resizes += 1;
+        true
+    }
+
+    /// Re-prepares host `id`'s disks (`disks` in hot form, `base` their kept state as for
+    /// [`disk_stage::prepare_host`]) in place: their states, its candidate slots, count, summary
+    /// and reason bits. The zone lists are left to the caller.
+    pub(crate) fn reprepare_host(&mut self, cx: &Ctx<'_>, id: HostId, disks: &[HotDisk], base: Option<&[DiskBase]>) {
+        let Some(hp) = self.hosts.get(id.index()).copied().filter(|h| h.exists) else { return };
+        let full = if cx.disk_detail { cx.cluster.host(id) } else { None };
+        self.disk_buf.clear();
+        self.cand_buf.clear();
+        let mut agg = Agg::EMPTY;
+        let summary =
+            disk_stage::prepare_host(cx, id, disks, base, full, &mut self.disk_buf, &mut self.cand_buf, &mut agg);
+        let start = hp.disk_start as usize;
+        if let Some(dst) = self.disks.get_mut(start..start + self.disk_buf.len()) {
+            dst.copy_from_slice(&self.disk_buf);
+        }
+        if let Some(dst) = self.cands.get_mut(start..start + self.cand_buf.len()) {
+            dst.copy_from_slice(&self.cand_buf);
+        }
+        if let Some(h) = self.hosts.get_mut(id.index()) {
+            h.cand_len = self.cand_buf.len() as u32;
+            h.disks = summary;
+        }
+        if let Some(a) = self.aggs.get_mut(id.index()) {
+            *a = agg;
+        }
+    }
+
+    /// Host `id`'s static candidates (status values, no replica of the volume considered).
+    pub(crate) fn static_cands(&self, id: HostId) -> &[Candidate] {
+        let Some(hp) = self.host(id) else { return &[] };
+        self.cands.get(hp.disk_start as usize..(hp.disk_start + hp.cand_len) as usize).unwrap_or(&[])
     }
 
     /// Resolves each replica's host and disk and marks the hosts holding one for per-replica

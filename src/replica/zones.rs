@@ -8,6 +8,11 @@
 //! the first host of each unused zone past a total: O(zones) and a scan that stops at the first
 //! host it looks for, where building the tier costs O(hosts) for every replica. The stepwise
 //! volume count ([`count`](super::count)) orders its tree's leaves by the same lists.
+//!
+//! The lists hold every host that passes the node checks, with or without a candidate disk, so
+//! they do not change with the volume's size: when a preparation is resized
+//! ([`Prep::resize`](super::prep::Prep::resize)) only the changed hosts' totals, their blocks'
+//! summaries and their zones' sums are redone ([`ZoneLists::update`], [`ZoneLists::refresh`]).
 
 use super::choice::{Agg, Candidate, DiskChoice, HostSet, NO_HOST};
 use super::prep::HostPrep;
@@ -23,21 +28,46 @@ pub(crate) struct ZoneList {
 }
 
 /// The hosts a new replica's first tier can hold, zone by zone: candidate nodes (steps 2 and 4
-/// without a hard node affinity) that pass the node selector and the caller's node filters and
-/// have at least one static candidate disk.
+/// without a hard node affinity) that pass the node selector and the caller's node filters.
+/// Those without a static candidate disk are listed as absent: they count in no summary and no
+/// search finds them.
 #[derive(Debug, Default)]
 pub(crate) struct ZoneLists {
     /// The listed hosts, zone after zone, each zone's in host id order.
     pub(crate) hosts: Vec<HostId>,
-    /// Each listed host's usable total ([`Agg::sum`] of its candidates), aligned with `hosts`.
+    /// Each listed host's usable total ([`Agg::sum`] of its candidates), or [`ABSENT`] when it
+    /// has none, aligned with `hosts`.
     totals: Vec<i128>,
     /// The zones, in the order of their lowest host id; their ranges follow one another.
     pub(crate) zones: Vec<ZoneList>,
-    /// The smallest and largest total of each [`BLOCK`] listed hosts (`totals` in blocks), so
-    /// a search skips a block that cannot hold what it looks for.
+    /// The smallest and largest total present in each [`BLOCK`] listed hosts (`totals` in
+    /// blocks), so a search skips a block that cannot hold what it looks for.
     blocks: Vec<(i128, i128)>,
-    /// Build buffer: each zone's position in `zones` by [`zone_key`], [`NO_HOST`] when unseen.
+    /// Each zone's position in `zones` by [`zone_key`], [`NO_HOST`] when it has none.
     slot: Vec<u32>,
+    /// Made by the first [`ZoneLists::update`] after a build: each host's position in `hosts`
+    /// ([`NO_HOST`] when not listed, indexed by host id) and each block's hosts summarised.
+    pos: Vec<u32>,
+    block_sets: Vec<HostSet>,
+    /// Blocks whose totals changed since the last refresh.
+    dirty: Vec<u32>,
+}
+
+/// The total of a listed host without a static candidate (below any sum of usable bytes).
+const ABSENT: i128 = i128::MIN;
+
+/// The smallest and largest total present in `totals`.
+fn extremes(totals: &[i128]) -> (i128, i128) {
+    totals.iter().filter(|&&v| v != ABSENT).fold((i128::MAX, i128::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+}
+
+/// A listed host's total: its candidates' sum, or [`ABSENT`].
+fn total(agg: &Agg) -> i128 {
+    if agg.n == 0 {
+        ABSENT
+    } else {
+        agg.sum
+    }
 }
 
 /// Listed hosts per entry of [`ZoneLists::blocks`].
@@ -54,7 +84,7 @@ fn zone_key(zone: DomainId) -> usize {
 
 /// Whether the first tier lists host `hp` (given that it is a candidate node).
 fn listed(hp: &HostPrep) -> bool {
-    hp.selector_ok && hp.caller == 0 && hp.cand_len > 0
+    hp.selector_ok && hp.caller == 0
 }
 
 impl ZoneLists {
@@ -62,9 +92,15 @@ impl ZoneLists {
     /// `cands` the candidate nodes in host id order), keeping the allocations. O(candidate
     /// nodes): a counting sort by zone.
     pub(crate) fn build(&mut self, hosts: &[HostPrep], aggs: &[Agg], cands: &[HostId]) {
+        for z in &self.zones {
+            self.slot[zone_key(z.zone)] = NO_HOST;
+        }
         self.hosts.clear();
         self.totals.clear();
         self.zones.clear();
+        self.pos.clear();
+        self.block_sets.clear();
+        self.dirty.clear();
         let listed_host = |id: HostId| hosts.get(id.index()).filter(|hp| listed(hp));
         for hp in cands.iter().filter_map(|&id| listed_host(id)) {
             let key = zone_key(hp.zone);
@@ -90,12 +126,9 @@ impl ZoneLists {
             let agg = aggs.get(id.index()).copied().unwrap_or(Agg::EMPTY);
             let z = &mut self.zones[self.slot[zone_key(hp.zone)] as usize];
             self.hosts[z.end as usize] = id;
-            self.totals[z.end as usize] = agg.sum;
+            self.totals[z.end as usize] = total(&agg);
             z.set.push(id, &agg);
             z.end += 1;
-        }
-        for z in &self.zones {
-            self.slot[zone_key(z.zone)] = NO_HOST;
         }
         self.summarise_blocks();
     }
@@ -103,22 +136,119 @@ impl ZoneLists {
     /// Rebuilds [`ZoneLists::blocks`] from `totals`.
     fn summarise_blocks(&mut self) {
         self.blocks.clear();
-        self.blocks.extend(
-            self.totals
-                .chunks(BLOCK)
-                .map(|b| b.iter().fold((i128::MAX, i128::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)))),
-        );
+        self.blocks.extend(self.totals.chunks(BLOCK).map(extremes));
+    }
+
+    /// Sets host `id`'s candidates' summary to `agg` (its total and its block's summary are
+    /// redone at the next [`ZoneLists::refresh`]). Nothing when `id` is not listed.
+    pub(crate) fn update(&mut self, id: HostId, agg: &Agg) {
+        if self.pos.is_empty() && !self.hosts.is_empty() {
+            self.index();
+        }
+        let Some(&p) = self.pos.get(id.index()).filter(|&&p| p != NO_HOST) else { return };
+        if let Some(t) = self.totals.get_mut(p as usize) {
+            *t = total(agg);
+            self.dirty.push(p / BLOCK as u32);
+        }
+    }
+
+    /// Each host's position in `hosts`, made once per build when the first update needs it.
+    fn index(&mut self) {
+        // Hosts not listed have no entry; a listed host's id is below any other's bound.
+        let bound = self.hosts.iter().map(|h| h.index() + 1).max().unwrap_or(0);
+        self.pos.clear();
+        self.pos.resize(bound, NO_HOST);
+        for (p, h) in self.hosts.iter().enumerate() {
+            self.pos[h.index()] = p as u32;
+        }
+    }
+
+    /// Redoes the summaries of the blocks and zones that [`ZoneLists::update`] changed
+    /// (`aggs` indexed by host id, as updated). O(changed blocks × [`BLOCK`] + the changed
+    /// zones' blocks).
+    pub(crate) fn refresh(&mut self, aggs: &[Agg]) {
+        if self.dirty.is_empty() {
+            return;
+        }
+        let agg = |h: HostId| aggs.get(h.index()).copied().unwrap_or(Agg::EMPTY);
+        let block_set = |hosts: &[HostId]| {
+            let mut set = HostSet::EMPTY;
+            for &h in hosts {
+                set.push(h, &agg(h));
+            }
+            set
+        };
+        if self.block_sets.is_empty() {
+            self.block_sets.extend(self.hosts.chunks(BLOCK).map(block_set));
+        }
+        self.dirty.sort_unstable();
+        self.dirty.dedup();
+        for &b in &self.dirty {
+            let range = b as usize * BLOCK..((b as usize + 1) * BLOCK).min(self.hosts.len());
+            if let (Some(e), Some(t)) = (self.blocks.get_mut(b as usize), self.totals.get(range.clone())) {
+                *e = extremes(t);
+            }
+            if let (Some(set), Some(hosts)) = (self.block_sets.get_mut(b as usize), self.hosts.get(range)) {
+                *set = block_set(hosts);
+            }
+        }
+        // Each zone that a changed block overlaps: the blocks inside it, and its ends host by host.
+        let mut next = 0;
+        for z in &mut self.zones {
+            let (start, end) = (z.start as usize, z.end as usize);
+            while next < self.dirty.len() && (self.dirty[next] as usize + 1) * BLOCK <= start {
+                next += 1;
+            }
+            if self.dirty.get(next).is_none_or(|&b| b as usize * BLOCK >= end) {
+                continue;
+            }
+            let (first_full, end_full) = (start.div_ceil(BLOCK), end / BLOCK);
+            let mut set = HostSet::EMPTY;
+            if first_full < end_full {
+                for b in self.block_sets.get(first_full..end_full).unwrap_or(&[]) {
+                    set.add(b);
+                }
+                for p in (start..first_full * BLOCK).chain(end_full * BLOCK..end) {
+                    let h = self.hosts[p];
+                    set.push(h, &agg(h));
+                }
+            } else {
+                for &h in self.hosts.get(start..end).unwrap_or(&[]) {
+                    set.push(h, &agg(h));
+                }
+            }
+            z.set = set;
+        }
+        self.dirty.clear();
     }
 
     /// The first position in `range` whose total is `≥ t` (`at_least`) or `≤ t`, skipping each
     /// block that starts in the range and holds none (nor, then, does its part in the range).
+    /// Absent hosts never match.
     fn first_at(&self, range: std::ops::Range<usize>, t: i128, at_least: bool) -> Option<usize> {
-        let hit = |v: i128| if at_least { v >= t } else { v <= t };
+        if at_least {
+            // Every total present is above ABSENT, so one comparison also skips the absent.
+            let t = t.max(ABSENT + 1);
+            self.first_hit(range, |v| v >= t, |(_, hi)| hi >= t)
+        } else {
+            self.first_hit(range, |v| v <= t && v != ABSENT, |(lo, _)| lo <= t)
+        }
+    }
+
+    /// [`ZoneLists::first_at`] with the test of a total (`hit`) and of a block's extremes
+    /// (`block_hit`, true when one of its totals may hit).
+    #[inline]
+    fn first_hit(
+        &self,
+        range: std::ops::Range<usize>,
+        hit: impl Fn(i128) -> bool,
+        block_hit: impl Fn((i128, i128)) -> bool,
+    ) -> Option<usize> {
         let mut i = range.start;
         while i < range.end {
             if i % BLOCK == 0 {
-                let (lo, hi) = self.blocks.get(i / BLOCK).copied().unwrap_or((i128::MIN, i128::MAX));
-                if !hit(if at_least { hi } else { lo }) {
+                let extremes = self.blocks.get(i / BLOCK).copied().unwrap_or((i128::MIN, i128::MAX));
+                if !block_hit(extremes) {
                     i += BLOCK;
                     continue;
                 }
@@ -129,6 +259,13 @@ impl ZoneLists {
             i += 1;
         }
         None
+    }
+
+    /// Everything a pick reads, as text (for tests comparing two lists).
+    #[cfg(test)]
+    pub(crate) fn digest(&self) -> String {
+        let zones: Vec<String> = self.zones.iter().map(|z| format!("{:?}", z)).collect();
+        format!("{:?}\n{:?}\n{:?}\n{}", self.hosts, self.totals, self.blocks, zones.join("\n"))
     }
 
     /// The engine's pick in the first tier when it is the union of the zones not in `used`
@@ -168,7 +305,7 @@ impl ZoneLists {
 
 #[cfg(test)]
 mod tests {
-    use super::ZoneLists;
+    use super::{ZoneLists, ABSENT};
     use crate::replica::{DiskChoice, LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, Volume};
     use crate::rng::SplitMix64;
     use crate::snapshot::{Cluster, DiskSpec, HostSpec, HostState};
@@ -230,6 +367,25 @@ mod tests {
                 for at_least in [true, false] {
                     let want = (a..b).find(|&i| if at_least { lists.totals[i] >= t } else { lists.totals[i] <= t });
                     assert_eq!(lists.first_at(a..b, t, at_least), want, "{a}..{b} t={t} at_least={at_least}");
+                }
+            }
+        }
+    }
+
+    /// The search never finds an absent host, whatever the bound.
+    #[test]
+    fn first_at_skips_absent_hosts() {
+        let mut rng = SplitMix64::new(12);
+        for len in [1usize, 32, 33, 100] {
+            let draw = |rng: &mut SplitMix64| if rng.below(3) == 0 { ABSENT } else { rng.below(50) as i128 * 10 };
+            let totals: Vec<i128> = (0..len).map(|_| draw(&mut rng)).collect();
+            let mut lists = ZoneLists { totals, ..ZoneLists::default() };
+            lists.summarise_blocks();
+            for t in [ABSENT, ABSENT + 1, -1, 0, 250, 490, 500, i128::MAX] {
+                for at_least in [true, false] {
+                    let hit = |&v: &i128| v != ABSENT && if at_least { v >= t } else { v <= t };
+                    let want = lists.totals.iter().position(hit);
+                    assert_eq!(lists.first_at(0..len, t, at_least), want, "len={len} t={t} at_least={at_least}");
                 }
             }
         }
