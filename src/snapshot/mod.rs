@@ -550,6 +550,22 @@ impl Cluster {
             && self.chunks.iter().zip(&other.chunks).all(|(a, b)| Arc::ptr_eq(a, b))
     }
 
+    /// The chunks of this snapshot that are not the very chunks of `earlier` (by index,
+    /// ascending, chunks added since included), or `None` when the two do not read the same
+    /// interned strings and topology (an event that interned a new string or domain copied
+    /// them), or this snapshot has fewer chunks. As with [`Cluster::is_same_snapshot`], a
+    /// caller that holds a clone of `earlier` knows that a chunk at the same address holds the
+    /// same hosts and hot columns: a preparation kept from `earlier` needs redoing only for the
+    /// hosts of the chunks listed. Computes in O(hosts / 64).
+    pub(crate) fn changed_chunks<'a>(&'a self, earlier: &'a Cluster) -> Option<impl Iterator<Item = usize> + 'a> {
+        let comparable = Arc::ptr_eq(&self.symbols, &earlier.symbols)
+            && Arc::ptr_eq(&self.topology, &earlier.topology)
+            && self.chunks.len() >= earlier.chunks.len();
+        comparable.then(|| {
+            (0..self.chunks.len()).filter(|&c| earlier.chunks.get(c).is_none_or(|e| !Arc::ptr_eq(e, &self.chunks[c])))
+        })
+    }
+
     /// Number of hosts (removed hosts not counted).
     pub fn len(&self) -> usize {
         self.live
@@ -1346,6 +1362,36 @@ mod tests {
         assert_eq!(c.hot_free(a, ResourceId::MEMORY_MB.index()), 768.0);
         assert_eq!(c.resource_kinds().get("gpu"), Some(ResourceId(3)));
         assert_eq!(c.aggregates()[0].metadata["ssd"], "true");
+    }
+
+    #[test]
+    fn changed_chunks_are_those_an_event_copied() {
+        let mut builder = Cluster::builder().topology_levels(["region", "zone", "rack"]);
+        for i in 0..192 {
+            builder = builder.host(HostSpec::new(format!("h{i}")).vcpus(8.0).label("tier", "gold"));
+        }
+        let first = builder.build().unwrap();
+        let changed = |now: &Cluster, earlier: &Cluster| now.changed_chunks(earlier).map(Iterator::collect::<Vec<_>>);
+        assert_eq!(changed(&first, &first), Some(vec![]));
+        assert_eq!(changed(&first, &first.clone()), Some(vec![]));
+        let placed = ClusterEvent::InstancePlaced {
+            host: "h70".into(),
+            instance: InstanceSpec::new("i1").resource("vcpus", 1.0),
+        };
+        let second = first.apply(&placed).unwrap();
+        assert_eq!(changed(&second, &first), Some(vec![1]), "h70 is in chunk 1");
+        let added = ClusterEvent::HostAdded { host: HostSpec::new("h192").vcpus(8.0).label("tier", "gold") };
+        let third = second.apply(&added).unwrap();
+        assert_eq!(changed(&third, &first), Some(vec![1, 3]), "h192 opens chunk 3");
+        assert_eq!(changed(&third, &second), Some(vec![3]));
+        assert_eq!(changed(&second, &third), None, "fewer chunks than the earlier snapshot");
+        // A new label value is interned into a copy of the table: nothing is comparable.
+        let relabelled = ClusterEvent::HostUpdated { host: HostSpec::new("h0").vcpus(8.0).label("tier", "silver") };
+        assert_eq!(changed(&second.apply(&relabelled).unwrap(), &second), None);
+        // In-place writes copy a chunk an earlier clone still holds.
+        let mut written = second.clone();
+        written.apply_mut(&ClusterEvent::InstanceRemoved { host: "h70".into(), instance: "i1".into() }).unwrap();
+        assert_eq!(changed(&written, &second), Some(vec![1]));
     }
 
     #[test]
