@@ -23,7 +23,7 @@
 //! replaying the round the usual way, so even the error is the one the ranking path gives.
 
 use super::rank::add_terms;
-use super::Scheduler;
+use super::{filter_chunk, Scheduler};
 use crate::error::ScheduleError;
 use crate::filter::Rejections;
 use crate::id::HostId;
@@ -105,13 +105,17 @@ impl OnePass {
         let mut ids = [HostId(0); CHUNK];
         let mut keep = [0u64; CHUNK];
         let mut inexact = false;
+        // The filters that run are worked out once for all chunks.
+        let active: smallvec::SmallVec<[_; 8]> = if filter {
+            scheduler.active_filters(cx, filter_states, cx.instance()).collect()
+        } else {
+            Default::default()
+        };
         for chunk in 0..masks.len() {
             if masks[chunk] == 0 {
                 continue;
             }
-            if filter {
-                scheduler.run_filters(cx, filter_states, cx.instance(), chunk, &mut masks[chunk..=chunk], rejections);
-            }
+            masks[chunk] = filter_chunk(&active, chunk, masks[chunk], rejections);
             let m = masks[chunk];
             if m == 0 {
                 continue;
