@@ -29,7 +29,9 @@
 //! its place in the query as a path of list indices (`[2][0]`).
 //!
 //! A caller that evaluates one query on many hosts can resolve each variable's name once
-//! ([`Query::bind`]) and answer by slot ([`Vars::attribute_at`]) instead of by name.
+//! ([`Query::bind`]) and answer by slot ([`Vars::attribute_at`]) instead of by name; a query
+//! whose variables are all numbers and whose literals are numbers evaluates on plain `f64`s
+//! ([`Query::numeric`]), with the same answers.
 //!
 //! Where this differs from Nova: the hint text is decoded by serde_json, which rejects the
 //! `NaN` and `Infinity` literals Python's `json` accepts, and reads an integer beyond `i64` as a

@@ -2,7 +2,8 @@
 //! every round of a request that re-ranks from scratch), no candidate list and no per-weigher
 //! score vector is materialised.
 //!
-//! 1. **Filter and fold.** Chunk by chunk, the filters cut the chunk's mask, then every weigher
+//! 1. **Filter and fold.** Chunk by chunk, the filters cut the chunk's mask (which filters run,
+//!    with their contexts, is worked out once for the round), then every weigher
 //!    writes the survivors' raw values into a 64-lane buffer ([`Weigher::weigh_chunk`]) and its
 //!    clamped extremes are folded in. Only the candidate masks are written. A weigher whose
 //!    values are a snapshot column ([`Weigher::column`]) is not folded at first: the column's

@@ -24,6 +24,11 @@ const ERROR: u32 = 1;
 /// counters and free amounts include the earlier picks of the request. A query Nova cannot
 /// evaluate (not JSON, an unknown operator, a number ordered against a string, a dotted lookup
 /// through a non-map) fails the request. Runs for every instance, not on rebuilds.
+///
+/// A query that reads only numeric attributes (`free_ram_mb`, `num_io_ops` …) and compares
+/// them with number literals, under `and` and `or`, is judged on plain numbers
+/// ([`NumericQuery`]), with the same answers; a host with a value that is not a JSON number
+/// is judged by the general evaluation.
 /// Reason: ``query `<query>` is false``.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JsonFilter;
