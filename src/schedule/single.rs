@@ -112,12 +112,12 @@ impl OnePass {
         } else {
             Default::default()
         };
-        for chunk in 0..masks.len() {
-            if masks[chunk] == 0 {
+        for (chunk, mask) in masks.iter_mut().enumerate() {
+            if *mask == 0 {
                 continue;
             }
-            masks[chunk] = filter_chunk(&active, chunk, masks[chunk], rejections);
-            let m = masks[chunk];
+            *mask = filter_chunk(&active, chunk, *mask, rejections);
+            let m = *mask;
             if m == 0 {
                 continue;
             }
