@@ -1,9 +1,11 @@
 //! AggregateMultiTenancyIsolation: aggregates reserved for some projects.
 
+use super::nova::{judge_chunk, judge_host, ByAggregates};
+use crate::error::ScheduleError;
 use crate::expr::pyvalue::py_strip;
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
-use crate::request::Cx;
+use crate::request::{Cx, Prepared};
 use std::ops::Bound;
 
 /// The key prefix naming accepted projects.
@@ -15,31 +17,47 @@ const PREFIX: &str = "filter_tenant_id";
 /// with such values passes iff the request's project is among them; a host without accepts every
 /// project. Runs once per request, not on rebuilds. Reason: `project <id> not allowed by
 /// aggregate`.
+///
+/// The verdict reads the host's aggregates alone: it is judged once per distinct aggregate set
+/// in a request, and not at all when no aggregate sets a `filter_tenant_id` key.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AggregateMultiTenancyIsolation;
+
+/// One host's verdict, judged in full.
+fn judge(cx: &Cx<'_>, host: HostId) -> Result<Verdict, ScheduleError> {
+    let project = cx.request().vm.project.as_deref();
+    let aggregates = cx.cluster().aggregates();
+    let mut isolated = false;
+    for a in &cx.host(host).aggregates {
+        let Some(agg) = aggregates.get(a.index()) else { continue };
+        for (key, value) in agg.metadata.range::<str, _>((Bound::Included(PREFIX), Bound::Unbounded)) {
+            if !key.starts_with(PREFIX) {
+                break;
+            }
+            isolated = true;
+            if value.split(',').any(|t| Some(py_strip(t)) == project) {
+                return Ok(Verdict::Pass);
+            }
+        }
+    }
+    Ok((!isolated).into())
+}
 
 impl Filter for AggregateMultiTenancyIsolation {
     fn name(&self) -> &str {
         "AggregateMultiTenancyIsolation"
     }
 
+    fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        Ok(Some(Box::new(ByAggregates::new(cx.cluster(), |key| key.starts_with(PREFIX)))))
+    }
+
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let project = cx.request().vm.project.as_deref();
-        let aggregates = cx.cluster().aggregates();
-        let mut isolated = false;
-        for a in &cx.host(host).aggregates {
-            let Some(agg) = aggregates.get(a.index()) else { continue };
-            for (key, value) in agg.metadata.range::<str, _>((Bound::Included(PREFIX), Bound::Unbounded)) {
-                if !key.starts_with(PREFIX) {
-                    break;
-                }
-                isolated = true;
-                if value.split(',').any(|t| Some(py_strip(t)) == project) {
-                    return Verdict::Pass;
-                }
-            }
-        }
-        (!isolated).into()
+        judge_host(cx, host, |_: &ByAggregates, h| judge(cx, h))
+    }
+
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        judge_chunk(cx, chunk, mask, rejected, |_: &ByAggregates, h| judge(cx, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, _reason: Reason) -> String {
@@ -90,5 +108,20 @@ mod tests {
         assert_eq!(run(&f, &c, &request(None)).unwrap(), names(&["open", "bare"]));
         assert_eq!(reason(&f, &c, &request(Some("tenant-z")), "c"), "project tenant-z not allowed by aggregate");
         assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+    }
+
+    #[test]
+    fn nothing_to_check_without_a_tenant_key() {
+        use crate::filter::builtin::nova::SpecChecks;
+        let c = Cluster::builder()
+            .aggregate(AggregateSpec::new("other").metadata("filter_tenant", "tenant-z"))
+            .host(HostSpec::new("in").aggregate("other"))
+            .host(HostSpec::new("bare"))
+            .build()
+            .unwrap();
+        assert!(ByAggregates::new(&c, |k| k.starts_with(PREFIX)).is_empty());
+        assert_eq!(run(&AggregateMultiTenancyIsolation, &c, &request(Some("t"))).unwrap(), names(&["in", "bare"]));
+        let tenant = Cluster::builder().aggregate(AggregateSpec::new("a").metadata("filter_tenant_id_x", "t")).build();
+        assert!(!ByAggregates::new(&tenant.unwrap(), |k| k.starts_with(PREFIX)).is_empty());
     }
 }

@@ -11,6 +11,8 @@
 //! reuses the verdict, reason included, for every later host with the same key. A check that
 //! reads something else (a value derived from resources, an attribute that is not a class
 //! attribute) leaves the key unset and every host is judged on its own.
+//! AggregateMultiTenancyIsolation and AggregateTypeAffinityFilter, whose verdicts read the
+//! aggregates alone, keep theirs per aggregate class the same way (`nova::ByAggregates`).
 //!
 //! ComputeCapabilitiesFilter goes one step further ([`ClassMemo::by_check`]): each of its
 //! specs reads one part of the host (`cpu_info.arch`, `cpu_info.features`,
@@ -416,8 +418,8 @@ mod tests {
     use super::*;
     use crate::filter::builtin::nova::testkit::flavor_request;
     use crate::filter::builtin::{
-        AggregateImagePropertiesIsolation, AggregateInstanceExtraSpecsFilter, ComputeCapabilitiesFilter,
-        ImagePropertiesFilter,
+        AggregateImagePropertiesIsolation, AggregateInstanceExtraSpecsFilter, AggregateMultiTenancyIsolation,
+        AggregateTypeAffinityFilter, ComputeCapabilitiesFilter, ImagePropertiesFilter,
     };
     use crate::filter::Filter;
     use crate::request::{Image, Request, VmSpec};
@@ -431,11 +433,26 @@ mod tests {
     }
 
     const AGGREGATES: [(&str, &[(&str, &str)]); 4] = [
-        ("a", &[("ssd", "true"), ("hw_architecture", "x86_64")]),
-        ("b", &[("ssd", "no"), ("gpu", "yes, true"), ("img_hv_type", "qemu,kvm")]),
-        ("c", &[("hw_architecture", "aarch64"), ("speed", "fast")]),
+        ("a", &[("ssd", "true"), ("hw_architecture", "x86_64"), ("filter_tenant_id", "p1, p2")]),
+        (
+            "b",
+            &[("ssd", "no"), ("gpu", "yes, true"), ("img_hv_type", "qemu,kvm"), ("instance_type", "m1.small, m1.test")],
+        ),
+        (
+            "c",
+            &[
+                ("hw_architecture", "aarch64"),
+                ("speed", "fast"),
+                ("filter_tenant_id_2", "p3"),
+                ("instance_type", "m1.big"),
+            ],
+        ),
         ("d", &[]),
     ];
+
+    /// The request's project: none, one that aggregate `a` accepts, one `c` accepts, and one
+    /// no aggregate names.
+    const PROJECTS: [Option<&str>; 4] = [None, Some("p2"), Some("p3"), Some("p9")];
 
     fn cpu_info(i: u8) -> Option<Value> {
         match i % 7 {
@@ -568,7 +585,7 @@ mod tests {
         ("speed", "fast"),
     ];
 
-    fn request(specs: u16, properties: u8) -> Request {
+    fn request(specs: u16, properties: u8, project: usize) -> Request {
         let mut r = flavor_request(1, 2048.0, 1.0, 0.0, 0.0, 0.0);
         let flavor = r.vm.flavor.as_mut().unwrap();
         for (i, (k, v)) in SPECS.iter().enumerate() {
@@ -584,7 +601,8 @@ mod tests {
                 image.properties.insert(k.to_string(), json!(v));
             }
         }
-        r.vm = VmSpec { image: Some(image), ..r.vm.clone() };
+        let project = PROJECTS[project % PROJECTS.len()].map(Into::into);
+        r.vm = VmSpec { image: Some(image), project, ..r.vm.clone() };
         r
     }
 
@@ -594,6 +612,8 @@ mod tests {
             Box::new(ImagePropertiesFilter::new()),
             Box::new(AggregateInstanceExtraSpecsFilter),
             Box::new(AggregateImagePropertiesIsolation::new()),
+            Box::new(AggregateMultiTenancyIsolation),
+            Box::new(AggregateTypeAffinityFilter),
         ]
     }
 
@@ -648,10 +668,11 @@ mod tests {
             updates in proptest::collection::vec((any::<usize>(), gen_host()), 0..6),
             specs in any::<u16>(),
             properties in any::<u8>(),
+            project in any::<usize>(),
         ) {
             let mut hosts: Vec<HostSpec> = gen.iter().enumerate().map(|(i, g)| host_spec(i, g)).collect();
             let mut cluster = Cluster::from_spec(&spec_of(&hosts)).unwrap();
-            let request = request(specs, properties);
+            let request = request(specs, properties, project);
             for round in 0..2 {
                 for filter in filters() {
                     let memoised = verdicts(&*filter, &cluster, &request);
@@ -710,7 +731,7 @@ mod tests {
         )]))
         .unwrap();
         let key = |specs: u16| {
-            let r = request(specs, 0);
+            let r = request(specs, 0, 0);
             let compiled = r.compile(&cluster).unwrap();
             let overlay = Overlay::new();
             let cx = Cx::new(&cluster, &r, &compiled, &overlay, 0);

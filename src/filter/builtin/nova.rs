@@ -2,7 +2,7 @@
 //! metadata read the two ways (reference §2), Python's `int()`, the current instance's UUID and
 //! the request's server-group state.
 
-use super::classes::ClassMemo;
+use super::classes::{ClassKey, ClassMemo, KeyPart};
 use crate::expr::pyvalue::{parse_py_float, py_strip};
 use crate::id::HostId;
 use crate::request::{Cx, Flavor, MemberPicks, ServerGroup, VmSpec};
@@ -704,4 +704,43 @@ pub(super) fn judge_chunk<C: SpecChecks>(
         return mask;
     }
     checks.memo().lanes(cx, chunk, mask, rejected, crate::Reason(SPEC_ERROR), |_, h| judge(checks, h))
+}
+
+/// The prepared state of a filter whose verdict reads the host's aggregates alone and cannot
+/// fail (AggregateMultiTenancyIsolation, AggregateTypeAffinityFilter): the verdicts memoised
+/// per aggregate class ([`ClassMemo`] on [`KeyPart::Aggregates`]), so each distinct aggregate
+/// set is judged once per request, and nothing to check at all when no aggregate of the
+/// snapshot sets a metadata key the filter reads (every host passes then).
+#[derive(Debug, Clone)]
+pub(super) struct ByAggregates {
+    memo: ClassMemo,
+    empty: bool,
+}
+
+impl ByAggregates {
+    /// The state for `cluster`, for a filter that reads the metadata keys `reads` accepts.
+    pub(super) fn new(cluster: &Cluster, reads: impl Fn(&str) -> bool) -> Self {
+        let empty = !cluster.aggregates().iter().any(|a| a.metadata.keys().any(|k| reads(k)));
+        ByAggregates { empty, ..Self::build_unchecked() }
+    }
+
+    /// A memo by aggregate class that judges every host it is asked about.
+    fn build_unchecked() -> Self {
+        ByAggregates { memo: ClassMemo::new(Some(ClassKey::new(vec![KeyPart::Aggregates]))), empty: false }
+    }
+}
+
+impl SpecChecks for ByAggregates {
+    /// Without preparation nothing is known about the snapshot's metadata: every host is judged.
+    fn build(_cx: &Cx<'_>) -> Self {
+        Self::build_unchecked()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.empty
+    }
+
+    fn memo(&self) -> &ClassMemo {
+        &self.memo
+    }
 }
