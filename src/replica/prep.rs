@@ -859,7 +859,7 @@ impl Fill {
     /// slot per disk, to `cands` (both of which start at position `offset` of the
     /// preparation); returns its state and its candidates' summary.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn host(
         &self,
         cx: &Ctx<'_>,
