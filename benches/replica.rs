@@ -8,14 +8,21 @@
 //!   part is kept, the volume's part follows each size (the warm group above reuses both).
 //! - `replica_volume_3_stream_resized`: the same with sizes around the disks' scheduling limits,
 //!   so that each size change re-prepares the hosts of a few percent of the disks.
+//! - `replica_volume_3_event`: the volume through one scratch on two snapshots in turn, the
+//!   second one event (a disk's scheduled space) after the first: each call sees a snapshot the
+//!   scratch was not made for, as a scheduler does after nearly every event, and refreshes the
+//!   preparation for the one chunk the event changed.
+//! - `replica_volume_3_event_rebuilt`: the same calls with the scratch cleared before each, so
+//!   that each rebuilds the preparation (the baseline for the group above).
 //! - `replica_floor`: the memory floor, measured in the same run: one pass that only reads the
 //!   hot disk columns the scheduler reads (space numbers and flags of every disk, chunk by
 //!   chunk) and decides nothing. A report states the volume's cost as "N× the floor".
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use placewise::id::DiskId;
 use placewise::replica::{ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
-use placewise::snapshot::Cluster;
+use placewise::snapshot::{Cluster, ClusterEvent};
 use std::hint::black_box;
 
 const G: i64 = 1 << 30;
@@ -79,6 +86,53 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("replica_volume_3_stream_resized");
     let sizes: Vec<Volume> = [505, 520, 510, 530, 500, 515].iter().map(|&g| Volume::new("vol", g * G, 3)).collect();
     stream(&mut group, &scheduler, &clusters, &sizes);
+    group.finish();
+
+    // One event apart: a disk of a host in the middle gets 10 GiB more scheduled. Each call
+    // passes the snapshot the previous call did not.
+    let mut group = c.benchmark_group("replica_volume_3_event");
+    let mut pairs = Vec::new();
+    for (nodes, cl) in &clusters {
+        let id = cl.host_id(&format!("n{}", nodes / 2)).unwrap();
+        let mut disk = cl.disk_to_spec(id, DiskId::from_index(1)).unwrap();
+        disk.scheduled += 10 * G;
+        let host = cl.host_name(id).to_owned();
+        let pair = [cl.clone(), cl.apply(&ClusterEvent::DiskUpdated { host, disk }).unwrap()];
+        let mut scratch = ReplicaScratch::new();
+        for snapshot in pair.iter().chain(&pair) {
+            let warm = scheduler.schedule_volume_with(&mut scratch, snapshot, &volume, &[], 0);
+            assert_eq!(
+                warm,
+                scheduler.schedule_volume(snapshot, &volume, &[], 0),
+                "a refreshed scratch changed the answer"
+            );
+        }
+        let mut k = 0usize;
+        group.bench_with_input(BenchmarkId::from_parameter(nodes), &pair, |b, pair| {
+            b.iter(|| {
+                k += 1;
+                scheduler.schedule_volume_with(&mut scratch, black_box(&pair[k % 2]), black_box(&volume), &[], 0)
+            })
+        });
+        assert_eq!(scratch.rebuilds(), scratch.refreshes() + 1, "the scratch was rebuilt, not refreshed");
+        pairs.push((nodes, pair));
+    }
+    group.finish();
+
+    // The baseline in the same run: the same calls with the kept preparation forgotten before
+    // each, so that each rebuilds it (what every call after an event did before).
+    let mut group = c.benchmark_group("replica_volume_3_event_rebuilt");
+    for (nodes, pair) in &pairs {
+        let mut scratch = ReplicaScratch::new();
+        let mut k = 0usize;
+        group.bench_with_input(BenchmarkId::from_parameter(nodes), pair, |b, pair| {
+            b.iter(|| {
+                k += 1;
+                scratch.clear();
+                scheduler.schedule_volume_with(&mut scratch, black_box(&pair[k % 2]), black_box(&volume), &[], 0)
+            })
+        });
+    }
     group.finish();
 
     let mut group = c.benchmark_group("replica_floor");

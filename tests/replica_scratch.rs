@@ -263,3 +263,116 @@ fn the_scratch_rebuilds_exactly_when_something_changed() {
 fn settings_default() -> ReplicaSettings {
     ReplicaSettings::default()
 }
+
+/// Schedulers whose preparation a scratch refreshes (no caller node filters): Longhorn's with
+/// default and tight settings, and one with a level and a disk filter.
+fn refreshable_schedulers() -> Vec<ReplicaScheduler> {
+    let mut tight = ReplicaSettings::default();
+    tight.storage_over_provisioning_percentage = 150;
+    tight.storage_minimal_available_percentage = 10;
+    let hooked = ReplicaScheduler::builder(ReplicaSettings::default())
+        .disk_filter(disk_filter_fn("no d2", |cx| &*cx.disk().name != "d2"))
+        .level(Level::soft("rack"))
+        .build()
+        .unwrap();
+    vec![ReplicaScheduler::new(ReplicaSettings::default()).unwrap(), ReplicaScheduler::new(tight).unwrap(), hooked]
+}
+
+/// Five anchor hosts, then `hosts`: the anchors hold every string the events below use (the
+/// zones, racks and the maintenance label), so no event interns a new one.
+fn anchored(hosts: &[(usize, Disks)]) -> Cluster {
+    let anchors = (0..5).map(|i| (i % 3, vec![(10, 50, 0)]));
+    let all: Vec<(usize, Disks)> = anchors.chain(hosts.iter().cloned()).collect();
+    build(&all)
+}
+
+/// One event between two calls of `a_refreshed_scratch_answers_as_fresh_calls`, on the live
+/// host at a drawn position.
+#[derive(Debug, Clone)]
+enum Event {
+    /// Disk `d<k>` updated, or added when the host has none of that name.
+    Disk(usize, usize, (i64, i64, i64)),
+    DiskRemoved(usize, usize),
+    State(usize, bool, bool),
+    /// The host's record replaced: another zone and disks.
+    Replaced(usize, usize, Disks),
+    Added(usize, Disks),
+    Removed(usize),
+}
+
+fn event_strategy() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        4 => (any::<usize>(), 0usize..4, (1i64..=20, 0i64..=100, 0i64..=120)).prop_map(|(h, d, x)| Event::Disk(h, d, x)),
+        1 => (any::<usize>(), 0usize..3).prop_map(|(h, d)| Event::DiskRemoved(h, d)),
+        2 => (any::<usize>(), any::<bool>(), any::<bool>()).prop_map(|(h, up, c)| Event::State(h, up, c)),
+        1 => (any::<usize>(), 0usize..3, disks_strategy()).prop_map(|(h, z, d)| Event::Replaced(h, z, d)),
+        1 => (0usize..3, disks_strategy()).prop_map(|(z, d)| Event::Added(z, d)),
+        1 => any::<usize>().prop_map(Event::Removed),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A scratch passed snapshot after snapshot of one lineage, each at most one event after
+    /// the one before (disks updated, added and removed, states, hosts replaced, added and
+    /// removed, on clusters of up to three chunks), answers each call as a fresh one does,
+    /// for volumes of several shapes and sizes with and without existing replicas; and it
+    /// refreshed its preparation for every new snapshot, rebuilding it only for the first.
+    #[test]
+    fn a_refreshed_scratch_answers_as_fresh_calls(
+        hosts in prop::collection::vec((0usize..3, disks_strategy()), 0..=180),
+        steps in prop::collection::vec(
+            (
+                prop::option::weighted(0.8, event_strategy()),
+                (0i64..=24, 1u32..=4, prop::bool::weighted(0.15), prop::bool::weighted(0.15),
+                 prop::bool::weighted(0.1), prop::bool::weighted(0.1)),
+                any::<bool>(),
+            ),
+            1..=10,
+        ),
+        which in 0usize..3,
+    ) {
+        let scheduler = &refreshable_schedulers()[which];
+        let mut current = anchored(&hosts);
+        let mut scratch = ReplicaScratch::new();
+        let mut previous: Vec<Replica> = Vec::new();
+        let mut added = 1000usize;
+        let mut new_snapshots = 0;
+        for (k, (event, draw, keep)) in steps.iter().enumerate() {
+            let event = event.as_ref().and_then(|e| {
+                let name = |h: usize| name_of(&current, h).unwrap_or_default();
+                Some(match e {
+                    Event::Disk(h, d, (m, a, s)) => ClusterEvent::DiskUpdated { host: name(*h), disk: disk(format!("d{d}"), *m, *a, *s) },
+                    Event::DiskRemoved(h, d) => ClusterEvent::DiskRemoved { host: name(*h), disk: format!("d{d}") },
+                    Event::State(h, up, cordoned) => ClusterEvent::HostStateChanged {
+                        host: name(*h),
+                        change: StateChange::default().up(*up).cordoned(*cordoned),
+                    },
+                    Event::Replaced(h, z, d) => {
+                        let mut spec = host(k, *z, d);
+                        spec.name = name(*h);
+                        ClusterEvent::HostUpdated { host: spec }
+                    }
+                    Event::Added(z, d) => {
+                        added += 1;
+                        ClusterEvent::HostAdded { host: host(added, *z, d) }
+                    }
+                    Event::Removed(h) if current.len() > 1 => ClusterEvent::HostRemoved { host: name(*h) },
+                    Event::Removed(_) => return None,
+                })
+            });
+            if let Some(next) = event.and_then(|e| current.apply(&e).ok()) {
+                current = next;
+                new_snapshots += u64::from(k > 0);
+            }
+            let volume = stream_volume(k, draw);
+            let replicas: Vec<Replica> = if *keep { previous.clone() } else { Vec::new() };
+            let warm = scheduler.schedule_volume_with(&mut scratch, &current, &volume, &replicas, 1000);
+            prop_assert_eq!(&warm, &scheduler.schedule_volume(&current, &volume, &replicas, 1000));
+            previous = warm.replicas.iter().cloned().map(|mut r| { r.counted = false; r }).collect();
+        }
+        prop_assert_eq!(scratch.refreshes(), new_snapshots);
+        prop_assert_eq!(scratch.rebuilds(), new_snapshots + 1);
+    }
+}

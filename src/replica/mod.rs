@@ -179,11 +179,15 @@
 //! filters): each host's state and node attributes, each disk's pre-filter (its `Schedulable`
 //! condition), its space limits and summary. [`ReplicaScheduler::schedule_volume_with`] keeps
 //! it in a [`ReplicaScratch`], stamped with the snapshot it was made from (its generation and
-//! the identity of its shared parts: the scratch holds a clone), the settings and the hooks, and
-//! rebuilds it only when a call passes anything else: any event applied, another cluster (even
-//! one with equal content), other settings, a scheduler with other hooks. The volume's part
-//! (eligibility, the space check for its size, the static candidates and their summaries) is
-//! also kept, and reused while the next volume has the same shape (Longhorn version, actual
+//! the identity of its shared parts: the scratch holds a clone), the settings and the hooks.
+//! A later snapshot of the same lineage (events applied since) is refreshed rather than
+//! rebuilt: only the hosts of the chunks of 64 hosts that are not the kept snapshot's (those
+//! the events copied, in-place writes included) are prepared anew, the volume's part with
+//! them, their candidate nodes, zone list summaries and room order spliced in; when no event
+//! interned a new string or domain, at most half of the chunks changed and there are no
+//! caller node filters. Anything else rebuilds it: another cluster (even one with equal
+//! content), other settings, a scheduler with other hooks. The volume's part (eligibility, the
+//! space check for its size, the static candidates and their summaries) is also kept, and reused while the next volume has the same shape (Longhorn version, actual
 //! size, data engine, node and disk selectors, backing image, topology requirement, effective
 //! disk pressure, and the size itself only from 16 TiB for v1; not with caller disk filters,
 //! which see the whole volume). A volume of the same shape and another size changes only the

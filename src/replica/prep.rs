@@ -13,7 +13,7 @@ use super::node_stage;
 use super::reasons::{FailureReason, NodeNote};
 use super::space::{is_under_pressure, DiskSpace};
 use super::volume::{BackingImage, DataEngine, Replica, TopologyTerm};
-use super::zones::ZoneLists;
+use super::zones::{self, ZoneLists};
 use super::{attr_bool, Ctx, LonghornVersion};
 use crate::id::{DiskId, DomainId, HostId, Symbol};
 use crate::snapshot::{ChunkLabels, HotChunk, HotDisk, CHUNK};
@@ -51,11 +51,19 @@ const ABSENT_BASE: HostBase = HostBase {
 pub(crate) struct Base {
     pub(crate) hosts: Vec<HostBase>,
     pub(crate) disks: Vec<DiskBase>,
+    /// Where each chunk's hosts' disks start in `disks` (one entry per chunk and a last one,
+    /// `disks.len()`): chunk `c`'s are `chunk_disks[c]..chunk_disks[c + 1]`. A [`Prep`] filled
+    /// from this base lays its disks out alike.
+    chunk_disks: Vec<u32>,
     /// With caller levels: each host's domain per level (`hosts × levels`, row-major).
     pub(crate) level_values: Vec<Option<Symbol>>,
     /// The disks that pass the pre-filter by their room, made when a volume of another size
     /// first reuses a preparation ([`Base::rooms`]).
     rooms: Rooms,
+    /// Buffers of [`Base::refresh_chunk`] and [`refresh`].
+    host_buf: Vec<HostBase>,
+    disk_buf: Vec<DiskBase>,
+    grown: Vec<(usize, i64)>,
 }
 
 /// The disks that pass the pre-filter, in the order of their room ([`Limits::room`](disk_stage::Limits::room)):
@@ -68,6 +76,9 @@ struct Rooms {
     keys: Vec<i128>,
     /// Each key's host.
     hosts: Vec<HostId>,
+    /// Chunks refreshed since the order was made ([`Base::refresh_chunk`]): their hosts'
+    /// entries are replaced when the order is next read.
+    stale: Vec<usize>,
 }
 
 impl HostBase {
@@ -117,63 +128,197 @@ fn caller_chunk(cx: &Ctx<'_>, c: usize, live: u64, out: &mut [u16; CHUNK]) {
     }
 }
 
+/// The lanes of chunk `c` below `bound` (the snapshot's [`id_bound`](crate::snapshot::Cluster::id_bound)).
+fn lanes(bound: usize, c: usize) -> usize {
+    CHUNK.min(bound.saturating_sub(c * CHUNK))
+}
+
+/// Replaces `v[start..start + old_len]` with `new`.
+fn splice<T: Copy>(v: &mut Vec<T>, start: usize, old_len: usize, new: &[T]) {
+    match v.get_mut(start..start + old_len) {
+        Some(dst) if old_len == new.len() => dst.copy_from_slice(new),
+        _ => {
+            v.splice(start..start + old_len, new.iter().copied());
+        }
+    }
+}
+
+/// Chunk `c`'s hosts' volume-independent state appended to `hosts`, their disks' to `disks`
+/// (whose first position is `offset` in [`Base::disks`]).
+fn build_chunk(cx: &Ctx<'_>, c: usize, offset: u32, hosts: &mut Vec<HostBase>, disks: &mut Vec<DiskBase>) {
+    let hot = cx.cluster.hot_chunk(c);
+    let mut caller = [0u16; CHUNK];
+    caller_chunk(cx, c, hot.live, &mut caller);
+    for lane in 0..lanes(cx.cluster.id_bound(), c) {
+        let caller = caller.get(lane).copied().unwrap_or(0);
+        let hb = HostBase::compute(cx, hot, c, lane, caller, offset + disks.len() as u32);
+        if hb.exists {
+            disks.extend(hot.lane_disks(lane).iter().map(|d| DiskBase::new(cx.settings, d)));
+        }
+        hosts.push(hb);
+    }
+}
+
 impl Base {
     /// Rebuilds in place (keeping the allocations). O(hosts + disks), plus the caller's node
     /// filters over every live host when there are any. A host itself is visited only when its
     /// lane is not plainly schedulable or has attributes.
     pub(crate) fn build(&mut self, cx: &Ctx<'_>) {
         let cluster = cx.cluster;
-        let settings = cx.settings;
-        let len = cluster.id_bound();
         let disk_count = (0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).disks.len()).sum();
         self.hosts.clear();
         self.disks.clear();
-        self.hosts.reserve(len);
+        self.chunk_disks.clear();
+        self.hosts.reserve(cluster.id_bound());
         self.disks.reserve(disk_count);
-        let mut caller = [0u16; CHUNK];
         for c in 0..cluster.chunk_count() {
-            let hot = cluster.hot_chunk(c);
-            caller_chunk(cx, c, hot.live, &mut caller);
-            for lane in 0..CHUNK.min(len.saturating_sub(c * CHUNK)) {
-                let caller = caller.get(lane).copied().unwrap_or(0);
-                let hb = HostBase::compute(cx, hot, c, lane, caller, self.disks.len() as u32);
-                if hb.exists {
-                    self.disks.extend(hot.lane_disks(lane).iter().map(|d| DiskBase::new(settings, d)));
-                }
-                self.hosts.push(hb);
-            }
+            self.chunk_disks.push(self.disks.len() as u32);
+            build_chunk(cx, c, 0, &mut self.hosts, &mut self.disks);
         }
+        self.chunk_disks.push(self.disks.len() as u32);
+        self.build_levels(cx);
+        self.rooms.built = false;
+        self.rooms.stale.clear();
+    }
+
+    fn build_levels(&mut self, cx: &Ctx<'_>) {
         match cx.hooks.filter(|h| !h.levels.is_empty()) {
-            Some(h) => hooks::level_values(cluster, &h.levels, &mut self.level_values),
+            Some(h) => hooks::level_values(cx.cluster, &h.levels, &mut self.level_values),
             None => self.level_values.clear(),
         }
-        self.rooms.built = false;
+    }
+
+    /// The disks of chunk `c`'s hosts in [`Base::disks`] (empty past the last chunk).
+    fn chunk_range(&self, c: usize) -> std::ops::Range<usize> {
+        let end = self.chunk_disks.last().copied().unwrap_or(0);
+        let at = |i: usize| self.chunk_disks.get(i).copied().unwrap_or(end) as usize;
+        at(c)..at(c + 1)
+    }
+
+    /// Rebuilds chunk `c`'s hosts, whose disks now start at `start` and took `old_len`
+    /// positions, in place (the disks after them move when their number changed; the later
+    /// hosts' positions are left to the caller). Returns the chunk's new number of disks.
+    fn refresh_chunk(&mut self, cx: &Ctx<'_>, c: usize, start: usize, old_len: usize) -> usize {
+        let mut hosts = std::mem::take(&mut self.host_buf);
+        let mut disks = std::mem::take(&mut self.disk_buf);
+        hosts.clear();
+        disks.clear();
+        build_chunk(cx, c, start as u32, &mut hosts, &mut disks);
+        if let Some(dst) = self.hosts.get_mut(c * CHUNK..c * CHUNK + hosts.len()) {
+            dst.copy_from_slice(&hosts);
+        }
+        splice(&mut self.disks, start, old_len, &disks);
+        if self.rooms.built {
+            self.rooms.stale.push(c);
+        }
+        let len = disks.len();
+        self.host_buf = hosts;
+        self.disk_buf = disks;
+        len
+    }
+
+    /// Pushes `(room, host)` for each disk of the hosts `ids` that passes the pre-filter; the
+    /// disks of those hosts end at `end`.
+    fn push_rooms(&self, ids: std::ops::Range<usize>, end: usize, out: &mut Vec<(i128, HostId)>) {
+        let mut push = |id: usize, disks: std::ops::Range<usize>| {
+            let host = HostId::from_index(id);
+            let disks = self.disks.get(disks).unwrap_or(&[]);
+            out.extend(disks.iter().filter(|d| d.pre.is_none()).map(|d| (d.lim.room(d.space), host)));
+        };
+        let mut open: Option<(usize, usize)> = None;
+        for (i, hb) in self.hosts.iter().enumerate().take(ids.end).skip(ids.start).filter(|(_, hb)| hb.exists) {
+            if let Some((id, start)) = open {
+                push(id, start..hb.disk_start as usize);
+            }
+            open = Some((i, hb.disk_start as usize));
+        }
+        if let Some((id, start)) = open {
+            push(id, start..end);
+        }
     }
 
     /// The hosts of the disks whose space verdict can differ between sizes `a` and `b`, with
     /// repeats, in no particular order (see [`Rooms`]); the index is made on the first call
-    /// after a build, in O(disks × log disks).
+    /// after a build, in O(disks × log disks), and brought up to date after a refresh in
+    /// O(disks + the refreshed chunks' disks × log disks).
     fn rooms(&mut self, a: i64, b: i64) -> &[HostId] {
+        let chunks = self.chunk_disks.len().saturating_sub(1);
+        if self.rooms.built && self.rooms.stale.len() * 2 > chunks {
+            self.rooms.built = false;
+        }
         if !self.rooms.built {
             let mut pairs: Vec<(i128, HostId)> = Vec::with_capacity(self.disks.len());
-            for (i, hb) in self.hosts.iter().enumerate().filter(|(_, hb)| hb.exists) {
-                let end = self.hosts.get(i + 1..).and_then(|rest| rest.iter().find(|h| h.exists));
-                let end = end.map_or(self.disks.len(), |h| h.disk_start as usize);
-                let disks = self.disks.get(hb.disk_start as usize..end).unwrap_or(&[]);
-                let id = HostId::from_index(i);
-                pairs.extend(disks.iter().filter(|d| d.pre.is_none()).map(|d| (d.lim.room(d.space), id)));
-            }
+            self.push_rooms(0..self.hosts.len(), self.disks.len(), &mut pairs);
             pairs.sort_unstable_by_key(|p| p.0);
             self.rooms.keys.clear();
             self.rooms.hosts.clear();
             self.rooms.keys.extend(pairs.iter().map(|p| p.0));
             self.rooms.hosts.extend(pairs.iter().map(|p| p.1));
             self.rooms.built = true;
+            self.rooms.stale.clear();
+        }
+        if !self.rooms.stale.is_empty() {
+            self.update_rooms();
         }
         let (lo, hi) = (a.min(b) as i128, a.max(b) as i128);
         let from = self.rooms.keys.partition_point(|&k| k < lo);
         let to = self.rooms.keys.partition_point(|&k| k < hi);
         self.rooms.hosts.get(from..to).unwrap_or(&[])
+    }
+
+    /// Everything of the base a call reads, as text (for tests comparing two bases): its hosts
+    /// and disks, their layout, the level values, and with `rooms` the room order (made, or
+    /// brought up to date, first), as a set.
+    #[cfg(test)]
+    pub(crate) fn digest(&mut self, rooms: bool) -> String {
+        let rooms = if rooms {
+            self.rooms(0, 0);
+            let mut pairs: Vec<(i128, HostId)> =
+                self.rooms.keys.iter().copied().zip(self.rooms.hosts.iter().copied()).collect();
+            pairs.sort_unstable();
+            format!("{pairs:?}")
+        } else {
+            String::new()
+        };
+        format!("{:?}\n{:?}\n{:?}\n{:?}\n{rooms}", self.hosts, self.disks, self.chunk_disks, self.level_values)
+    }
+
+    /// Whether the room order was made (for tests).
+    #[cfg(test)]
+    pub(crate) fn rooms_built(&self) -> bool {
+        self.rooms.built
+    }
+
+    /// Replaces the room order's entries of the hosts of the stale chunks with their current
+    /// disks' (one merge).
+    fn update_rooms(&mut self) {
+        let mut stale = std::mem::take(&mut self.rooms.stale);
+        stale.sort_unstable();
+        stale.dedup();
+        let mut fresh: Vec<(i128, HostId)> = Vec::new();
+        for &c in &stale {
+            let end = self.chunk_range(c).end;
+            self.push_rooms(c * CHUNK..(c + 1) * CHUNK, end, &mut fresh);
+        }
+        fresh.sort_unstable_by_key(|p| p.0);
+        let is_stale = |h: HostId| stale.binary_search(&(h.index() / CHUNK)).is_ok();
+        let rooms = &mut self.rooms;
+        let old = rooms.keys.iter().copied().zip(rooms.hosts.iter().copied()).filter(|&(_, h)| !is_stale(h));
+        let mut merged: Vec<(i128, HostId)> = Vec::with_capacity(rooms.keys.len() + fresh.len());
+        let mut fresh = fresh.into_iter().peekable();
+        for (k, h) in old {
+            while let Some(f) = fresh.next_if(|f| f.0 < k) {
+                merged.push(f);
+            }
+            merged.push((k, h));
+        }
+        merged.extend(fresh);
+        rooms.keys.clear();
+        rooms.hosts.clear();
+        rooms.keys.extend(merged.iter().map(|p| p.0));
+        rooms.hosts.extend(merged.iter().map(|p| p.1));
+        stale.clear();
+        rooms.stale = stale;
     }
 }
 
@@ -210,7 +355,7 @@ pub(crate) struct Prep {
     pub(crate) resize_share: usize,
     /// Resizes made (for tests).
     pub(crate) resizes: u64,
-    /// Buffers of [`Prep::reprepare_host`].
+    /// Buffers of [`Prep::reprepare_host`] and [`Prep::refresh_chunk`].
     disk_buf: Vec<DiskPrep>,
     cand_buf: Vec<Candidate>,
     touched: Vec<HostId>,
@@ -353,8 +498,6 @@ impl Prep {
     pub(crate) fn fill(&mut self, cx: &Ctx<'_>, base: Option<&Base>) {
         self.filled = None;
         let cluster = cx.cluster;
-        let volume = cx.volume;
-        let settings = cx.settings;
         let len = cluster.id_bound();
         self.hosts.clear();
         self.aggs.clear();
@@ -371,11 +514,7 @@ impl Prep {
         self.cands.reserve(disk_count);
         // Without a kept base: the caller's node filter verdicts of the chunk.
         let mut caller = [0u16; CHUNK];
-        let allow_empty = settings.allow_empty_node_selector_volume;
-        let v1 = volume.data_engine == DataEngine::V1;
-        let v2 = !v1;
-        let topo = !volume.topology_requirement.is_empty() && cx.version != LonghornVersion::V1_10;
-        let detail = cx.disk_detail;
+        let fill = Fill::of(cx);
         match (base, cx.hooks.filter(|h| !h.levels.is_empty())) {
             (Some(b), _) => self.level_values.clone_from(&b.level_values),
             (None, Some(h)) => hooks::level_values(cluster, &h.levels, &mut self.level_values),
@@ -383,68 +522,19 @@ impl Prep {
         }
         for c in 0..cluster.chunk_count() {
             let hot = cluster.hot_chunk(c);
-            let mut selected = selector_mask(&hot.labels, &cx.node_selector, allow_empty);
-            if cx.has_backing_image {
-                selected &= selector_mask(&hot.labels, &cx.image_node_selector, allow_empty);
-            }
+            let selected = fill.selected(cx, hot);
             if base.is_none() {
                 caller_chunk(cx, c, hot.live, &mut caller);
             }
-            for lane in 0..CHUNK.min(len.saturating_sub(c * CHUNK)) {
+            for lane in 0..lanes(len, c) {
                 let id = HostId::from_index(c * CHUNK + lane);
                 let hb = match base {
                     Some(b) => b.hosts.get(id.index()).copied().unwrap_or(ABSENT_BASE),
                     None => HostBase::compute(cx, hot, c, lane, caller.get(lane).copied().unwrap_or(0), 0),
                 };
-                if !hb.exists {
-                    self.hosts.push(ABSENT);
-                    self.aggs.push(Agg::EMPTY);
-                    continue;
-                }
-                let step2 = hb.state_note.or((v2 && hb.v2_disabled).then_some(NodeNote::V2Disabled));
-                // v1.10 has no topology requirement.
-                let topo_ok = !topo || {
-                    let zone = cx.zone_name(id);
-                    let region = cx.region_name(id);
-                    volume
-                        .topology_requirement
-                        .iter()
-                        .any(|t| (t.zone.is_empty() || t.zone == zone) && (t.region.is_empty() || t.region == region))
-                };
-                let disk_start = self.disks.len() as u32;
-                let mut agg = Agg::EMPTY;
-                let full = if detail { cluster.host(id) } else { None };
-                let hot_disks = hot.lane_disks(lane);
-                let disk_base = base.map(|b| b.disks.get(hb.disk_start as usize..).unwrap_or(&[]));
-                let summary = disk_stage::prepare_host(
-                    cx,
-                    id,
-                    hot_disks,
-                    disk_base,
-                    full,
-                    &mut self.disks,
-                    &mut self.cands,
-                    &mut agg,
-                );
-                let cand_len = self.cands.len() as u32 - disk_start;
-                self.cands.resize(self.disks.len(), PAD);
-                self.hosts.push(HostPrep {
-                    exists: true,
-                    step2,
-                    topo_ok,
-                    engine_ok: hb.im_running && (!v1 || hb.engine_image),
-                    selector_ok: selected & (1u64 << lane) != 0,
-                    // Only under best-effort auto-balance: the volume decides (rarely on).
-                    pressured: cx.pressure_pct.is_some_and(|p| {
-                        hot.lane_disks(lane).iter().any(|d| is_under_pressure(DiskSpace::of_hot(d), p))
-                    }),
-                    caller: hb.caller,
-                    zone: hot.zone[lane],
-                    disk_start,
-                    cand_len,
-                    disks: summary,
-                    dirty: false,
-                });
+                let kept = base.map(|b| b.disks.get(hb.disk_start as usize..).unwrap_or(&[]));
+                let (hp, agg) = fill.host(cx, hot, id, lane, hb, selected, kept, 0, &mut self.disks, &mut self.cands);
+                self.hosts.push(hp);
                 self.aggs.push(agg);
             }
         }
@@ -452,14 +542,69 @@ impl Prep {
         self.plain_cands = node_stage::plain_candidates(cx, self, &mut plain).map(|()| plain);
         let plain = self.plain_cands.as_deref().unwrap_or(&[]);
         self.zones.build(&self.hosts, &self.aggs, plain);
-        self.filled_size = volume.size;
+        self.filled_size = cx.volume.size;
     }
 
-    /// [`Prep::fill`], or, when this preparation was filled for an equal [`FillKey`] since
-    /// `base` was built (`fresh_base` says it was just rebuilt), only what the volume's size
-    /// changes ([`Prep::resize`]); unbinds any replica.
-    pub(crate) fn refill(&mut self, cx: &Ctx<'_>, base: &mut Base, fresh_base: bool) {
-        let key = FillKey::of(cx);
+    /// Re-prepares chunk `c`'s hosts from `base` (already refreshed for them) for `cx`'s
+    /// volume, their disks now starting at `start` and having taken `old_len` positions (the
+    /// disks after them move when their number changed; the later hosts' positions are left to
+    /// the caller), and splices the chunk's candidate nodes into [`Prep::plain_cands`] (when it
+    /// lists some). Records in `touched` the hosts whose zone list totals to update, and returns
+    /// whether a host joined, left or changed zone in the zone lists.
+    fn refresh_chunk(
+        &mut self,
+        cx: &Ctx<'_>,
+        fill: &Fill,
+        base: &Base,
+        c: usize,
+        start: usize,
+        old_len: usize,
+    ) -> bool {
+        let hot = cx.cluster.hot_chunk(c);
+        let selected = fill.selected(cx, hot);
+        let mut disks = std::mem::take(&mut self.disk_buf);
+        let mut cands = std::mem::take(&mut self.cand_buf);
+        disks.clear();
+        cands.clear();
+        let mut moved = false;
+        let first = c * CHUNK;
+        for lane in 0..lanes(cx.cluster.id_bound(), c) {
+            let id = HostId::from_index(first + lane);
+            let hb = base.hosts.get(id.index()).copied().unwrap_or(ABSENT_BASE);
+            let kept = base.disks.get(hb.disk_start as usize..).unwrap_or(&[]);
+            let (hp, agg) =
+                fill.host(cx, hot, id, lane, hb, selected, Some(kept), start as u32, &mut disks, &mut cands);
+            let (Some(slot), Some(a)) = (self.hosts.get_mut(id.index()), self.aggs.get_mut(id.index())) else {
+                continue;
+            };
+            let (was, now) = (fill.listed(slot), fill.listed(&hp));
+            moved |= was != now || (now && slot.zone != hp.zone);
+            if now {
+                self.touched.push(id);
+            }
+            *slot = hp;
+            *a = agg;
+        }
+        splice(&mut self.disks, start, old_len, &disks);
+        splice(&mut self.cands, start, old_len, &cands);
+        self.disk_buf = disks;
+        self.cand_buf = cands;
+        if let Ok(plain) = &mut self.plain_cands {
+            let from = plain.partition_point(|h| h.index() < first);
+            let to = plain.partition_point(|h| h.index() < first + CHUNK);
+            let hosts = self.hosts.get(first..).unwrap_or(&[]).iter().take(CHUNK);
+            let now =
+                hosts.enumerate().filter(|(_, hp)| fill.candidate(hp)).map(|(l, _)| HostId::from_index(first + l));
+            plain.splice(from..to, now);
+        }
+        moved
+    }
+
+    /// [`Prep::fill`], or, when this preparation was filled for an equal [`FillKey`] (`key`,
+    /// [`FillKey::of`] `cx`) since `base` was built or refreshed with it (`fresh_base`: `base`
+    /// was just made without it), only what the volume's size changes ([`Prep::resize`]);
+    /// unbinds any replica.
+    pub(crate) fn refill(&mut self, cx: &Ctx<'_>, base: &mut Base, key: Option<FillKey>, fresh_base: bool) {
         if fresh_base || key.is_none() || self.filled != key || !self.resize(cx, base) {
             self.fill(cx, Some(base));
             self.filled = key;
@@ -570,6 +715,202 @@ impl Prep {
 
     pub(crate) fn host(&self, id: HostId) -> Option<&HostPrep> {
         self.hosts.get(id.index()).filter(|h| h.exists)
+    }
+}
+
+/// Brings `base`, made for an earlier snapshot of `cx`'s lineage with `cx`'s settings and
+/// hooks, and `prep` when given (filled from it for a volume of `cx`'s [`FillKey`]), to `cx`'s
+/// snapshot, in which `changed` (ascending) are the chunks that are not the earlier snapshot's
+/// ([`Cluster::changed_chunks`](crate::snapshot::Cluster::changed_chunks)): their hosts are
+/// prepared anew and their disks spliced into place (the later hosts' disks move when a chunk's
+/// number of disks changed), and the candidate nodes, zone lists and room order are redone for
+/// them. `prep`'s refreshed hosts are prepared for `cx`'s volume size, the others keep the size
+/// they were prepared for ([`Prep::resize`] brings them to it). It leaves what [`Base::build`]
+/// and [`Prep::fill`] make for the snapshot. The snapshot's host id bound must be at least the
+/// earlier one's.
+///
+/// O(changed chunks × (64 + their disks) + the hosts after the first chunk whose number of
+/// disks changed + the candidate nodes), plus, when a host joined, left or changed zone in the
+/// zone lists, O(candidate nodes) to rebuild them, else O(the refreshed hosts' blocks and
+/// zones); with caller levels O(hosts × levels).
+pub(crate) fn refresh(cx: &Ctx<'_>, base: &mut Base, mut prep: Option<&mut Prep>, changed: &[usize]) {
+    let cluster = cx.cluster;
+    let bound = cluster.id_bound();
+    let chunks = cluster.chunk_count();
+    // Chunks the earlier snapshot had not: empty ranges at the end.
+    let end = base.chunk_disks.last().copied().unwrap_or(0);
+    base.chunk_disks.resize(chunks + 1, end);
+    base.hosts.resize(bound, ABSENT_BASE);
+    let fill = Fill::of(cx);
+    if let Some(p) = prep.as_deref_mut() {
+        p.hosts.resize(bound, ABSENT);
+        p.aggs.resize(bound, Agg::EMPTY);
+        p.touched.clear();
+    }
+    let mut moved = false;
+    let mut grown = std::mem::take(&mut base.grown);
+    grown.clear();
+    let mut shift = 0i64;
+    for &c in changed {
+        let old = base.chunk_range(c);
+        let start = (old.start as i64 + shift) as usize;
+        let len = base.refresh_chunk(cx, c, start, old.len());
+        if let Some(p) = prep.as_deref_mut() {
+            moved |= p.refresh_chunk(cx, &fill, base, c, start, old.len());
+        }
+        let delta = len as i64 - old.len() as i64;
+        grown.push((c, delta));
+        shift += delta;
+    }
+    // The chunks after the first that grew or shrank: their ranges move, and so do their hosts'
+    // disks unless they were just refreshed in place.
+    if let Some(first) = grown.iter().find(|g| g.1 != 0).map(|g| g.0) {
+        let mut shift = 0i64;
+        let mut next = grown.iter().copied().skip_while(|g| g.0 < first).peekable();
+        for k in first..=chunks {
+            let Some(s) = base.chunk_disks.get_mut(k) else { break };
+            *s = (*s as i64 + shift) as u32;
+            if let Some((_, delta)) = next.next_if(|g| g.0 == k) {
+                shift += delta;
+            } else if shift != 0 && k < chunks {
+                let ids = k * CHUNK..(k * CHUNK + CHUNK).min(bound);
+                let moved_by = |start: &mut u32| *start = (*start as i64 + shift) as u32;
+                base.hosts
+                    .get_mut(ids.clone())
+                    .unwrap_or(&mut [])
+                    .iter_mut()
+                    .filter(|h| h.exists)
+                    .for_each(|h| moved_by(&mut h.disk_start));
+                if let Some(p) = prep.as_deref_mut() {
+                    p.hosts
+                        .get_mut(ids)
+                        .unwrap_or(&mut [])
+                        .iter_mut()
+                        .filter(|h| h.exists)
+                        .for_each(|h| moved_by(&mut h.disk_start));
+                }
+            }
+        }
+    }
+    base.grown = grown;
+    if cx.hooks.is_some_and(|h| !h.levels.is_empty()) {
+        base.build_levels(cx);
+    }
+    let Some(p) = prep else { return };
+    p.level_values.clone_from(&base.level_values);
+    if p.plain_cands.as_ref().is_ok_and(|l| !l.is_empty()) && !moved {
+        let touched = std::mem::take(&mut p.touched);
+        for &id in &touched {
+            p.zones.update(id, p.aggs.get(id.index()).unwrap_or(&Agg::EMPTY));
+        }
+        p.zones.refresh(&p.aggs);
+        p.touched = touched;
+        return;
+    }
+    if !p.plain_cands.as_ref().is_ok_and(|l| !l.is_empty()) {
+        let mut plain = std::mem::replace(&mut p.plain_cands, Ok(Vec::new())).unwrap_or_default();
+        p.plain_cands = node_stage::plain_candidates(cx, p, &mut plain).map(|()| plain);
+    }
+    p.zones.build(&p.hosts, &p.aggs, p.plain_cands.as_deref().unwrap_or(&[]));
+}
+
+/// What [`Prep::fill`] reads of the volume for every host, worked out once per fill or refresh.
+struct Fill {
+    allow_empty: bool,
+    v1: bool,
+    /// The topology requirement is checked per host (HEAD).
+    topo: bool,
+}
+
+impl Fill {
+    fn of(cx: &Ctx<'_>) -> Self {
+        let volume = cx.volume;
+        Fill {
+            allow_empty: cx.settings.allow_empty_node_selector_volume,
+            v1: volume.data_engine == DataEngine::V1,
+            topo: !volume.topology_requirement.is_empty() && cx.version != LonghornVersion::V1_10,
+        }
+    }
+
+    /// The lanes of chunk `hot` that pass the volume's node selector and its backing image's.
+    #[inline]
+    fn selected(&self, cx: &Ctx<'_>, hot: &HotChunk) -> u64 {
+        let mut selected = selector_mask(&hot.labels, &cx.node_selector, self.allow_empty);
+        if cx.has_backing_image {
+            selected &= selector_mask(&hot.labels, &cx.image_node_selector, self.allow_empty);
+        }
+        selected
+    }
+
+    /// Whether host `hp` is a candidate node ([`node_stage::plain_candidates`] lists it when
+    /// it lists any).
+    fn candidate(&self, hp: &HostPrep) -> bool {
+        hp.exists && hp.step2.is_none() && hp.topo_ok && hp.engine_ok
+    }
+
+    /// Whether the zone lists hold host `hp` (when the candidate nodes are not a failure).
+    fn listed(&self, hp: &HostPrep) -> bool {
+        self.candidate(hp) && zones::listed(hp)
+    }
+
+    /// Host `id` of base state `hb` (lane `lane` of chunk `hot`, whose lanes `selected` pass the node selectors)
+    /// with its disks' kept state `kept` (`None`: computed on the way) prepared for `cx`'s
+    /// volume: appends its disks' states to `disks` and its static candidates, padded to one
+    /// slot per disk, to `cands` (both of which start at position `offset` of the
+    /// preparation); returns its state and its candidates' summary.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn host(
+        &self,
+        cx: &Ctx<'_>,
+        hot: &HotChunk,
+        id: HostId,
+        lane: usize,
+        hb: HostBase,
+        selected: u64,
+        kept: Option<&[DiskBase]>,
+        offset: u32,
+        disks: &mut Vec<DiskPrep>,
+        cands: &mut Vec<Candidate>,
+    ) -> (HostPrep, Agg) {
+        if !hb.exists {
+            return (ABSENT, Agg::EMPTY);
+        }
+        let step2 = hb.state_note.or((!self.v1 && hb.v2_disabled).then_some(NodeNote::V2Disabled));
+        // v1.10 has no topology requirement.
+        let topo_ok = !self.topo || {
+            let zone = cx.zone_name(id);
+            let region = cx.region_name(id);
+            cx.volume
+                .topology_requirement
+                .iter()
+                .any(|t| (t.zone.is_empty() || t.zone == zone) && (t.region.is_empty() || t.region == region))
+        };
+        let disk_start = offset + disks.len() as u32;
+        let mut agg = Agg::EMPTY;
+        let full = if cx.disk_detail { cx.cluster.host(id) } else { None };
+        let hot_disks = hot.lane_disks(lane);
+        let summary = disk_stage::prepare_host(cx, id, hot_disks, kept, full, disks, cands, &mut agg);
+        let cand_len = (cands.len() - (disk_start - offset) as usize) as u32;
+        cands.resize(disks.len(), PAD);
+        let hp = HostPrep {
+            exists: true,
+            step2,
+            topo_ok,
+            engine_ok: hb.im_running && (!self.v1 || hb.engine_image),
+            selector_ok: selected & (1u64 << lane) != 0,
+            // Only under best-effort auto-balance: the volume decides (rarely on).
+            pressured: cx
+                .pressure_pct
+                .is_some_and(|p| hot_disks.iter().any(|d| is_under_pressure(DiskSpace::of_hot(d), p))),
+            caller: hb.caller,
+            zone: hot.zone[lane],
+            disk_start,
+            cand_len,
+            disks: summary,
+            dirty: false,
+        };
+        (hp, agg)
     }
 }
 

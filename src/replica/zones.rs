@@ -83,7 +83,7 @@ fn zone_key(zone: DomainId) -> usize {
 }
 
 /// Whether the first tier lists host `hp` (given that it is a candidate node).
-fn listed(hp: &HostPrep) -> bool {
+pub(crate) fn listed(hp: &HostPrep) -> bool {
     hp.selector_ok && hp.caller == 0
 }
 

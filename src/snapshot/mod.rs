@@ -1058,7 +1058,11 @@ impl Cluster {
                 });
             };
             let sym = Interner::intern(&mut self.symbols, value);
-            topology[l] = Arc::make_mut(&mut self.topology).insert(l, sym);
+            // A shared table is copied only for a new domain (as the interner for a new string).
+            topology[l] = match self.topology.domain(l, sym) {
+                Some(d) => d,
+                None => Arc::make_mut(&mut self.topology).insert(l, sym),
+            };
         }
 
         let mut resources: SmallVec<[Resource; 3]> = smallvec::smallvec![Resource::UNDECLARED; HOT_RESOURCES];
