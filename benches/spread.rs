@@ -4,13 +4,15 @@
 //! clears the scratch's tree before every call, as the first call on a snapshot of another
 //! lineage builds it; `<mode>_one_event` calls on two snapshots in turn that differ by one event
 //! (a task of the service placed on one node), as a scheduler sees a new snapshot after every
-//! event.
+//! event (the scratch updates what it keeps for the chunk that changed);
+//! `<mode>_one_event_rebuilt` does the same but clears the scratch before every call, the
+//! same-run baseline of a full rebuild per snapshot.
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use placewise::rng::SplitMix64;
-use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
 use placewise::snapshot::ClusterEvent;
+use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
 use placewise::{Cluster, HostSpec, HostState, InstanceSpec, ResourceSpec};
 use std::hint::black_box;
 
@@ -77,6 +79,13 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::from_parameter(format!("{mode:?}_one_event")), &req, |b, req| {
             b.iter(|| {
                 turn ^= 1;
+                scheduler.schedule_with(&mut scratch, snapshots[turn], req).unwrap()
+            })
+        });
+        group.bench_with_input(BenchmarkId::from_parameter(format!("{mode:?}_one_event_rebuilt")), &req, |b, req| {
+            b.iter(|| {
+                turn ^= 1;
+                scratch.clear();
                 scheduler.schedule_with(&mut scratch, snapshots[turn], req).unwrap()
             })
         });
