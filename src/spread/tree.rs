@@ -399,7 +399,9 @@ impl Tree {
                         _ => true,
                     })
                 });
-            if !same_labels {
+            // Only the hosts that do not keep their leaf read the chunk's values: those of
+            // another chunk are left in the rows otherwise.
+            if !same_labels || hot.live & !old_live != 0 {
                 label_values(&self.levels, hot, empty, &mut lane_values);
             }
             let mut lanes = old_live | hot.live;
