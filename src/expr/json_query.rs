@@ -29,7 +29,9 @@
 //! its place in the query as a path of list indices (`[2][0]`).
 //!
 //! A caller that evaluates one query on many hosts can resolve each variable's name once
-//! ([`Query::bind`]) and answer by slot ([`Vars::attribute_at`]) instead of by name.
+//! ([`Query::bind`]) and answer by slot ([`Vars::attribute_at`]) instead of by name; a query
+//! whose variables are all numbers and whose literals are numbers evaluates on plain `f64`s
+//! ([`Query::numeric`]), with the same answers.
 //!
 //! Where this differs from Nova: the hint text is decoded by serde_json, which rejects the
 //! `NaN` and `Infinity` literals Python's `json` accepts, and reads an integer beyond `i64` as a
@@ -445,6 +447,169 @@ impl Query {
                 PyValue::List(items) => items.iter().any(py_truthy),
                 other => py_truthy(&other),
             }),
+        }
+    }
+}
+
+/// The largest integer literal a [`NumericQuery`] takes: every integer up to it in magnitude is
+/// exact as an `f64`.
+const EXACT_INT: i64 = 1 << 53;
+
+/// A [`Query`] that reads only variables the caller knows to be numbers, with number literals,
+/// made by [`Query::numeric`]: it evaluates on plain `f64`s, with no [`PyValue`] and no
+/// allocation, and answers as [`Query::passes`] does.
+///
+/// Why the answers agree: every value it compares is exact as an `f64` (a variable's finite
+/// value, whether the [`Vars`] shows it as an `int` or a `float`; an integer literal of at most
+/// 2^53 in magnitude; a finite float literal; a `bool` as 0 or 1), Python compares numbers
+/// exactly, and so does `f64` arithmetic on exact values. No such query can raise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumericQuery {
+    root: NumNode,
+    slots: Vec<u32>,
+}
+
+/// A list of a [`NumericQuery`]: its result is a `bool`.
+#[derive(Debug, Clone, PartialEq)]
+enum NumNode {
+    /// `=`, `in` or an ordering over its operands (two or more, or the list is false).
+    Compare { op: Op, operands: Vec<Operand> },
+    /// `and` (`true`) or `or` (`false`) over the truth of its arguments.
+    Join { all: bool, args: Vec<Truth> },
+}
+
+/// An operand of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Operand {
+    /// The value of variable number `.0` (an index into [`NumericQuery::slots`]).
+    Var(usize),
+    /// A literal.
+    Lit(f64),
+}
+
+/// An argument of `and` or `or`.
+#[derive(Debug, Clone, PartialEq)]
+enum Truth {
+    Node(NumNode),
+    /// A literal's truth.
+    Const(bool),
+    /// Whether variable number `.0` is not zero.
+    Var(usize),
+}
+
+impl Query {
+    /// The query on numbers alone, when it is one: every list is `=`, `in`, an ordering, `and`
+    /// or `or`; a comparison's operands are number or `bool` literals (integers up to 2^53 in
+    /// magnitude) and variables without dotted keys whose slot ([`bind`](Query::bind)) satisfies
+    /// `numeric`; `and` and `or` take lists, literals of any kind and such variables. `None`
+    /// for any other query (a top-level `not`, a string compared, a nested list compared, an
+    /// unbound variable). `numeric(slot)` must hold only for slots the caller's [`Vars`]
+    /// answers with a number. Computes in O(size of the query).
+    pub fn numeric(&self, numeric: impl Fn(u32) -> bool) -> Option<NumericQuery> {
+        let Root::Node(node) = &self.root else { return None };
+        let mut slots = Vec::new();
+        let root = numeric_node(node, &numeric, &mut slots)?;
+        Some(NumericQuery { root, slots })
+    }
+}
+
+/// The index of a variable argument in `slots` (added on first use), if it is a numeric one.
+fn numeric_var(kind: &ArgKind, numeric: &impl Fn(u32) -> bool, slots: &mut Vec<u32>) -> Option<usize> {
+    let ArgKind::Var { name, keys, slot: Some(slot), .. } = kind else { return None };
+    if name.is_empty() || !keys.is_empty() || !numeric(*slot) {
+        return None;
+    }
+    Some(slots.iter().position(|s| s == slot).unwrap_or_else(|| {
+        slots.push(*slot);
+        slots.len() - 1
+    }))
+}
+
+fn numeric_node(node: &Node, numeric: &impl Fn(u32) -> bool, slots: &mut Vec<u32>) -> Option<NumNode> {
+    match node.op {
+        Op::Eq | Op::In | Op::Cmp(_) => {
+            let operands = node
+                .args
+                .iter()
+                .map(|arg| match &arg.kind {
+                    ArgKind::Value(PyValue::Int(i)) if i.unsigned_abs() <= EXACT_INT as u64 => {
+                        Some(Operand::Lit(*i as f64))
+                    }
+                    ArgKind::Value(PyValue::Float(f)) if f.is_finite() => Some(Operand::Lit(*f)),
+                    ArgKind::Value(PyValue::Bool(b)) => Some(Operand::Lit(f64::from(u8::from(*b)))),
+                    var @ ArgKind::Var { .. } => numeric_var(var, numeric, slots).map(Operand::Var),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(NumNode::Compare { op: node.op.clone(), operands })
+        }
+        Op::And | Op::Or => {
+            let args = node
+                .args
+                .iter()
+                .map(|arg| match &arg.kind {
+                    ArgKind::Node(n) => numeric_node(n, numeric, slots).map(Truth::Node),
+                    ArgKind::Value(v) => Some(Truth::Const(py_truthy(v))),
+                    var @ ArgKind::Var { .. } => numeric_var(var, numeric, slots).map(Truth::Var),
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(NumNode::Join { all: node.op == Op::And, args })
+        }
+        Op::Not | Op::Unknown(_) => None,
+    }
+}
+
+impl NumericQuery {
+    /// The slots the query reads, in the order [`passes`](NumericQuery::passes) takes their
+    /// values.
+    pub fn slots(&self) -> &[u32] {
+        &self.slots
+    }
+
+    /// [`Query::passes`] for a host whose variable of slot `slots()[i]` is the number
+    /// `values[i]` (values past the slots are ignored); `None` when one of them is not finite
+    /// (not a JSON number: evaluate the [`Query`] instead) or is missing. Computes in O(size of the query), without allocating.
+    pub fn passes(&self, values: &[f64]) -> Option<bool> {
+        let values = values.get(..self.slots.len())?;
+        if values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        Some(self.root.holds(values))
+    }
+}
+
+impl NumNode {
+    fn holds(&self, values: &[f64]) -> bool {
+        match self {
+            NumNode::Compare { op, operands } => {
+                let value = |o: &Operand| match *o {
+                    Operand::Var(i) => values[i],
+                    Operand::Lit(x) => x,
+                };
+                let Some((first, rest)) = operands.split_first() else { return false };
+                if rest.is_empty() {
+                    return false;
+                }
+                let a = value(first);
+                match op {
+                    Op::Eq => rest.iter().all(|o| a == value(o)),
+                    Op::In => rest.iter().any(|o| a == value(o)),
+                    Op::Cmp(c) => rest.iter().all(|o| c.holds(a.partial_cmp(&value(o)))),
+                    _ => false,
+                }
+            }
+            NumNode::Join { all, args } => {
+                let truth = |t: &Truth| match t {
+                    Truth::Node(n) => n.holds(values),
+                    Truth::Const(b) => *b,
+                    Truth::Var(i) => values[*i] != 0.0,
+                };
+                if *all {
+                    args.iter().all(truth)
+                } else {
+                    args.iter().any(truth)
+                }
+            }
         }
     }
 }
@@ -902,6 +1067,28 @@ mod tests {
     }
 
     #[test]
+    fn numeric_queries_take_numbers_only() {
+        let numeric = |v: serde_json::Value| {
+            let mut q = Query::parse(&v).ok().flatten().expect("a query");
+            q.bind(|name| (name == "free_ram_mb" || name == "num_io_ops").then_some(7));
+            q.numeric(|slot| slot == 7).map(|n| n.slots().to_vec())
+        };
+        assert_eq!(numeric(json!(["and", [">=", "$free_ram_mb", 1024], ["<", "$num_io_ops", 8]])), Some(vec![7]));
+        assert_eq!(numeric(json!(["or", true, "$free_ram_mb", ["in", 1, 2.5, false]])), Some(vec![7]));
+        for refused in [
+            json!(["not", ["=", "$free_ram_mb", 1]]),
+            json!(["=", "$free_ram_mb", "1"]),
+            json!(["=", "$free_ram_mb", 9_007_199_254_740_993i64]),
+            json!(["=", "$stats", 1]),
+            json!(["=", "$free_ram_mb.x", 1]),
+            json!(["<", ["=", 1, 1], 2]),
+            json!(["and", ["bad"]]),
+        ] {
+            assert_eq!(numeric(refused.clone()), None, "{refused}");
+        }
+    }
+
+    #[test]
     fn bound_variables_read_slots() {
         let mut q = Query::parse(&json!(["and", ["=", "$stats.rack", "r1"], ["or", [">", "$free_ram_mb", 1]]]))
             .ok()
@@ -946,6 +1133,76 @@ mod tests {
                 serde_json::Value::Array(list)
             })
         })
+    }
+
+    /// Queries mostly on the numeric variables `$a`, `$b`, `$c` (slots 0 to 2) and number
+    /// literals, with now and then something [`Query::numeric`] must refuse.
+    fn numeric_like() -> impl Strategy<Value = serde_json::Value> {
+        let operand = prop_oneof![
+            4 => (-3i64..4).prop_map(|i| json!(i)),
+            1 => prop::sample::select(vec![0.5, -0.0, 2.5, 1e300, -1e300, 9_007_199_254_740_992.0]).prop_map(|f| json!(f)),
+            1 => prop::sample::select(vec![9_007_199_254_740_993i64, -9_007_199_254_740_993, i64::MAX]).prop_map(|i| json!(i)),
+            1 => any::<bool>().prop_map(|b| json!(b)),
+            8 => prop::sample::select(vec!["$a", "$b", "$c"]).prop_map(|s| json!(s)),
+            1 => prop::sample::select(vec!["$a.x", "$nosuch", "$", "", "a", "5"]).prop_map(|s| json!(s)),
+            1 => Just(json!(null)),
+        ];
+        let list = |(op, args): (&str, Vec<serde_json::Value>)| {
+            let mut list = vec![json!(op)];
+            list.extend(args);
+            serde_json::Value::Array(list)
+        };
+        let compare =
+            (prop::sample::select(vec!["=", "<", ">", "<=", ">=", "in"]), prop::collection::vec(operand.clone(), 0..5))
+                .prop_map(list);
+        compare.prop_recursive(3, 24, 4, move |inner| {
+            let join = prop::sample::select(vec!["and", "or", "and", "or", "and", "or", "not"]);
+            (join, prop::collection::vec(prop_oneof![3 => inner, 1 => operand.clone()], 0..4)).prop_map(list)
+        })
+    }
+
+    /// A host value: a number, shown as an `int` where it is integral and small (the way the
+    /// filter scheduler's counters show) unless `float`, and as `None` when not finite.
+    fn shown(value: f64, float: bool) -> PyValue {
+        if !value.is_finite() {
+            PyValue::None
+        } else if !float && value.fract() == 0.0 && value.abs() < 9.0e15 {
+            PyValue::Int(value as i64)
+        } else {
+            PyValue::Float(value)
+        }
+    }
+
+    fn host_number() -> impl Strategy<Value = (f64, bool)> {
+        let value = prop_oneof![
+            4 => (-3i64..4).prop_map(|i| i as f64),
+            1 => prop::sample::select(vec![0.5, -0.0, 2.5, 1e300, 9_007_199_254_740_992.0, f64::NAN, f64::INFINITY]),
+        ];
+        (value, any::<bool>())
+    }
+
+    proptest! {
+        // Many generated queries are refused; enough cases that the accepted ones cover each operator.
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn numeric_queries_answer_as_the_query(
+            v in numeric_like(),
+            values in prop::collection::vec(host_number(), 3),
+        ) {
+            let Ok(Some(mut q)) = Query::parse(&v) else { return Ok(()) };
+            q.bind(|name| ["a", "b", "c"].iter().position(|&n| n == name).map(|i| i as u32));
+            let Some(numeric) = q.numeric(|slot| slot < 3) else { return Ok(()) };
+            let vars = vars_fn(|name| match ["a", "b", "c"].iter().position(|&n| n == name) {
+                Some(i) => shown(values[i].0, values[i].1),
+                None => PyValue::None,
+            });
+            let given: Vec<f64> = numeric.slots().iter().map(|&s| values[s as usize].0).collect();
+            match numeric.passes(&given) {
+                Some(pass) => prop_assert_eq!(Ok(pass), q.passes(&vars)),
+                None => prop_assert!(given.iter().any(|x| !x.is_finite())),
+            }
+        }
     }
 
     proptest! {

@@ -74,8 +74,20 @@ pub struct Rejections {
     filter: u32,
     instance: u32,
     counts: Vec<(u32, Reason, u32)>,
+    /// Where in `counts` a (filter, reason) pair was last counted, by [`recent_slot`]: a hint,
+    /// checked before use (a pair appears once in `counts`), so a count costs no search.
+    recent: [u32; RECENT],
     hosts: Option<Vec<Rejected>>,
     error: Option<ScheduleError>,
+}
+
+/// How many (filter, reason) pairs [`Rejections`] remembers the place of.
+const RECENT: usize = 32;
+
+/// The slot of a (filter, reason) pair in [`Rejections::recent`].
+#[inline]
+fn recent_slot(filter: u32, reason: Reason) -> usize {
+    (filter.wrapping_mul(4).wrapping_add(reason.0) as usize) % RECENT
 }
 
 /// One recorded rejection: which host, which filter (by position), why, and for which instance.
@@ -95,7 +107,14 @@ pub struct Rejected {
 impl Rejections {
     /// An empty collector; `per_host` also records each rejected host.
     pub fn new(per_host: bool) -> Self {
-        Rejections { filter: 0, instance: 0, counts: Vec::new(), hosts: per_host.then(Vec::new), error: None }
+        Rejections {
+            filter: 0,
+            instance: 0,
+            counts: Vec::new(),
+            recent: [0; RECENT],
+            hosts: per_host.then(Vec::new),
+            error: None,
+        }
     }
 
     /// Empties the collector, keeping its allocations.
@@ -145,10 +164,7 @@ impl Rejections {
     #[inline]
     pub fn reject(&mut self, host: HostId, reason: Reason) {
         let filter = self.filter;
-        match self.counts.iter_mut().rev().find(|c| c.0 == filter && c.1 == reason) {
-            Some(c) => c.2 += 1,
-            None => self.counts.push((filter, reason, 1)),
-        }
+        self.count(filter, reason, 1);
         if let Some(hosts) = &mut self.hosts {
             hosts.push(Rejected { host, filter, reason, instance: self.instance });
         }
@@ -163,11 +179,7 @@ impl Rejections {
             return;
         }
         let filter = self.filter;
-        let n = lanes.count_ones();
-        match self.counts.iter_mut().rev().find(|c| c.0 == filter && c.1 == reason) {
-            Some(c) => c.2 += n,
-            None => self.counts.push((filter, reason, n)),
-        }
+        self.count(filter, reason, lanes.count_ones());
         if let Some(hosts) = &mut self.hosts {
             let mut rest = lanes;
             while rest != 0 {
@@ -176,6 +188,29 @@ impl Rejections {
                 rest &= rest - 1;
             }
         }
+    }
+
+    /// Adds `n` to the count of (`filter`, `reason`), appended to the counts when new.
+    #[inline]
+    fn count(&mut self, filter: u32, reason: Reason, n: u32) {
+        let slot = recent_slot(filter, reason);
+        if let Some(c) = self.counts.get_mut(self.recent[slot] as usize) {
+            if c.0 == filter && c.1 == reason {
+                c.2 += n;
+                return;
+            }
+        }
+        let at = match self.counts.iter().rposition(|c| c.0 == filter && c.1 == reason) {
+            Some(i) => {
+                self.counts[i].2 += n;
+                i
+            }
+            None => {
+                self.counts.push((filter, reason, n));
+                self.counts.len() - 1
+            }
+        };
+        self.recent[slot] = at as u32;
     }
 
     /// Runs `verdict` for each set lane of `mask` in chunk `chunk`, records the rejections and
@@ -370,6 +405,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Strategy;
 
     #[test]
     fn filter_is_object_safe_and_forwards() {
@@ -397,5 +433,70 @@ mod tests {
         r.clear(false);
         assert!(r.hosts().is_none());
         assert_eq!(r.total(), 0);
+    }
+
+    /// One step on a [`Rejections`]: switch filter, reject a host or a chunk's lanes, put the
+    /// counts since some point in filter order, or clear.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Filter(u32),
+        Reject(u32),
+        Lanes(u64, u32),
+        Order(usize),
+        Clear,
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn counts_are_those_of_a_search_from_the_end(steps in proptest::collection::vec(
+            proptest::prop_oneof![
+                2 => (0u32..12).prop_map(Step::Filter),
+                6 => (0u32..9).prop_map(Step::Reject),
+                3 => (proptest::prelude::any::<u64>(), 0u32..9).prop_map(|(l, r)| Step::Lanes(l, r)),
+                1 => (0usize..20).prop_map(Step::Order),
+                1 => proptest::strategy::Just(Step::Clear),
+            ],
+            0..200,
+        )) {
+            let mut r = Rejections::new(false);
+            // The model: every count found by a search from the end.
+            let (mut model, mut filter) = (Vec::<(u32, Reason, u32)>::new(), 0);
+            for step in steps {
+                let mut add = |reason: u32, n: u32| {
+                    match model.iter_mut().rev().find(|c| c.0 == filter && c.1 == Reason(reason)) {
+                        Some(c) => c.2 += n,
+                        None => model.push((filter, Reason(reason), n)),
+                    }
+                };
+                match step {
+                    Step::Filter(f) => {
+                        filter = f;
+                        r.set_filter(f);
+                    }
+                    Step::Reject(reason) => {
+                        add(reason, 1);
+                        r.reject(HostId(0), Reason(reason));
+                    }
+                    Step::Lanes(lanes, reason) => {
+                        if lanes != 0 {
+                            add(reason, lanes.count_ones());
+                        }
+                        r.reject_lanes(1, lanes, Reason(reason));
+                    }
+                    Step::Order(from) => {
+                        if let Some(tail) = model.get_mut(from..) {
+                            tail.sort_by_key(|c| c.0);
+                        }
+                        r.order_by_filter(from);
+                    }
+                    Step::Clear => {
+                        model.clear();
+                        filter = 0;
+                        r.clear(false);
+                    }
+                }
+                proptest::prop_assert_eq!(r.counts(), &model[..]);
+            }
+        }
     }
 }

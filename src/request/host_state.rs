@@ -205,31 +205,49 @@ impl<'a> HostStateView<'a> {
     /// [`Value::Null`] for an index past the list. Computes in O(1) for every attribute but
     /// `service`, which builds a small map.
     pub fn derived(&self, index: usize) -> Value {
-        use ResourceId as R;
         // The arms follow DERIVED_ATTRIBUTES' order (a unit test holds them together).
         match index {
             0 => Value::from(self.service_host()),
             1 => Value::from(self.nodename()),
-            2 => number(self.free_ram_mb()),
-            3 => number(self.total_usable_ram_mb()),
-            4 => Value::from(self.allocation_ratio(R::MEMORY_MB)),
-            5 => number(self.free_disk_mb()),
-            6 => number(self.total_usable_disk_gb()),
-            7 => Value::from(self.allocation_ratio(R::DISK_GB)),
-            8 => number(self.vcpus_total()),
-            9 => number(self.vcpus_used()),
-            10 => Value::from(self.allocation_ratio(R::VCPUS)),
-            11 => number(self.num_instances()),
-            12 => number(self.num_io_ops()),
-            13 => number(self.failed_builds()),
-            14 => number(self.hypervisor_version()),
+            // The allocation ratios are floats, whatever their value.
+            4 | 7 | 10 => self.derived_number(index).map_or(Value::Null, Value::from),
             15 => {
                 let forced_down = self.host.attribute("forced_down").and_then(Value::as_bool).unwrap_or(false);
                 serde_json::json!({ "disabled": !self.host.state.enabled, "forced_down": forced_down })
             }
-            _ => Value::Null,
+            _ => self.derived_number(index).map_or(Value::Null, number),
         }
     }
+
+    /// The number [`derived`](Self::derived) shows for index `index`, for the derived
+    /// attributes that are numbers ([`derived_is_number`]: `free_ram_mb` …
+    /// `hypervisor_version`); `None` for the others. A finite value is shown as that number exactly (an integer where
+    /// it is integral, else a float), a non-finite one as [`Value::Null`]. Computes in O(1).
+    pub fn derived_number(&self, index: usize) -> Option<f64> {
+        use ResourceId as R;
+        Some(match index {
+            2 => self.free_ram_mb(),
+            3 => self.total_usable_ram_mb(),
+            4 => self.allocation_ratio(R::MEMORY_MB),
+            5 => self.free_disk_mb(),
+            6 => self.total_usable_disk_gb(),
+            7 => self.allocation_ratio(R::DISK_GB),
+            8 => self.vcpus_total(),
+            9 => self.vcpus_used(),
+            10 => self.allocation_ratio(R::VCPUS),
+            11 => self.num_instances(),
+            12 => self.num_io_ops(),
+            13 => self.failed_builds(),
+            14 => self.hypervisor_version(),
+            _ => return None,
+        })
+    }
+}
+
+/// Whether the derived attribute `DERIVED_ATTRIBUTES[index]` is a number
+/// ([`HostStateView::derived_number`] gives it).
+pub fn derived_is_number(index: usize) -> bool {
+    (2..=14).contains(&index)
 }
 
 /// The position of `name` in [`DERIVED_ATTRIBUTES`], for [`HostStateView::derived`]; `None` for
@@ -293,6 +311,10 @@ mod tests {
             assert_eq!(v.attribute(name), expected[name], "{name}");
         }
         assert_eq!((derived_index("stats"), v.derived(DERIVED_ATTRIBUTES.len())), (None, Value::Null));
+        for i in 0..=DERIVED_ATTRIBUTES.len() {
+            let shown = v.derived_number(i).map(Value::from).map(|n| n.as_f64());
+            assert_eq!(shown, derived_is_number(i).then(|| v.derived(i).as_f64()), "{i}");
+        }
         // Before the request's picks, with the column found once (or not hot).
         let (io, inst) = (c.hot_attribute("num_io_ops"), c.hot_attribute("num_instances"));
         assert_eq!((v.io_ops_before(io), v.instances_before(inst)), (2.0, 0.0));

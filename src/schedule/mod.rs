@@ -554,24 +554,28 @@ impl Scheduler {
         masks: &mut [u64],
         rejections: &mut Rejections,
     ) {
+        run_active(self.active_filters(cx, states, instance), first, masks, rejections);
+    }
+
+    /// The filters [`run_filters`](Scheduler::run_filters) runs for `instance`, in order, each
+    /// with its position and its context, found as they are asked for (a pass that stops at
+    /// the first filter looks no further); a pass over many chunks collects them once.
+    fn active_filters<'s, 'a>(
+        &'s self,
+        cx: &Cx<'a>,
+        states: &'a [Prepared],
+        instance: u32,
+    ) -> impl Iterator<Item = ActiveFilter<'s, 'a>> + 's
+    where
+        'a: 's,
+    {
         let rebuild = cx.request().vm.is_rebuild();
-        for (fi, f) in self.filters.iter().enumerate() {
-            if (instance > 0 && f.once_per_request()) || (rebuild && !f.runs_on_rebuild()) {
-                continue;
-            }
-            let fcx = cx.with_state(states[fi].as_deref());
-            rejections.set_filter(fi as u32);
-            let mut any = 0;
-            for (k, m) in masks.iter_mut().enumerate() {
-                if *m != 0 {
-                    *m = f.check_chunk(&fcx, first + k, *m, rejections);
-                    any |= *m;
-                }
-            }
-            if any == 0 {
-                break;
-            }
-        }
+        let cx = *cx;
+        self.filters
+            .iter()
+            .enumerate()
+            .filter(move |(_, f)| !((instance > 0 && f.once_per_request()) || (rebuild && !f.runs_on_rebuild())))
+            .map(move |(fi, f)| (fi as u32, &**f, cx.with_state(states[fi].as_deref())))
     }
 
     /// Index of the chosen candidate: the best, or with `k > 1` a seeded pick among the best `k`
@@ -693,6 +697,46 @@ impl Scheduler {
         }
         Explanation { hosts, available, instance: cx.instance(), rejections: counts, verdicts, top }
     }
+}
+
+/// A filter that runs in a pass: its position, the filter and its context
+/// ([`Scheduler::active_filters`]).
+type ActiveFilter<'s, 'a> = (u32, &'s dyn Filter, Cx<'a>);
+
+/// Runs `active` over candidate masks, `masks[k]` covering chunk `first + k`; once a filter
+/// leaves no candidate, the later ones do not run (nor are they asked for).
+fn run_active<'s, 'a: 's>(
+    active: impl IntoIterator<Item = ActiveFilter<'s, 'a>>,
+    first: usize,
+    masks: &mut [u64],
+    rejections: &mut Rejections,
+) {
+    for (fi, f, fcx) in active {
+        rejections.set_filter(fi);
+        let mut any = 0;
+        for (k, m) in masks.iter_mut().enumerate() {
+            if *m != 0 {
+                *m = f.check_chunk(&fcx, first + k, *m, rejections);
+                any |= *m;
+            }
+        }
+        if any == 0 {
+            break;
+        }
+    }
+}
+
+/// [`run_active`] over the one chunk `chunk` with candidates `mask`: the lanes left.
+#[inline]
+fn filter_chunk(active: &[ActiveFilter<'_, '_>], chunk: usize, mut mask: u64, rejections: &mut Rejections) -> u64 {
+    for (fi, f, fcx) in active {
+        if mask == 0 {
+            break;
+        }
+        rejections.set_filter(*fi);
+        mask = f.check_chunk(fcx, chunk, mask, rejections);
+    }
+    mask
 }
 
 /// Applies the request's host lists to the candidate masks ([`VmSpec::keeps`](crate::request::VmSpec::keeps)):

@@ -721,7 +721,8 @@ fn nearly_sorted(keys: &mut [(u64, u32, u32)], budget: usize) -> bool {
 /// Adds one weigher's terms to a tier's score column: `out[c] += m × normalised(raw[c])` over
 /// `[min, max]`, where `m` is `mults[c]` for a weigher with per-host multipliers and
 /// `multiplier` otherwise. Every path that scores a column uses it, so they agree bit for bit
-/// with [`Bounds::normalized`] one host at a time.
+/// with [`Bounds::normalized`] one host at a time. Every sum in `out` must have started at
+/// `+0.0`, as the tier scores do.
 #[inline]
 pub(super) fn add_terms(
     out: &mut [f64],
@@ -737,8 +738,9 @@ pub(super) fn add_terms(
             *s += m * bounds.normalized(r, min, max);
         }
     } else if !Bounds::usable(min, max) {
-        // Every normalised value is 0, exactly as `Bounds::normalized` gives.
-        out.iter_mut().for_each(|s| *s += multiplier * 0.0);
+        // Every normalised value is 0, exactly as `Bounds::normalized` gives, so every term is
+        // a zero (the multiplier is finite). Adding a zero changes no sum: a sum that started at
+        // +0.0 is never −0.0 (only −0.0 + −0.0 is), and x + ±0 is x for every other x.
     } else {
         let range = max - min;
         for (s, &r) in out.iter_mut().zip(raw) {

@@ -2,7 +2,8 @@
 //! every round of a request that re-ranks from scratch), no candidate list and no per-weigher
 //! score vector is materialised.
 //!
-//! 1. **Filter and fold.** Chunk by chunk, the filters cut the chunk's mask, then every weigher
+//! 1. **Filter and fold.** Chunk by chunk, the filters cut the chunk's mask (which filters run,
+//!    with their contexts, is worked out once for the round), then every weigher
 //!    writes the survivors' raw values into a 64-lane buffer ([`Weigher::weigh_chunk`]) and its
 //!    clamped extremes are folded in. Only the candidate masks are written. A weigher whose
 //!    values are a snapshot column ([`Weigher::column`]) is not folded at first: the column's
@@ -23,7 +24,7 @@
 //! replaying the round the usual way, so even the error is the one the ranking path gives.
 
 use super::rank::add_terms;
-use super::Scheduler;
+use super::{filter_chunk, Scheduler};
 use crate::error::ScheduleError;
 use crate::filter::Rejections;
 use crate::id::HostId;
@@ -105,14 +106,18 @@ impl OnePass {
         let mut ids = [HostId(0); CHUNK];
         let mut keep = [0u64; CHUNK];
         let mut inexact = false;
-        for chunk in 0..masks.len() {
-            if masks[chunk] == 0 {
+        // The filters that run are worked out once for all chunks.
+        let active: smallvec::SmallVec<[_; 8]> = if filter {
+            scheduler.active_filters(cx, filter_states, cx.instance()).collect()
+        } else {
+            Default::default()
+        };
+        for (chunk, mask) in masks.iter_mut().enumerate() {
+            if *mask == 0 {
                 continue;
             }
-            if filter {
-                scheduler.run_filters(cx, filter_states, cx.instance(), chunk, &mut masks[chunk..=chunk], rejections);
-            }
-            let m = masks[chunk];
+            *mask = filter_chunk(&active, chunk, *mask, rejections);
+            let m = *mask;
             if m == 0 {
                 continue;
             }

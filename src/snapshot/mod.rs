@@ -545,9 +545,7 @@ impl Cluster {
             && self.slots == other.slots
             && self.live == other.live
             && self.chunks.len() == other.chunks.len()
-            && Arc::ptr_eq(&self.symbols, &other.symbols)
-            && Arc::ptr_eq(&self.topology, &other.topology)
-            && self.chunks.iter().zip(&other.chunks).all(|(a, b)| Arc::ptr_eq(a, b))
+            && self.changed_chunks(other).is_some_and(|mut changed| changed.next().is_none())
     }
 
     /// The chunks of this snapshot that are not the very chunks of `earlier` (by index,

@@ -45,8 +45,11 @@ impl Filter for ComputeFilter {
         let cordoned = failed & hot.up & hot.enabled & hot.cordoned;
         let evicting = failed & !(down | disabled | cordoned);
         let mut groups = [(down, 0), (disabled, 1), (cordoned, 2), (evicting, 3)];
-        // Reasons enter the counts in lane order, as a lane-by-lane pass would add them.
-        groups.sort_unstable_by_key(|&(lanes, _)| lanes.trailing_zeros());
+        // Reasons enter the counts in lane order, as a lane-by-lane pass would add them (one
+        // reason alone, the common case, needs no sort).
+        if groups.iter().filter(|g| g.0 != 0).count() > 1 {
+            groups.sort_unstable_by_key(|&(lanes, _)| lanes.trailing_zeros());
+        }
         for (lanes, code) in groups {
             rejected.reject_lanes(chunk, lanes, Reason(code));
         }

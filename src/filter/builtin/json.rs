@@ -2,11 +2,11 @@
 
 use super::nova::is_host_state_attribute;
 use crate::error::ScheduleError;
-use crate::expr::json_query::{Query, QueryError, Vars};
+use crate::expr::json_query::{NumericQuery, Query, QueryError, Vars};
 use crate::expr::pyvalue::PyValue;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
-use crate::request::{derived_index, Cx, HostStateView, Prepared};
+use crate::request::{derived_index, derived_is_number, Cx, HostStateView, Prepared};
 use serde_json::Value;
 
 /// Reason: the query is false for the host.
@@ -24,6 +24,11 @@ const ERROR: u32 = 1;
 /// counters and free amounts include the earlier picks of the request. A query Nova cannot
 /// evaluate (not JSON, an unknown operator, a number ordered against a string, a dotted lookup
 /// through a non-map) fails the request. Runs for every instance, not on rebuilds.
+///
+/// A query that reads only numeric attributes (`free_ram_mb`, `num_io_ops` …) and compares
+/// them with number literals, under `and` and `or`, is judged on plain numbers
+/// ([`NumericQuery`]), with the same answers; a host with a value that is not a JSON number
+/// is judged by the general evaluation.
 /// Reason: ``query `<query>` is false``.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JsonFilter;
@@ -32,6 +37,9 @@ pub struct JsonFilter;
 #[derive(Debug, Clone)]
 struct QueryState {
     query: Result<Option<Query>, QueryError>,
+    /// The query on numbers alone, when it reads only numeric `HostState` attributes
+    /// ([`Query::numeric`]): hosts are judged on plain `f64`s.
+    numeric: Option<NumericQuery>,
 }
 
 fn query(cx: &Cx<'_>) -> QueryState {
@@ -42,8 +50,16 @@ fn query(cx: &Cx<'_>) -> QueryState {
     if let Ok(Some(q)) = &mut query {
         q.bind(slot);
     }
-    QueryState { query }
+    let numeric = match &query {
+        Ok(Some(q)) => q.numeric(|s| derived_is_number(s as usize)).filter(|n| n.slots().len() <= NUMERIC_VARIABLES),
+        _ => None,
+    };
+    QueryState { query, numeric }
 }
+
+/// The most distinct variables of a query judged on numbers (their values sit on the stack); a
+/// query with more is judged by the general evaluation.
+const NUMERIC_VARIABLES: usize = 8;
 
 /// A variable's slot: not a `HostState` attribute (always `None`).
 const NOT_HOST_STATE: u32 = u32::MAX;
@@ -120,7 +136,23 @@ impl Filter for JsonFilter {
         if matches!(q.query, Ok(None)) {
             return mask;
         }
-        rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, q, h))
+        match &q.numeric {
+            Some(numeric) => {
+                let mut values = [0.0; NUMERIC_VARIABLES];
+                rejected.try_lanes(chunk, mask, Reason(ERROR), |h| {
+                    let view = cx.host_state(h);
+                    for (v, &s) in values.iter_mut().zip(numeric.slots()) {
+                        *v = view.derived_number(s as usize).unwrap_or(f64::NAN);
+                    }
+                    match numeric.passes(&values) {
+                        Some(pass) => Ok(if pass { Verdict::Pass } else { Verdict::reject(FALSE) }),
+                        // A value that is not a JSON number.
+                        None => self.judge(cx, q, h),
+                    }
+                })
+            }
+            None => rejected.try_lanes(chunk, mask, Reason(ERROR), |h| self.judge(cx, q, h)),
+        }
     }
 
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
@@ -236,6 +268,59 @@ mod tests {
                 let bound = slot(name).map(|s| vars.attribute_at(s, name));
                 assert_eq!(bound, Some(vars.attribute(name)), "{name}");
             }
+        }
+    }
+
+    /// A host for [`numbers_judge_as_the_query`]: memory in 512 MiB steps, and `num_io_ops` as
+    /// an integer, a float or unset.
+    fn numeric_host(i: usize, (memory, used, io, float): (u32, u32, Option<i64>, bool)) -> HostSpec {
+        let mut spec = HostSpec::new(format!("h{i}"))
+            .resource("memory_mb", ResourceSpec::new(512.0 * f64::from(memory + 1)).used(512.0 * f64::from(used)))
+            .resource("vcpus", ResourceSpec::new(f64::from(memory)).used(0.5 * f64::from(used)));
+        if let Some(io) = io {
+            spec = spec.attribute("num_io_ops", if float { json!(io as f64 + 0.5) } else { json!(io) });
+        }
+        spec
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn numbers_judge_as_the_query(
+            hosts in proptest::collection::vec((0u32..8, 0u32..10, proptest::option::of(0i64..10), proptest::bool::ANY), 1..140),
+            picks in proptest::collection::vec(0usize..140, 0..6),
+            q in proptest::sample::select(vec![
+                json!(["and", [">=", "$free_ram_mb", 1024], ["<", "$num_io_ops", 8]]),
+                json!(["or", ["<", "$num_io_ops", 2, 4.5], ["=", "$vcpus_used", 0], ["in", "$free_ram_mb", 0, 512, 1536]]),
+                json!([">", "$free_ram_mb", "$vcpus_total", -1, true]),
+                json!(["and", "$num_io_ops", [">=", "$ram_allocation_ratio", 1], ["<=", 2.5, "$vcpus_used"]]),
+                json!(["or"]),
+            ]),
+        ) {
+            use crate::snapshot::Overlay;
+            let mut builder = Cluster::builder();
+            for (i, &h) in hosts.iter().enumerate() {
+                builder = builder.host(numeric_host(i, h));
+            }
+            let c = builder.build().unwrap();
+            let req = request(1, q);
+            let compiled = req.compile(&c).unwrap();
+            let mut overlay = Overlay::new();
+            for &p in &picks {
+                overlay.consume(HostId::from_index(p % hosts.len()), &[(crate::id::ResourceId::MEMORY_MB, 512.0)]);
+            }
+            let cx = Cx::new(&c, &req, &compiled, &overlay, picks.len() as u32);
+            let fast = query(&cx);
+            proptest::prop_assert!(fast.numeric.is_some());
+            let plain = QueryState { numeric: None, ..fast.clone() };
+            let mut judged = Vec::new();
+            for state in [&fast, &plain] {
+                let mut rejected = Rejections::new(true);
+                let masks: Vec<u64> = (0..c.chunk_count())
+                    .map(|k| JsonFilter.check_chunk(&cx.with_state(Some(state)), k, c.hot_chunk(k).live, &mut rejected))
+                    .collect();
+                judged.push((masks, rejected.counts().to_vec(), rejected.hosts().map(<[_]>::to_vec)));
+            }
+            proptest::prop_assert_eq!(&judged[0], &judged[1]);
         }
     }
 
