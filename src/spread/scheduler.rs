@@ -121,8 +121,11 @@ impl SpreadSchedulerBuilder {
 /// counts too, for the same service). Likewise each node's task counts of the service are
 /// kept with the snapshot and service they were read for (a later call restores only the
 /// nodes the call before placed on), and the leading Ready and Resource verdicts with the
-/// snapshot and the request's resources. Any other snapshot (another generation, another
-/// cluster even at the same generation, a snapshot changed by an event), other levels, another
+/// snapshot and the request's resources. On a later snapshot of the same lineage (events
+/// applied to it, no new string interned) where at most about half the 64-node chunks changed,
+/// all three are updated for the nodes of the changed chunks instead (the tree when every
+/// level reads a label). Any other snapshot (another cluster even at the same generation, one
+/// changed too much), other levels, another
 /// service or other resources recompute what they change, before it is read: a kept part never
 /// gives a different answer from a fresh one. The scratch holds clones of the snapshots these
 /// were computed from (cheap: shared chunks), which keep that memory alive until the next
