@@ -429,7 +429,7 @@ impl<'a> Run<'a> {
 
     /// SwarmKit's `Pipeline.Process`: a failing node bumps its first failing filter's counter,
     /// a passing node resets every counter.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn process(&mut self, host: HostId) -> bool {
         if self.local && !self.nodes.stale[host.index()] {
             self.count_pass();
