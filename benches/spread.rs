@@ -1,11 +1,17 @@
 //! Spread engine: 1,000 tasks over three levels (2 datacenters × 5 rows × 10 racks) on 10k
 //! nodes, in both modes, through one `SpreadScratch`: `<mode>` keeps the decision tree between
 //! calls on the same snapshot, as a stream of batches on one snapshot does; `<mode>_tree_built`
-//! clears the scratch's tree before every call, as the first call on a new snapshot builds it.
+//! clears the scratch's tree before every call, as the first call on a snapshot of another
+//! lineage builds it; `<mode>_one_event` calls on two snapshots in turn that differ by one event
+//! (a task of the service placed on one node), as a scheduler sees a new snapshot after every
+//! event (the scratch updates what it keeps for the chunk that changed);
+//! `<mode>_one_event_rebuilt` does the same but clears the scratch before every call, the
+//! same-run baseline of a full rebuild per snapshot.
 
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use placewise::rng::SplitMix64;
+use placewise::snapshot::ClusterEvent;
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
 use placewise::{Cluster, HostSpec, HostState, InstanceSpec, ResourceSpec};
 use std::hint::black_box;
@@ -53,6 +59,8 @@ fn request(mode: Mode) -> SpreadRequest {
 fn bench(c: &mut Criterion) {
     let scheduler = SpreadScheduler::new();
     let cl = cluster(10_000, 42);
+    let placed = InstanceSpec::new("s-new").group("web").resource("memory_mb", 512.0).resource("vcpus", 0.5);
+    let next = cl.apply(&ClusterEvent::InstancePlaced { host: "n004321".into(), instance: placed }).unwrap();
     let mut group = c.benchmark_group("spread_1000_tasks_3_levels_10k_nodes");
     for mode in [Mode::SwarmCompatible, Mode::Balanced] {
         let req = request(mode);
@@ -64,6 +72,21 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 scratch.clear();
                 scheduler.schedule_with(&mut scratch, &cl, req).unwrap()
+            })
+        });
+        let snapshots = [&cl, &next];
+        let mut turn = 0;
+        group.bench_with_input(BenchmarkId::from_parameter(format!("{mode:?}_one_event")), &req, |b, req| {
+            b.iter(|| {
+                turn ^= 1;
+                scheduler.schedule_with(&mut scratch, snapshots[turn], req).unwrap()
+            })
+        });
+        group.bench_with_input(BenchmarkId::from_parameter(format!("{mode:?}_one_event_rebuilt")), &req, |b, req| {
+            b.iter(|| {
+                turn ^= 1;
+                scratch.clear();
+                scheduler.schedule_with(&mut scratch, snapshots[turn], req).unwrap()
             })
         });
     }

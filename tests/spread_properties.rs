@@ -28,6 +28,13 @@
 //!   services, memory reservations some nodes cannot hold, recent failures, max replicas, in all
 //!   three modes through one scratch, with tasks placed and nodes resized between some of them,
 //!   give exactly the outcome of a fresh call every time.
+//! - **(h) Updated tree and node state.** Random event sequences on up to three chunks of
+//!   nodes (nodes relabelled, to values seen before or none, added and removed; tasks placed
+//!   and removed; nodes cordoned, marked down and back, resized) interleaved with batches in
+//!   all three modes through one scratch give exactly the outcome of a fresh call every time;
+//!   and the scratch updates its kept tree for the chunks that changed (rather than building
+//!   it) exactly when the levels are those of the call before and at most about half the
+//!   chunks changed.
 
 use placewise::snapshot::{ClusterEvent, ResourceSpec, StateChange};
 use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
@@ -440,6 +447,154 @@ proptest! {
                     ClusterEvent::HostUpdated { host }
                 }
             };
+            cluster = cluster.apply(&event).unwrap();
+        }
+    }
+}
+
+/// One step of (h): a batch, or an event on the snapshot. Nodes are picked by `node % live`.
+#[derive(Debug, Clone)]
+enum LineageStep {
+    /// Mode (0 compatible, 1 stable, 2 balanced), levels (0 none, 1 zone, 2 zone then rack,
+    /// 3 rack), tasks, service (`svc` or `other`), memory reserved per task (none when 0), max
+    /// replicas (none when 0), ignore ineligible nodes' tasks.
+    Batch { mode: u8, levels: u8, tasks: u32, other: bool, memory: u8, max: u32, ignore: bool },
+    /// The node gets zone `zone` and rack `rack` (none when 4).
+    Relabel { node: usize, zone: usize, rack: usize },
+    /// A node joins with zone `zone` and rack `rack` (none when 4) and `tasks` of the service.
+    Add { zone: usize, rack: usize, tasks: u32 },
+    /// The node leaves.
+    Remove { node: usize },
+    /// A task of the service, reserving 512 MiB, starts on the node.
+    Place { node: usize },
+    /// The node's first instance (if any) ends.
+    Unplace { node: usize },
+    /// The node is cordoned or not, up or down.
+    State { node: usize, cordoned: bool, up: bool },
+    /// The node gets `memory` (GiB) in all.
+    Resize { node: usize, memory: u8 },
+}
+
+fn lineage_step() -> impl Strategy<Value = LineageStep> {
+    prop_oneof![
+        4 => (0u8..3, 0u8..4, 0u32..30, prop::bool::weighted(0.2), 0u8..3, 0u32..3, any::<bool>()).prop_map(
+            |(mode, levels, tasks, other, memory, max, ignore)| LineageStep::Batch { mode, levels, tasks, other, memory, max, ignore }
+        ),
+        2 => (0usize..200, 0usize..5, 0usize..5).prop_map(|(node, zone, rack)| LineageStep::Relabel { node, zone, rack }),
+        1 => (0usize..5, 0usize..5, 0u32..3).prop_map(|(zone, rack, tasks)| LineageStep::Add { zone, rack, tasks }),
+        1 => (0usize..200).prop_map(|node| LineageStep::Remove { node }),
+        2 => (0usize..200).prop_map(|node| LineageStep::Place { node }),
+        1 => (0usize..200).prop_map(|node| LineageStep::Unplace { node }),
+        1 => (0usize..200, any::<bool>(), prop::bool::weighted(0.8)).prop_map(|(node, cordoned, up)| LineageStep::State { node, cordoned, up }),
+        1 => (0usize..200, 0u8..4).prop_map(|(node, memory)| LineageStep::Resize { node, memory }),
+    ]
+}
+
+/// `host` with zone `zone` and rack `rack` (none when 4) in place of its own.
+fn placed_in(mut host: HostSpec, zone: usize, rack: usize) -> HostSpec {
+    host.labels.retain(|k, _| k != "zone" && k != "rack");
+    if zone < 4 {
+        host = host.label("zone", format!("z{}", zone + 1));
+    }
+    if rack < 4 {
+        host = host.label("rack", format!("r{}", rack + 1));
+    }
+    host
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// (h) Updated tree and node state: one scratch through random events and batches answers
+    /// as fresh calls do, updating its tree for the changed chunks exactly when it may.
+    #[test]
+    fn an_updated_tree_answers_as_a_fresh_one(
+        nodes in prop::collection::vec(node(), 1..140),
+        memory in prop::collection::vec(0u8..4, 140),
+        steps in prop::collection::vec(lineage_step(), 1..16),
+    ) {
+        let mut spec = sized_spec(&nodes, &memory);
+        // Every zone and rack value is interned from the start: relabelling keeps the lineage
+        // comparable.
+        spec.hosts[0] = (1..=4).fold(spec.hosts[0].clone(), |h, v| h.label(format!("z-{v}"), format!("z{v}")).label(format!("r-{v}"), format!("r{v}")));
+        let mut cluster = Cluster::from_spec(&spec).unwrap();
+        let scheduler = SpreadScheduler::new();
+        let mut scratch = SpreadScratch::new();
+        // The levels of the call before, and the chunks events changed since.
+        let mut last: Option<u8> = None;
+        let mut touched: Vec<usize> = Vec::new();
+        for (i, step) in steps.iter().enumerate() {
+            let live: Vec<String> = cluster.hosts().map(|(_, h)| h.name.to_string()).collect();
+            let name = |node: usize| live[node % live.len()].clone();
+            let event = match *step {
+                LineageStep::Batch { mode, levels, tasks, other, memory, max, ignore } => {
+                    let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode as usize];
+                    let mut req = SpreadRequest::new(if other { "other" } else { "svc" }, tasks)
+                        .mode(mode)
+                        .max_replicas(max)
+                        .ignore_ineligible_tasks(ignore);
+                    let keys: &[&str] = match levels {
+                        0 => &[],
+                        1 => &["zone"],
+                        2 => &["zone", "rack"],
+                        _ => &["rack"],
+                    };
+                    for k in keys {
+                        req = req.preference(Preference::spread(k));
+                    }
+                    if memory > 0 {
+                        req = req.resource("memory_mb", f64::from(memory) * 512.0);
+                    }
+                    let (builds, updates) = (scratch.tree_builds(), scratch.tree_updates());
+                    let kept = scheduler.schedule_with(&mut scratch, &cluster, &req).unwrap();
+                    let fresh = scheduler.schedule(&cluster, &req).unwrap();
+                    prop_assert_eq!(&kept, &fresh, "step {}", i);
+                    touched.sort_unstable();
+                    touched.dedup();
+                    let same_levels = last == Some(levels);
+                    let changed = !touched.is_empty();
+                    let updated = same_levels && changed && 2 * touched.len() <= cluster.chunk_count() + 1;
+                    prop_assert_eq!(scratch.tree_builds() - builds, u64::from(!same_levels || changed), "step {}", i);
+                    prop_assert_eq!(scratch.tree_updates() - updates, u64::from(updated), "step {}", i);
+                    (last, touched) = (Some(levels), Vec::new());
+                    continue;
+                }
+                LineageStep::Relabel { node, zone, rack } => {
+                    let id = cluster.host_id(&name(node)).unwrap();
+                    ClusterEvent::HostUpdated { host: placed_in(cluster.host_to_spec(id).unwrap(), zone, rack) }
+                }
+                LineageStep::Add { zone, rack, tasks } => {
+                    let mut host = placed_in(HostSpec::new(format!("m{i:02}")), zone, rack).resource("memory_mb", ResourceSpec::new(2048.0));
+                    for t in 0..tasks {
+                        host = host.instance(InstanceSpec::new(format!("m{i}-s{t}")).group("svc"));
+                    }
+                    touched.push(cluster.id_bound() / 64);
+                    ClusterEvent::HostAdded { host }
+                }
+                LineageStep::Remove { node } if live.len() > 1 => ClusterEvent::HostRemoved { host: name(node) },
+                LineageStep::Remove { .. } => continue,
+                LineageStep::Place { node } => ClusterEvent::InstancePlaced {
+                    host: name(node),
+                    instance: InstanceSpec::new(format!("placed-{i}")).group("svc").resource("memory_mb", 512.0),
+                },
+                LineageStep::Unplace { node } => {
+                    let id = cluster.host_id(&name(node)).unwrap();
+                    let Some(first) = cluster.host(id).unwrap().instances.first() else { continue };
+                    ClusterEvent::InstanceRemoved { host: name(node), instance: first.id.to_string() }
+                }
+                LineageStep::State { node, cordoned, up } => ClusterEvent::HostStateChanged {
+                    host: name(node),
+                    change: StateChange::default().cordoned(cordoned).up(up),
+                },
+                LineageStep::Resize { node, memory } => {
+                    let id = cluster.host_id(&name(node)).unwrap();
+                    let host = cluster.host_to_spec(id).unwrap().resource("memory_mb", ResourceSpec::new(f64::from(memory) * 1024.0));
+                    ClusterEvent::HostUpdated { host }
+                }
+            };
+            if let Some(id) = cluster.host_id(event.host_name()) {
+                touched.push(id.index() / 64);
+            }
             cluster = cluster.apply(&event).unwrap();
         }
     }

@@ -92,6 +92,7 @@ mod goheap {
     /// [`down`] from `i0` over the whole of `v` with `narrow_less` (the keys in the high halves
     /// compared, the low halves ignored): the same comparisons in the same order, so the same
     /// moves, with the sifted element held aside and written once where it stops.
+    #[inline(always)]
     fn down_narrow(v: &mut [u64], i0: usize) {
         let n = v.len();
         let x = v[i0];
@@ -120,6 +121,7 @@ mod goheap {
     }
 
     /// [`init_and_drain`] with `narrow_less`, by [`down_narrow`].
+    #[inline(never)]
     pub(super) fn init_and_drain_narrow(v: &mut [u64]) {
         let n = v.len();
         for i in (0..n / 2).rev() {
@@ -167,6 +169,7 @@ const FEW_KEYS: usize = 8;
 /// [`FEW_KEYS`] distinct ones and, given `rank` (by host index), are in rank order, by
 /// counting: O(candidates × distinct keys), no comparison sort. `false`, `cands` untouched,
 /// otherwise. `classes` and `before` are buffers.
+#[inline(never)]
 fn sort_by_few_keys(
     key: &[u128],
     rank: Option<&[u32]>,

@@ -224,8 +224,10 @@
 //! the leading stages' verdicts (for the same resources) and the tree's shape (for the same
 //! level sources): on the very same snapshot with the same levels, a call refills the tree's
 //! counts in O(hosts) instead of building it (the compatible mode keeps them, for the same
-//! service, and reads no host record at all). The benchmark
-//! (`benches/spread.rs`) places 1,000 tasks over 2 × 5 × 10 racks on 10k nodes.
+//! service, and reads no host record at all); on a later snapshot of the same lineage where few
+//! chunks changed (`Cluster::changed_chunks`), the three are updated for the hosts of those
+//! chunks instead (the tree when its levels read labels). The benchmark (`benches/spread.rs`)
+//! places 1,000 tasks over 2 × 5 × 10 racks on 10k nodes.
 //!
 //! # Not modelled
 //!

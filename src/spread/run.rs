@@ -10,7 +10,7 @@ use super::SpreadError;
 use crate::filter::Filter;
 use crate::id::{HostId, ResourceId, Symbol};
 use crate::request::{CompiledRequest, Cx, Prepared, Request};
-use crate::snapshot::{Cluster, Overlay, CHUNK, HOT_RESOURCES};
+use crate::snapshot::{Cluster, Host, Overlay, CHUNK, HOT_RESOURCES};
 use crate::weigh::{normalize, Weigher};
 use std::cmp::Ordering;
 
@@ -62,6 +62,9 @@ pub(crate) struct NodeState {
     counted_for: Option<String>,
     /// What [`NodeState::prefix_fail`] was computed for.
     prefix_for: Option<PrefixKey>,
+    /// The chunks whose rows of [`NodeState::prefix_fail`] are of an earlier snapshot than
+    /// `snapshot` (changed since), to redo before the table is read.
+    prefix_stale: Vec<usize>,
     /// Hosts with a task in the snapshot: non-zero base counts.
     pub(crate) with_tasks: Vec<u32>,
     /// Hosts this call changed from their base (a task placed, a penalty set; repeats
@@ -77,12 +80,15 @@ impl NodeState {
     /// node stale. Ranks and eligibility are left as they are: each call writes them for every
     /// live host before reading them. The base counts are kept with the snapshot and service
     /// they were read for: on that very snapshot and service only the hosts the previous call
-    /// changed are restored, in O(those hosts); otherwise every host record is read, in
-    /// O(hosts + instances).
+    /// changed are restored, in O(those hosts); on a later snapshot of the same lineage where
+    /// few chunks changed, also the hosts of those chunks are recounted
+    /// ([`NodeState::update`]); otherwise every host record is read, in O(hosts + instances).
     pub(crate) fn prepare(&mut self, cluster: &Cluster, service: Option<Symbol>, name: &str) {
         let n = cluster.id_bound();
         if !(self.svc.len() == n && self.snapshot.as_ref().is_some_and(|c| c.is_same_snapshot(cluster))) {
-            self.forget_snapshot();
+            if !self.update(cluster, service, name) {
+                self.forget_snapshot();
+            }
             self.snapshot = Some(cluster.clone());
         }
         if self.counted_for.as_deref() == Some(name) {
@@ -117,16 +123,13 @@ impl NodeState {
             }
             self.with_tasks.clear();
             for (id, host) in cluster.hosts() {
-                // A host without instances or attributes runs no task: its counts stay 0.
-                if !host.instances.is_empty() || host.attributes.is_some() {
-                    let (svc, total) = node::active_counts(host, service, name);
-                    if (svc, total) != (0, 0) {
-                        let i = id.index();
-                        (self.svc[i], self.total[i]) = (svc, total);
-                        (self.base_svc[i], self.base_total[i]) = (svc, total);
-                        self.key[i] = pack_key(0, svc, total);
-                        self.with_tasks.push(i as u32);
-                    }
+                let (svc, total) = task_counts(host, service, name);
+                if (svc, total) != (0, 0) {
+                    let i = id.index();
+                    (self.svc[i], self.total[i]) = (svc, total);
+                    (self.base_svc[i], self.base_total[i]) = (svc, total);
+                    self.key[i] = pack_key(0, svc, total);
+                    self.with_tasks.push(i as u32);
                 }
             }
             self.counted_for = Some(name.to_owned());
@@ -143,9 +146,63 @@ impl NodeState {
         self.eligible.resize(n, false);
     }
 
+    /// Brings what is kept from the snapshot held to `cluster`, a later snapshot of the same
+    /// lineage, when at most about half the chunks changed ([`Cluster::changed_chunks`]);
+    /// returns whether it did (otherwise nothing is changed). The base counts, when of the
+    /// service `name`, are recounted for the hosts of the changed chunks (the previous call's
+    /// changes are restored by the caller); counts of another service are dropped. The
+    /// changed chunks' rows of [`NodeState::prefix_fail`] are noted stale, redone by
+    /// [`Run::initial_fails`] before they are read. Computes in O(changed chunks × 64 +
+    /// their instances + hosts with tasks).
+    fn update(&mut self, cluster: &Cluster, service: Option<Symbol>, name: &str) -> bool {
+        let Some(earlier) = &self.snapshot else { return false };
+        if self.svc.len() != earlier.id_bound() {
+            return false;
+        }
+        let Some(changed) = cluster.changed_chunks(earlier) else { return false };
+        let chunks: Vec<usize> = changed.collect();
+        if 2 * chunks.len() > cluster.chunk_count() + 1 {
+            return false;
+        }
+        if self.prefix_for.is_some() {
+            self.prefix_stale.extend_from_slice(&chunks);
+            self.prefix_stale.sort_unstable();
+            self.prefix_stale.dedup();
+            if 2 * self.prefix_stale.len() > cluster.chunk_count() + 1 {
+                (self.prefix_for, self.prefix_stale) = (None, Vec::new());
+            }
+        }
+        if self.counted_for.as_deref() != Some(name) {
+            self.counted_for = None;
+            return true;
+        }
+        let n = cluster.id_bound();
+        for v in [&mut self.svc, &mut self.total, &mut self.penalty, &mut self.base_svc, &mut self.base_total] {
+            v.resize(n, 0);
+        }
+        self.key.resize(n, 0);
+        self.stale.resize(n, false);
+        for &c in &chunks {
+            let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+            for i in lo..hi {
+                let (svc, total) = cluster.host(HostId(i as u32)).map_or((0, 0), |h| task_counts(h, service, name));
+                (self.svc[i], self.total[i], self.base_svc[i], self.base_total[i]) = (svc, total, svc, total);
+                (self.penalty[i], self.key[i], self.stale[i]) = (0, pack_key(0, svc, total), false);
+            }
+            // The hosts with tasks are listed by id: the chunk's range is replaced.
+            let start = self.with_tasks.partition_point(|&i| (i as usize) < lo);
+            let end = self.with_tasks.partition_point(|&i| (i as usize) < hi);
+            let (base_svc, base_total) = (&self.base_svc, &self.base_total);
+            let now = (lo..hi).filter(|&i| (base_svc[i], base_total[i]) != (0, 0)).map(|i| i as u32);
+            self.with_tasks.splice(start..end, now);
+        }
+        true
+    }
+
     /// Forgets the snapshot and what was computed from it: the next call computes it all.
     pub(crate) fn forget_snapshot(&mut self) {
         (self.snapshot, self.counted_for, self.prefix_for) = (None, None, None);
+        self.prefix_stale.clear();
     }
 
     /// Sets host `i`'s key from its columns and notes it changed.
@@ -153,6 +210,16 @@ impl NodeState {
     pub(crate) fn rekey(&mut self, i: usize) {
         self.key[i] = pack_key(self.penalty[i], self.svc[i], self.total[i]);
         self.changed.push(i as u32);
+    }
+}
+
+/// A host's active tasks of the service `name` (`service`, its symbol) and in total
+/// ([`node::active_counts`]); a host without instances or attributes runs none.
+fn task_counts(host: &Host, service: Option<Symbol>, name: &str) -> (u32, u32) {
+    if host.instances.is_empty() && host.attributes.is_none() {
+        (0, 0)
+    } else {
+        node::active_counts(host, service, name)
     }
 }
 
@@ -263,7 +330,9 @@ impl<'a> Run<'a> {
     /// from the chunk's schedulable mask, Resource from the free columns, the same comparisons
     /// the filters make for one host. Computes in O(hosts × reserved kinds) without reading a
     /// host record (except for reserved kinds beyond the dense columns), or O(1) when the table
-    /// of an earlier call on this snapshot, with the same stages and resources, is kept.
+    /// of an earlier call on this snapshot, with the same stages and resources, is kept
+    /// (O(64 × reserved kinds) per chunk changed since, when kept from an earlier snapshot of
+    /// the lineage: [`NodeState::update`]).
     pub(crate) fn initial_fails(&mut self) {
         let prefix = self.prefix_len();
         self.prefix = prefix;
@@ -272,56 +341,73 @@ impl<'a> Run<'a> {
             resources: self.compiled.resources.iter().map(|&(r, a)| (r, a.to_bits())).collect(),
             unknown: !self.compiled.unknown.is_empty(),
         };
-        // Kept from an earlier call on this snapshot ([`NodeState::prepare`] checked it).
-        if self.nodes.prefix_for.as_ref() == Some(&key) {
-            return;
-        }
         let n = self.cluster.id_bound();
         let mut out = std::mem::take(&mut self.nodes.prefix_fail);
-        out.clear();
-        out.resize(n, PREFIX_PASSED);
-        for c in 0..self.cluster.chunk_count() {
-            let hot = self.cluster.hot_chunk(c);
-            let mut mask = hot.live;
-            for (i, e) in self.entries[..prefix].iter().enumerate() {
-                let pass = match e.stage {
-                    Stage::Ready => mask & hot.schedulable,
-                    _ if !self.compiled.unknown.is_empty() => 0,
-                    _ => {
-                        let mut pass = mask;
-                        for &(r, amount) in &self.compiled.resources {
-                            if r.index() < HOT_RESOURCES {
-                                let column = &hot.free[r.index()];
-                                let mut fits = 0u64;
-                                for (lane, &free) in column.iter().enumerate() {
-                                    fits |= u64::from(free >= amount) << lane;
-                                }
-                                pass &= fits;
-                            } else {
-                                let mut m = pass;
-                                while m != 0 {
-                                    let lane = m.trailing_zeros() as usize;
-                                    m &= m - 1;
-                                    let h = HostId((c * CHUNK + lane) as u32);
-                                    // As the filter compares: a NaN free amount does not fit.
-                                    let fits = self.overlay.free(self.cluster, h, r) >= amount;
-                                    pass &= !(u64::from(!fits) << lane);
-                                }
+        let mut stale = std::mem::take(&mut self.nodes.prefix_stale);
+        // Kept from an earlier call on this snapshot, or on an earlier one but for the chunks
+        // changed since ([`NodeState::prepare`] checked it).
+        if self.nodes.prefix_for.as_ref() == Some(&key) {
+            out.resize(n, PREFIX_PASSED);
+            for &c in &stale {
+                self.prefix_chunk(c, &mut out);
+            }
+        } else {
+            out.clear();
+            out.resize(n, PREFIX_PASSED);
+            for c in 0..self.cluster.chunk_count() {
+                self.prefix_chunk(c, &mut out);
+            }
+            self.nodes.prefix_for = Some(key);
+        }
+        stale.clear();
+        self.nodes.prefix_stale = stale;
+        self.nodes.prefix_fail = out;
+    }
+
+    /// Writes chunk `c`'s rows of [`NodeState::prefix_fail`] into `out` ([`initial_fails`]).
+    ///
+    /// [`initial_fails`]: Run::initial_fails
+    fn prefix_chunk(&self, c: usize, out: &mut [u32]) {
+        let hot = self.cluster.hot_chunk(c);
+        let lanes = (c * CHUNK..((c + 1) * CHUNK).min(out.len())).len();
+        out[c * CHUNK..c * CHUNK + lanes].fill(PREFIX_PASSED);
+        let mut mask = hot.live;
+        for (i, e) in self.entries[..self.prefix].iter().enumerate() {
+            let pass = match e.stage {
+                Stage::Ready => mask & hot.schedulable,
+                _ if !self.compiled.unknown.is_empty() => 0,
+                _ => {
+                    let mut pass = mask;
+                    for &(r, amount) in &self.compiled.resources {
+                        if r.index() < HOT_RESOURCES {
+                            let column = &hot.free[r.index()];
+                            let mut fits = 0u64;
+                            for (lane, &free) in column.iter().enumerate() {
+                                fits |= u64::from(free >= amount) << lane;
+                            }
+                            pass &= fits;
+                        } else {
+                            let mut m = pass;
+                            while m != 0 {
+                                let lane = m.trailing_zeros() as usize;
+                                m &= m - 1;
+                                let h = HostId((c * CHUNK + lane) as u32);
+                                // As the filter compares: a NaN free amount does not fit.
+                                let fits = self.overlay.free(self.cluster, h, r) >= amount;
+                                pass &= !(u64::from(!fits) << lane);
                             }
                         }
-                        pass
                     }
-                };
-                let mut failed = mask & !pass;
-                while failed != 0 {
-                    out[c * CHUNK + failed.trailing_zeros() as usize] = i as u32;
-                    failed &= failed - 1;
+                    pass
                 }
-                mask &= pass;
+            };
+            let mut failed = mask & !pass;
+            while failed != 0 {
+                out[c * CHUNK + failed.trailing_zeros() as usize] = i as u32;
+                failed &= failed - 1;
             }
+            mask &= pass;
         }
-        self.nodes.prefix_fail = out;
-        self.nodes.prefix_for = Some(key);
     }
 
     /// [`fails`](Run::fails) before the first placement, from [`initial_fails`]'s table: the
@@ -343,7 +429,7 @@ impl<'a> Run<'a> {
 
     /// SwarmKit's `Pipeline.Process`: a failing node bumps its first failing filter's counter,
     /// a passing node resets every counter.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn process(&mut self, host: HostId) -> bool {
         if self.local && !self.nodes.stale[host.index()] {
             self.count_pass();

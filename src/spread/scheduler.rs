@@ -10,7 +10,7 @@ use super::outcome::{Assignment, SpreadExplanation, SpreadOutcome};
 use super::request::{Mode, SpreadRequest, WhenUnsatisfiable};
 use super::run::{Entry, NodeState, Run};
 use super::skew::Domains;
-use super::tree::{levels, Tree};
+use super::tree::{levels, Refresh, Tree};
 use super::SpreadError;
 use crate::error::{BuildError, ScheduleError};
 use crate::filter::Filter;
@@ -121,8 +121,11 @@ impl SpreadSchedulerBuilder {
 /// counts too, for the same service). Likewise each node's task counts of the service are
 /// kept with the snapshot and service they were read for (a later call restores only the
 /// nodes the call before placed on), and the leading Ready and Resource verdicts with the
-/// snapshot and the request's resources. Any other snapshot (another generation, another
-/// cluster even at the same generation, a snapshot changed by an event), other levels, another
+/// snapshot and the request's resources. On a later snapshot of the same lineage (events
+/// applied to it, no new string interned) where at most about half the 64-node chunks changed,
+/// all three are updated for the nodes of the changed chunks instead (the tree when every
+/// level reads a label). Any other snapshot (another cluster even at the same generation, one
+/// changed too much), other levels, another
 /// service or other resources recompute what they change, before it is read: a kept part never
 /// gives a different answer from a fresh one. The scratch holds clones of the snapshots these
 /// were computed from (cheap: shared chunks), which keep that memory alive until the next
@@ -136,6 +139,7 @@ pub struct SpreadScratch {
     heaps: Heaps,
     tree: Tree,
     tree_builds: u64,
+    tree_updates: u64,
 }
 
 impl SpreadScratch {
@@ -144,9 +148,17 @@ impl SpreadScratch {
         SpreadScratch::default()
     }
 
-    /// How many times a tree was built rather than kept (for tests and tuning).
+    /// How many times a tree was built or updated for another snapshot rather than kept (for
+    /// tests and tuning).
     pub fn tree_builds(&self) -> u64 {
         self.tree_builds
+    }
+
+    /// How many of the [`tree_builds`](SpreadScratch::tree_builds) updated the tree kept for
+    /// an earlier snapshot of the same lineage for the chunks that changed, rather than
+    /// building it from every node (for tests and tuning).
+    pub fn tree_updates(&self) -> u64 {
+        self.tree_updates
     }
 
     /// Forgets the kept tree, the task counts and the snapshot they were read from (the
@@ -260,7 +272,7 @@ impl SpreadScheduler {
             }
         }
 
-        let SpreadScratch { nodes, overlay, heaps, tree, tree_builds } = scratch;
+        let SpreadScratch { nodes, overlay, heaps, tree, tree_builds, tree_updates } = scratch;
         overlay.clear();
         prepare_nodes(nodes, cluster, request, service);
         // Taken for the call and put back when it succeeds: a call that fails leaves no tree.
@@ -309,7 +321,7 @@ impl SpreadScheduler {
 
         let counts = match request.mode {
             Mode::SwarmCompatible | Mode::SwarmCompatibleStable => {
-                *tree_builds += u64::from(kept.reuse_or_build(
+                let refresh = kept.reuse_or_build(
                     cluster,
                     levels,
                     names,
@@ -317,7 +329,8 @@ impl SpreadScheduler {
                     Some(&request.service),
                     |_| true,
                     |_| false,
-                ));
+                );
+                count_refresh(refresh, tree_builds, tree_updates);
                 run.tree = kept;
                 run.tree.branches[0].asked = request.tasks;
                 if request.tasks > 0 {
@@ -338,7 +351,7 @@ impl SpreadScheduler {
                 }
                 let ignore = request.ignore_ineligible_tasks;
                 let eligible = std::mem::take(&mut run.nodes.eligible);
-                *tree_builds += u64::from(kept.reuse_or_build(
+                let refresh = kept.reuse_or_build(
                     cluster,
                     levels,
                     names,
@@ -346,7 +359,8 @@ impl SpreadScheduler {
                     None,
                     |h| !ignore || eligible[h.index()],
                     |h| eligible[h.index()],
-                ));
+                );
+                count_refresh(refresh, tree_builds, tree_updates);
                 run.tree = kept;
                 run.tree.branches[0].asked = request.tasks;
                 let mut cands = Vec::new();
@@ -400,6 +414,12 @@ impl SpreadScheduler {
         *tree = std::mem::take(&mut run.tree);
         Ok(SpreadOutcome { requested: request.tasks, assignments, unplaced, message, explanation })
     }
+}
+
+/// Counts a tree that was not kept in `builds`, and an updated one also in `updates`.
+fn count_refresh(refresh: Refresh, builds: &mut u64, updates: &mut u64) {
+    *builds += u64::from(refresh != Refresh::Kept);
+    *updates += u64::from(refresh == Refresh::Updated);
 }
 
 /// Fills the per-node arrays from the snapshot: task counts, failure penalties, keys

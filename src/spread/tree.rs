@@ -4,7 +4,7 @@
 use super::node;
 use super::request::{Descriptor, Mode, Preference, Targets};
 use crate::id::{HostId, IdHashing, Symbol};
-use crate::snapshot::{Cluster, CHUNK};
+use crate::snapshot::{Cluster, HotChunk, CHUNK};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -111,6 +111,12 @@ pub(crate) struct Branch {
     /// The values from the root down to this branch, once asked for ([`Tree::path`]): part of
     /// the shape, kept with it.
     path: Option<Arc<[String]>>,
+    /// The key of the value at its level (a label value's symbol, [`MISSING`] for `""`, a host
+    /// id or a hostname's number): with the parent, its entry in [`Tree::index`].
+    key: u32,
+    /// The least host id beneath (`u32::MAX` for none). A build creates branches in the order
+    /// of `(first, depth)`, which an update restores ([`Tree::update`]).
+    first: u32,
 }
 
 const MISSING: u32 = u32::MAX;
@@ -128,6 +134,23 @@ pub(crate) struct Tree {
     /// eligible (the compatible mode's fill): a later call with the same shape and the same
     /// counts keeps them ([`Tree::reuse_or_build`]).
     existing_of: Option<String>,
+    /// `(parent, key) -> child` for every branch but the root.
+    index: HashMap<(u32, u32), u32, IdHashing>,
+    /// Each host's leaf, by host id ([`MISSING`] for an id of no host).
+    leaf_of: Vec<u32>,
+    /// While `existing_of` is set: each host's count in its leaf's `existing`, by host id.
+    counted: Vec<u32>,
+}
+
+/// How [`Tree::reuse_or_build`] came by the tree's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refresh {
+    /// Kept: built from this very snapshot.
+    Kept,
+    /// Updated from an earlier snapshot of the same lineage for the chunks that changed.
+    Updated,
+    /// Built from every host.
+    Built,
 }
 
 /// The snapshot (a held clone, which keeps its chunks shared: any event then copies the chunks
@@ -160,13 +183,15 @@ impl Tree {
     }
 
     /// `self` (a tree kept from an earlier call) made into the tree [`build`](Tree::build)
-    /// gives: when its shape was built from this very snapshot with the same level sources,
+    /// gives. When its shape was built from this very snapshot with the same level sources,
     /// only the per-call parts are reset and the counts refilled, in O(hosts) without sorting
-    /// or reading a host record; otherwise the tree is built anew (`names` gives the names by
-    /// host id, read only then). `all_of` names the service when `svc` are its counts in this
-    /// snapshot, every host counted and none eligible (the compatible mode): a kept tree filled
-    /// so for the same service keeps its counts, in O(branches). Returns whether it was built
-    /// anew.
+    /// or reading a host record. When it was built from an earlier snapshot of the same lineage
+    /// with the same label levels, and few chunks changed since ([`Cluster::changed_chunks`]),
+    /// the shape is updated for the hosts of those chunks ([`Tree::update`]). Otherwise the tree
+    /// is built anew (`names` gives the names by host id, read only then). `all_of` names the
+    /// service when `svc` are its counts in this snapshot, every host counted and none eligible
+    /// (the compatible mode): a kept or updated tree filled so for the same service keeps its
+    /// counts, in O(branches) (plus the changed chunks' hosts when updated).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn reuse_or_build<'c>(
         &mut self,
@@ -177,15 +202,26 @@ impl Tree {
         all_of: Option<&str>,
         counted: impl FnMut(HostId) -> bool,
         eligible: impl FnMut(HostId) -> bool,
-    ) -> bool {
-        let same = self.stamp.as_ref().is_some_and(|s| {
-            s.sources.len() == levels.len()
-                && s.sources.iter().zip(&levels).all(|(a, l)| *a == l.source)
-                && s.cluster.is_same_snapshot(cluster)
-        });
-        if same {
+    ) -> Refresh {
+        let keep = all_of.is_some() && self.existing_of.as_deref() == all_of;
+        let refresh = match &self.stamp {
+            Some(s)
+                if s.sources.len() == levels.len() && s.sources.iter().zip(&levels).all(|(a, l)| *a == l.source) =>
+            {
+                if s.cluster.is_same_snapshot(cluster) {
+                    Refresh::Kept
+                } else if self.update(cluster, keep.then_some(svc)) {
+                    Refresh::Updated
+                } else {
+                    Refresh::Built
+                }
+            }
+            _ => Refresh::Built,
+        };
+        if refresh == Refresh::Built {
+            *self = Tree::shape(cluster, levels, &names());
+        } else {
             self.levels = levels;
-            let keep = all_of.is_some() && self.existing_of.as_deref() == all_of;
             for b in &mut self.branches {
                 // Every field named: a new per-call field cannot be left out of the reset.
                 let Branch {
@@ -196,6 +232,8 @@ impl Tree {
                     nodes: _,
                     hosts: _,
                     path: _,
+                    key: _,
+                    first: _,
                     existing,
                     live,
                     eligible,
@@ -216,20 +254,22 @@ impl Tree {
             }
             if keep {
                 self.compute_shares();
-                return false;
+                return refresh;
             }
-        } else {
-            *self = Tree::shape(cluster, levels, &names());
         }
         self.fill(svc, counted, eligible);
         self.existing_of = all_of.map(str::to_owned);
-        !same
+        if all_of.is_some() {
+            self.counted.clear();
+            self.counted.extend_from_slice(svc);
+        }
+        refresh
     }
 
     /// The shape: branches with their values, nodes and children in value order, each leaf's
     /// hosts in name order; counts, shares and the per-call parts left empty.
     fn shape(cluster: &Cluster, levels: Vec<Level>, names: &[&str]) -> Tree {
-        let mut branches = vec![Branch::default()];
+        let mut branches = vec![Branch { first: u32::MAX, ..Branch::default() }];
         let mut index: HashMap<(u32, u32), u32, IdHashing> = HashMap::default();
         let mut hostnames: HashMap<&str, u32> = HashMap::new();
         let empty = cluster.symbols().get("");
@@ -237,46 +277,27 @@ impl Tree {
         // hostname): with label values from the chunks' inverted label indexes (a chunk's
         // lanes at a time) and names given, a plain label tree never touches them.
         let mut lane_values: Vec<[u32; CHUNK]> = vec![[MISSING; CHUNK]; levels.len()];
-        // Every host with its leaf, in id order: each leaf's list is sized before it is filled.
-        let mut leaf_of: Vec<(HostId, u32)> = Vec::with_capacity(cluster.len());
+        // Every host's leaf, by id: each leaf's list is sized before it is filled.
+        let mut leaf_of: Vec<u32> = vec![MISSING; cluster.id_bound()];
         // The last `(parent, key) -> child` step taken at each depth: hosts listed by rack or
         // zone repeat it, and skip the hash lookup.
         let mut last: Vec<(u32, u32, u32)> = vec![(u32::MAX, u32::MAX, 0); levels.len()];
         for c in 0..cluster.chunk_count() {
             let hot = cluster.hot_chunk(c);
-            for (level, values) in levels.iter().zip(&mut lane_values) {
-                if let Source::NodeLabel(k) | Source::EngineLabel(k) = level.source {
-                    values.fill(MISSING);
-                    for (value, mut mask) in k.into_iter().flat_map(|k| hot.labels.values(k)) {
-                        if Some(value) == empty {
-                            continue;
-                        }
-                        while mask != 0 {
-                            values[mask.trailing_zeros() as usize] = value.0;
-                            mask &= mask - 1;
-                        }
-                    }
-                }
-            }
+            label_values(&levels, hot, empty, &mut lane_values);
             let mut live = hot.live;
             while live != 0 {
                 let lane = live.trailing_zeros() as usize;
                 live &= live - 1;
                 let id = HostId((c * CHUNK + lane) as u32);
+                branches[0].first = branches[0].first.min(id.0);
                 let mut cur = 0u32;
                 for (depth, level) in levels.iter().enumerate() {
                     // Counts are added at the leaf only, then summed upwards below.
                     let (key, text): (u32, &str) = match level.source {
+                        // The text is resolved when a branch is created.
                         Source::NodeLabel(_) | Source::EngineLabel(_) => {
-                            let v = lane_values[depth][lane];
-                            let engine_missing = matches!(level.source, Source::EngineLabel(_))
-                                && cluster.host(id).is_some_and(|h| !node::has_engine(h));
-                            // The text is resolved when a branch is created.
-                            if v == MISSING || engine_missing {
-                                (MISSING, "")
-                            } else {
-                                (v, "")
-                            }
+                            (label_key(cluster, level.source, lane_values[depth][lane], id), "")
                         }
                         Source::NodeId => (id.0, names[id.index()]),
                         Source::Hostname => {
@@ -290,36 +311,25 @@ impl Tree {
                         cur = lc;
                         continue;
                     }
-                    let n = branches.len() as u32;
-                    let child = *index.entry((cur, key)).or_insert(n);
-                    if child == n {
-                        let text = match level.source {
-                            Source::NodeLabel(_) | Source::EngineLabel(_) if key != MISSING => {
-                                cluster.resolve(Symbol(key))
-                            }
-                            _ => text,
-                        };
-                        branches.push(Branch {
-                            value: text.into(),
-                            depth: depth + 1,
-                            parent: cur,
-                            ..Branch::default()
-                        });
-                        branches[cur as usize].children.push(n);
-                    }
+                    // Hosts come in id order: the first to reach a branch has its least id.
+                    let child = child(&mut branches, &mut index, cur, key, depth, id.0, false, || {
+                        branch_value(cluster, level.source, key, text)
+                    });
                     last[depth] = (cur, key, child);
                     cur = child;
                 }
                 branches[cur as usize].nodes += 1;
-                leaf_of.push((id, cur));
+                leaf_of[id.index()] = cur;
             }
         }
         // Only leaves hold hosts, and only they have counted nodes so far.
         for b in &mut branches {
             b.hosts.reserve_exact(b.nodes as usize);
         }
-        for &(id, leaf) in &leaf_of {
-            branches[leaf as usize].hosts.push(id);
+        for (id, &leaf) in leaf_of.iter().enumerate() {
+            if leaf != MISSING {
+                branches[leaf as usize].hosts.push(HostId(id as u32));
+            }
         }
         sum_up(&mut branches, |b| &mut b.nodes);
         for i in 0..branches.len() {
@@ -330,7 +340,198 @@ impl Tree {
             branches[i].hosts.sort_by(|&a, &b| names[a.index()].cmp(names[b.index()]));
         }
         let sources = levels.iter().map(|l| l.source).collect();
-        Tree { branches, levels, stamp: Some(Stamp { cluster: cluster.clone(), sources }), existing_of: None }
+        Tree {
+            branches,
+            levels,
+            stamp: Some(Stamp { cluster: cluster.clone(), sources }),
+            existing_of: None,
+            index,
+            leaf_of,
+            counted: Vec::new(),
+        }
+    }
+
+    /// Updates a shape built from the stamp's snapshot to `cluster`, a later snapshot of the
+    /// same lineage, when every level reads a label and at most about half the chunks changed
+    /// ([`Cluster::changed_chunks`]); returns whether it did (otherwise nothing is changed).
+    ///
+    /// Only the hosts of the changed chunks are visited: a host whose path changed (labels,
+    /// engine, added, removed) leaves its old leaf and is inserted into its new one by name,
+    /// branches are created for new values and dropped when no host is left beneath, and the
+    /// branches are renumbered into the order a build gives when that order changed. With
+    /// `svc` (the counts the tree's `existing` counts were filled with, every host counted),
+    /// the changed hosts' counts are brought to `svc` too. The result is exactly the shape (and
+    /// counts) [`shape`](Tree::shape) gives for `cluster`. Computes in O(changed chunks × 64 ×
+    /// levels) plus, per host that changed its leaf, O(leaf size) and a binary search by name;
+    /// when branches are created, dropped or reordered, O(hosts + branches) more.
+    fn update(&mut self, cluster: &Cluster, svc: Option<&[u32]>) -> bool {
+        let Some(stamp) = &self.stamp else { return false };
+        if !stamp.sources.iter().all(|s| matches!(s, Source::NodeLabel(_) | Source::EngineLabel(_))) {
+            return false;
+        }
+        let Some(changed) = cluster.changed_chunks(&stamp.cluster) else { return false };
+        let chunks: Vec<usize> = changed.collect();
+        if 2 * chunks.len() > cluster.chunk_count() + 1 {
+            return false;
+        }
+        let stamp = self.stamp.take().expect("checked above");
+        let old = &stamp.cluster;
+        let n = cluster.id_bound();
+        self.leaf_of.resize(n, MISSING);
+        if svc.is_some() {
+            self.counted.resize(n, 0);
+        }
+        let empty = cluster.symbols().get("");
+        // An engine label's value also depends on the host record's engine attribute.
+        let engine = self.levels.iter().any(|l| matches!(l.source, Source::EngineLabel(_)));
+        let mut lane_values: Vec<[u32; CHUNK]> = vec![[MISSING; CHUNK]; self.levels.len()];
+        // Hosts whose leaf changed: (host, old leaf, new leaf), MISSING for none.
+        let mut moves: Vec<(HostId, u32, u32)> = Vec::new();
+        for &c in &chunks {
+            let hot = cluster.hot_chunk(c);
+            let before = (c < old.chunk_count()).then(|| old.hot_chunk(c));
+            let old_live = before.map_or(0, |b| b.live);
+            // A host live in both keeps its leaf when no level's labels changed in the chunk.
+            let same_labels = !engine
+                && before.is_some_and(|b| {
+                    self.levels.iter().all(|l| match l.source {
+                        Source::NodeLabel(Some(k)) => b.labels.values(k).eq(hot.labels.values(k)),
+                        _ => true,
+                    })
+                });
+            // Only the hosts that do not keep their leaf read the chunk's values: those of
+            // another chunk are left in the rows otherwise.
+            if !same_labels || hot.live & !old_live != 0 {
+                label_values(&self.levels, hot, empty, &mut lane_values);
+            }
+            let mut lanes = old_live | hot.live;
+            while lanes != 0 {
+                let lane = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                let id = HostId((c * CHUNK + lane) as u32);
+                let from = self.leaf_of[id.index()];
+                let to = if hot.live >> lane & 1 == 0 {
+                    MISSING
+                } else if same_labels && old_live >> lane & 1 == 1 {
+                    from
+                } else {
+                    let mut cur = 0u32;
+                    for (depth, level) in self.levels.iter().enumerate() {
+                        let key = label_key(cluster, level.source, lane_values[depth][lane], id);
+                        cur = child(&mut self.branches, &mut self.index, cur, key, depth, u32::MAX, true, || {
+                            branch_value(cluster, level.source, key, "")
+                        });
+                    }
+                    cur
+                };
+                if let Some(svc) = svc {
+                    let now = if to == MISSING { 0 } else { svc[id.index()] };
+                    if from != MISSING {
+                        self.branches[from as usize].existing -= u64::from(self.counted[id.index()]);
+                    }
+                    if to != MISSING {
+                        self.branches[to as usize].existing += u64::from(now);
+                    }
+                    self.counted[id.index()] = now;
+                }
+                if from != to {
+                    moves.push((id, from, to));
+                }
+            }
+        }
+        if !moves.is_empty() {
+            self.move_hosts(cluster, &moves);
+        }
+        if svc.is_some() {
+            for b in &mut self.branches {
+                if !b.children.is_empty() {
+                    b.existing = 0;
+                }
+            }
+            sum_up(&mut self.branches, |b| &mut b.existing);
+        }
+        self.stamp = Some(Stamp { cluster: cluster.clone(), sources: stamp.sources });
+        true
+    }
+
+    /// Moves each host of `moves` (host, old leaf, new leaf; [`MISSING`] for none) from its
+    /// old leaf to its new one at its place by name in `cluster`; then recounts the nodes and
+    /// least host ids beneath every branch, and drops the branches left without a node and
+    /// renumbers the rest into a build's order when either is needed.
+    fn move_hosts(&mut self, cluster: &Cluster, moves: &[(HostId, u32, u32)]) {
+        // Every host leaves first: the leaves then hold only hosts of `cluster`.
+        for &(id, from, _) in moves {
+            if from != MISSING {
+                let hosts = &mut self.branches[from as usize].hosts;
+                let at = hosts.iter().position(|&h| h == id).expect("a host is in its leaf");
+                hosts.remove(at);
+            }
+        }
+        for &(id, _, to) in moves {
+            if to != MISSING {
+                let hosts = &mut self.branches[to as usize].hosts;
+                let name = cluster.host_name(id);
+                let at = hosts.partition_point(|&h| cluster.host_name(h) < name);
+                hosts.insert(at, id);
+            }
+            self.leaf_of[id.index()] = to;
+        }
+        let depth = self.levels.len();
+        for &(_, from, to) in moves {
+            for leaf in [from, to] {
+                if leaf != MISSING {
+                    let b = &mut self.branches[leaf as usize];
+                    b.first = b.hosts.iter().map(|h| h.0).min().unwrap_or(u32::MAX);
+                }
+            }
+        }
+        for b in &mut self.branches {
+            if b.depth == depth {
+                b.nodes = b.hosts.len() as u32;
+            } else {
+                (b.nodes, b.first) = (0, u32::MAX);
+            }
+        }
+        fold_up(&mut self.branches, |parent, child| {
+            parent.nodes += child.nodes;
+            parent.first = parent.first.min(child.first);
+        });
+        let dropped = self.branches[1..].iter().any(|b| b.nodes == 0);
+        let in_order = self.branches.windows(2).all(|w| (w[0].first, w[0].depth) < (w[1].first, w[1].depth));
+        if dropped || !in_order {
+            self.renumber();
+        }
+    }
+
+    /// Drops the branches without a node (but the root) and numbers the rest in a build's
+    /// order, `(first, depth)`, with their parents, children, index entries and hosts' leaves.
+    fn renumber(&mut self) {
+        let mut order: Vec<u32> =
+            (0..self.branches.len() as u32).filter(|&i| i == 0 || self.branches[i as usize].nodes > 0).collect();
+        order.sort_unstable_by_key(|&i| (self.branches[i as usize].first, self.branches[i as usize].depth));
+        let mut new_of = vec![MISSING; self.branches.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_of[old as usize] = new as u32;
+        }
+        let mut old = std::mem::take(&mut self.branches);
+        self.index.clear();
+        for &o in &order {
+            let mut b = std::mem::take(&mut old[o as usize]);
+            b.parent = new_of[b.parent as usize];
+            b.children.retain(|&c| new_of[c as usize] != MISSING);
+            for c in &mut b.children {
+                *c = new_of[*c as usize];
+            }
+            if o != 0 {
+                self.index.insert((b.parent, b.key), self.branches.len() as u32);
+            }
+            self.branches.push(b);
+        }
+        for leaf in &mut self.leaf_of {
+            if *leaf != MISSING {
+                *leaf = new_of[*leaf as usize];
+            }
+        }
     }
 
     /// Fills the counts of a shape whose counts are zero: each leaf's existing tasks and
@@ -406,15 +607,90 @@ impl Tree {
     }
 }
 
-/// Adds every branch's `field` to its parent's. Children are created after their parent:
-/// summing in reverse creation order adds every branch's count to its parent after its own
-/// children's.
+/// Adds every branch's `field` to its parent's.
 fn sum_up<T: std::ops::AddAssign + Copy>(branches: &mut [Branch], field: impl Fn(&mut Branch) -> &mut T) {
+    fold_up(branches, |parent, child| *field(parent) += *field(child));
+}
+
+/// Folds every branch into its parent, `f(parent, child)`, each after its own children.
+/// Children are created after their parent: going through the branches in reverse creation
+/// order does.
+fn fold_up(branches: &mut [Branch], mut f: impl FnMut(&mut Branch, &mut Branch)) {
     for i in (1..branches.len()).rev() {
-        let v = *field(&mut branches[i]);
         let parent = branches[i].parent as usize;
-        *field(&mut branches[parent]) += v;
+        let (head, tail) = branches.split_at_mut(i);
+        f(&mut head[parent], &mut tail[0]);
     }
+}
+
+/// Fills `out[depth][lane]` with each lane's value of every label level in chunk `hot` (its
+/// symbol; [`MISSING`] for no value or `""`); other levels' rows are left as they are.
+fn label_values(levels: &[Level], hot: &HotChunk, empty: Option<Symbol>, out: &mut [[u32; CHUNK]]) {
+    for (level, values) in levels.iter().zip(out) {
+        if let Source::NodeLabel(k) | Source::EngineLabel(k) = level.source {
+            values.fill(MISSING);
+            for (value, mut mask) in k.into_iter().flat_map(|k| hot.labels.values(k)) {
+                if Some(value) == empty {
+                    continue;
+                }
+                while mask != 0 {
+                    values[mask.trailing_zeros() as usize] = value.0;
+                    mask &= mask - 1;
+                }
+            }
+        }
+    }
+}
+
+/// The key of host `id` at a label level whose value is `value` ([`label_values`]): also
+/// [`MISSING`] for an engine label of a node without an engine description.
+fn label_key(cluster: &Cluster, source: Source, value: u32, id: HostId) -> u32 {
+    let engine_missing =
+        matches!(source, Source::EngineLabel(_)) && cluster.host(id).is_some_and(|h| !node::has_engine(h));
+    if engine_missing {
+        MISSING
+    } else {
+        value
+    }
+}
+
+/// The value of a branch with `key` at a level of `source`: a label value's string, else
+/// `text` (`""` for a missing label).
+fn branch_value(cluster: &Cluster, source: Source, key: u32, text: &str) -> Box<str> {
+    match source {
+        Source::NodeLabel(_) | Source::EngineLabel(_) if key != MISSING => cluster.resolve(Symbol(key)).into(),
+        _ => text.into(),
+    }
+}
+
+/// The child of `parent` for `key` at the level `depth` (0 for the first), created when
+/// missing with the value `value()`, `first` as its least host id and its place among its
+/// siblings at the end or, when `sorted`, in value order.
+#[allow(clippy::too_many_arguments)]
+fn child(
+    branches: &mut Vec<Branch>,
+    index: &mut HashMap<(u32, u32), u32, IdHashing>,
+    parent: u32,
+    key: u32,
+    depth: usize,
+    first: u32,
+    sorted: bool,
+    value: impl FnOnce() -> Box<str>,
+) -> u32 {
+    let n = branches.len() as u32;
+    let child = *index.entry((parent, key)).or_insert(n);
+    if child == n {
+        let value = value();
+        let siblings = &branches[parent as usize].children;
+        let at = if sorted {
+            siblings.partition_point(|&c| branches[c as usize].value.as_bytes() < value.as_bytes())
+        } else {
+            siblings.len()
+        };
+        branches.push(Branch { value, depth: depth + 1, parent, key, first, ..Branch::default() });
+        branches[parent as usize].children.insert(at, n);
+    }
+    child
 }
 
 /// Shares (summing to 1) of the values present under one parent.
@@ -583,6 +859,113 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!(got, want);
+        }
+
+        /// A shape updated for the chunks that changed is exactly the one a build gives:
+        /// branches in the same order with the same values, parents, children, least host ids
+        /// and nodes, leaves with the same hosts in name order, the same index and each host's
+        /// leaf, and (the compatible mode's kept counts) the same existing counts. Events
+        /// relabel nodes (to values interned before, so the lineage stays comparable, or none),
+        /// turn a node's engine description off or on (the engine label level reads it), add and
+        /// remove nodes and place tasks, over one to four chunks.
+        #[test]
+        fn an_updated_shape_is_the_built_one(
+            hosts in proptest::collection::vec((0u8..5, 0u8..5, 0u8..3), 1..230),
+            events in proptest::collection::vec((0u8..5, 0usize..1000, 0u8..5, 0u8..5, proptest::arbitrary::any::<bool>()), 1..10),
+            engine_level in proptest::arbitrary::any::<bool>(),
+        ) {
+            use crate::snapshot::{ClusterEvent, HostSpec, InstanceSpec};
+            use super::super::SpreadRequest;
+            // Values 0-3, or 4: no label.
+            let labelled = |mut h: HostSpec, zone: u8, rack: u8| {
+                if zone < 4 {
+                    h = h.label("zone", format!("z{zone}"));
+                }
+                if rack < 4 {
+                    h = h.label("engine.labels.rack", format!("r{rack}")).label("rack", format!("r{rack}"));
+                }
+                h
+            };
+            // The first host interns every value and the engine attribute's name.
+            let mut b = Cluster::builder().host(
+                (0..4).fold(HostSpec::new("spare").attribute("engine", true.into()), |h, v| {
+                    h.label(format!("z-{v}"), format!("z{v}")).label(format!("r-{v}"), format!("r{v}"))
+                }),
+            );
+            for (i, &(zone, rack, tasks)) in hosts.iter().enumerate() {
+                // Names out of id order, sharing prefixes.
+                let mut h = labelled(HostSpec::new(format!("h{}-{i}", (i * 7919) % 97)), zone, rack);
+                for t in 0..tasks {
+                    h = h.instance(InstanceSpec::new(format!("h{i}-t{t}")).group("svc"));
+                }
+                b = b.host(h);
+            }
+            let mut cluster = b.build().unwrap();
+            let mut request = SpreadRequest::new("svc", 1).preference(Preference::spread("zone"));
+            request = request.preference(Preference::spread(if engine_level { "engine.labels.rack" } else { "rack" }));
+            let counts = |c: &Cluster| -> Vec<u32> {
+                let service = c.symbols().get("svc");
+                (0..c.id_bound() as u32).map(|i| c.host(HostId(i)).map_or(0, |h| node::active_counts(h, service, "svc").0)).collect()
+            };
+            let names = |c: &Cluster| -> Vec<String> { (0..c.id_bound() as u32).map(|i| c.host_name(HostId(i)).to_owned()).collect() };
+            let shape = |t: &Tree| {
+                let branches: Vec<_> = t
+                    .branches
+                    .iter()
+                    .map(|b| (b.value.clone(), b.depth, b.parent, b.key, b.first, b.children.clone(), b.nodes, b.hosts.clone(), b.existing, b.eligible))
+                    .collect();
+                let mut index: Vec<_> = t.index.iter().map(|(&k, &v)| (k, v)).collect();
+                index.sort_unstable();
+                (branches, index, t.leaf_of.clone())
+            };
+            let mut kept = Tree::default();
+            for step in 0..=events.len() {
+                // The last event's compatible flag serves the check after it.
+                let compatible = events[step.min(events.len() - 1)].4;
+                let svc = counts(&cluster);
+                let all_names = names(&cluster);
+                let name_refs = || all_names.iter().map(String::as_str).collect::<Vec<_>>();
+                let (levels, _) = super::levels(&cluster, &request).unwrap();
+                let changed = kept.stamp.as_ref().and_then(|s| cluster.changed_chunks(&s.cluster).map(Iterator::count));
+                let all_of = compatible.then_some("svc");
+                // The compatible mode's fill: every node counted, none eligible.
+                let eligible = |h: HostId| !compatible && h.0 % 3 != 0;
+                let refresh = kept.reuse_or_build(&cluster, levels.clone(), name_refs, &svc, all_of, |_| true, eligible);
+                let mut fresh = Tree::default();
+                fresh.reuse_or_build(&cluster, levels, name_refs, &svc, all_of, |_| true, eligible);
+                proptest::prop_assert_eq!(shape(&kept), shape(&fresh), "step {}", step);
+                if let Some(changed) = changed {
+                    let expected = if changed == 0 {
+                        Refresh::Kept
+                    } else if 2 * changed <= cluster.chunk_count() + 1 {
+                        Refresh::Updated
+                    } else {
+                        Refresh::Built
+                    };
+                    proptest::prop_assert_eq!(refresh, expected, "step {}", step);
+                }
+                let Some(&(kind, pick, zone, rack, _)) = events.get(step) else { break };
+                let live: Vec<HostId> = cluster.host_ids().collect();
+                let target = live[pick % live.len()];
+                let event = match kind {
+                    0 => {
+                        let mut h = cluster.host_to_spec(target).unwrap();
+                        h.labels.retain(|k, _| k != "zone" && k != "rack" && k != "engine.labels.rack");
+                        ClusterEvent::HostUpdated { host: labelled(h, zone, rack) }
+                    }
+                    1 => {
+                        let h = cluster.host_to_spec(target).unwrap();
+                        ClusterEvent::HostUpdated { host: h.attribute("engine", (zone % 2 == 0).into()) }
+                    }
+                    2 => ClusterEvent::HostAdded { host: labelled(HostSpec::new(format!("h{pick}-added-{step}")), zone, rack) },
+                    3 if live.len() > 1 => ClusterEvent::HostRemoved { host: cluster.host_name(target).to_owned() },
+                    _ => ClusterEvent::InstancePlaced {
+                        host: cluster.host_name(target).to_owned(),
+                        instance: InstanceSpec::new(format!("placed-{step}")).group("svc"),
+                    },
+                };
+                cluster = cluster.apply(&event).unwrap();
+            }
         }
     }
 }
