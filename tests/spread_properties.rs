@@ -392,6 +392,25 @@ fn node_step() -> impl Strategy<Value = NodeStep> {
     ]
 }
 
+/// The request of a batch step of (g) and (h): the mode by index (compatible, stable,
+/// balanced), the service `svc` or `other`, and `memory` × 512 MiB a task when not 0.
+fn batch_request(mode: u8, other: bool, tasks: u32, max: u32, memory: u8) -> SpreadRequest {
+    let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode as usize];
+    let req = SpreadRequest::new(if other { "other" } else { "svc" }, tasks).mode(mode).max_replicas(max);
+    if memory > 0 {
+        req.resource("memory_mb", f64::from(memory) * 512.0)
+    } else {
+        req
+    }
+}
+
+/// The event that gives node `name` `memory` GiB.
+fn resized(cluster: &Cluster, name: &str, memory: u8) -> ClusterEvent {
+    let id = cluster.host_id(name).unwrap();
+    let host = cluster.host_to_spec(id).unwrap().resource("memory_mb", ResourceSpec::new(f64::from(memory) * 1024.0));
+    ClusterEvent::HostUpdated { host }
+}
+
 /// `nodes` with `memory[i] % 4` GiB each.
 fn sized_spec(nodes: &[Node], memory: &[u8]) -> ClusterSpec {
     let mut spec = spec(nodes, false);
@@ -419,15 +438,9 @@ proptest! {
             let name = |node: usize| format!("n{:02}", node % nodes.len());
             let event = match *step {
                 NodeStep::Batch { mode, other, tasks, memory, max, failing } => {
-                    let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode as usize];
-                    let mut req = SpreadRequest::new(if other { "other" } else { "svc" }, tasks)
-                        .mode(mode)
-                        .max_replicas(max)
+                    let mut req = batch_request(mode, other, tasks, max, memory)
                         .preference(Preference::spread("zone"))
                         .preference(Preference::spread("rack"));
-                    if memory > 0 {
-                        req = req.resource("memory_mb", f64::from(memory) * 512.0);
-                    }
                     if failing < nodes.len() {
                         req = req.recent_failures(name(failing), 5);
                     }
@@ -440,12 +453,7 @@ proptest! {
                     host: name(node),
                     instance: InstanceSpec::new(format!("placed-{i}")).group("svc"),
                 },
-                NodeStep::Resize { node, memory } => {
-                    let id = cluster.host_id(&name(node)).unwrap();
-                    let host = cluster.host_to_spec(id).unwrap();
-                    let host = host.resource("memory_mb", ResourceSpec::new(f64::from(memory) * 1024.0));
-                    ClusterEvent::HostUpdated { host }
-                }
+                NodeStep::Resize { node, memory } => resized(&cluster, &name(node), memory),
             };
             cluster = cluster.apply(&event).unwrap();
         }
@@ -528,11 +536,7 @@ proptest! {
             let name = |node: usize| live[node % live.len()].clone();
             let event = match *step {
                 LineageStep::Batch { mode, levels, tasks, other, memory, max, ignore } => {
-                    let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode as usize];
-                    let mut req = SpreadRequest::new(if other { "other" } else { "svc" }, tasks)
-                        .mode(mode)
-                        .max_replicas(max)
-                        .ignore_ineligible_tasks(ignore);
+                    let mut req = batch_request(mode, other, tasks, max, memory).ignore_ineligible_tasks(ignore);
                     let keys: &[&str] = match levels {
                         0 => &[],
                         1 => &["zone"],
@@ -541,9 +545,6 @@ proptest! {
                     };
                     for k in keys {
                         req = req.preference(Preference::spread(k));
-                    }
-                    if memory > 0 {
-                        req = req.resource("memory_mb", f64::from(memory) * 512.0);
                     }
                     let (builds, updates) = (scratch.tree_builds(), scratch.tree_updates());
                     let kept = scheduler.schedule_with(&mut scratch, &cluster, &req).unwrap();
@@ -586,11 +587,7 @@ proptest! {
                     host: name(node),
                     change: StateChange::default().cordoned(cordoned).up(up),
                 },
-                LineageStep::Resize { node, memory } => {
-                    let id = cluster.host_id(&name(node)).unwrap();
-                    let host = cluster.host_to_spec(id).unwrap().resource("memory_mb", ResourceSpec::new(f64::from(memory) * 1024.0));
-                    ClusterEvent::HostUpdated { host }
-                }
+                LineageStep::Resize { node, memory } => resized(&cluster, &name(node), memory),
             };
             if let Some(id) = cluster.host_id(event.host_name()) {
                 touched.push(id.index() / 64);
