@@ -180,11 +180,22 @@ impl Rejections {
         }
         let filter = self.filter;
         self.count(filter, reason, lanes.count_ones());
+        if self.hosts.is_some() {
+            self.record_lanes(chunk, lanes, reason);
+        }
+    }
+
+    /// The per-host records of [`reject_lanes`](Rejections::reject_lanes), apart so the
+    /// counting inlines into the chunk checks.
+    #[cold]
+    #[inline(never)]
+    fn record_lanes(&mut self, chunk: usize, lanes: u64, reason: Reason) {
+        let (filter, instance) = (self.filter, self.instance);
         if let Some(hosts) = &mut self.hosts {
             let mut rest = lanes;
             while rest != 0 {
                 let host = HostId((chunk as u32) << 6 | rest.trailing_zeros());
-                hosts.push(Rejected { host, filter, reason, instance: self.instance });
+                hosts.push(Rejected { host, filter, reason, instance });
                 rest &= rest - 1;
             }
         }

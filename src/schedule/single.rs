@@ -112,6 +112,14 @@ impl OnePass {
         } else {
             Default::default()
         };
+        // So are the weighers' contexts, and which of them validate.
+        let weighers: smallvec::SmallVec<[_; 8]> = scheduler
+            .tiers
+            .iter()
+            .flatten()
+            .zip(weigher_states)
+            .map(|(x, state)| (&*x.weigher, cx.with_state(state.as_deref()), validating && x.weigher.validates()))
+            .collect();
         for (chunk, mask) in masks.iter_mut().enumerate() {
             if *mask == 0 {
                 continue;
@@ -123,12 +131,11 @@ impl OnePass {
             }
             survivors += m.count_ones();
             let n = if validating { crate::weigh::lanes_of(chunk, m, &mut ids) } else { 0 };
-            for (w, x) in scheduler.tiers.iter().flatten().enumerate() {
-                let wcx = cx.with_state(weigher_states[w].as_deref());
-                if validating && x.weigher.validates() && x.weigher.validate(&wcx, &ids[..n]).is_err() {
+            for (w, &(weigher, ref wcx, validates)) in weighers.iter().enumerate() {
+                if validates && weigher.validate(wcx, &ids[..n]).is_err() {
                     invalid = true;
                 }
-                if let Some(column) = x.weigher.column(&wcx, chunk, m) {
+                if let Some(column) = weigher.column(wcx, chunk, m) {
                     let (lo, hi) = (bounds[w].clamp(column.min), bounds[w].clamp(column.max));
                     if !lo.is_nan() && !hi.is_nan() {
                         // Folded later only if these bounds can move the survivors' range.
@@ -213,6 +220,11 @@ impl OnePass {
     /// such chunk's maximum lies above the range's (or, where the minimum counts, its minimum
     /// below), the chunk with the most extreme bound is folded exactly. A chunk left unfolded
     /// holds no survivor beyond the range, so the range is the survivors' own.
+    ///
+    /// One scan over the chunks finds every weigher's first chunk to fold and the furthest
+    /// bounds of the others; only a weigher for which one of those still reaches past its range
+    /// after that fold scans again ([`settle_weigher`](OnePass::settle_weigher)). The chunks
+    /// folded are the ones a scan per fold would choose.
     fn settle(
         &mut self,
         scheduler: &Scheduler,
@@ -223,28 +235,60 @@ impl OnePass {
         keep: &mut [u64; CHUNK],
     ) {
         let count = bounds.len();
-        for (w, x) in scheduler.tiers.iter().flatten().enumerate() {
-            let low_counts = bounds[w].min.is_none() || x.multiplier < 0.0;
-            loop {
-                let (range_lo, range_hi) = self.extremes[w];
-                let mut next: Option<(usize, f64)> = None;
-                for (chunk, &m) in masks.iter().enumerate() {
-                    let (lo, hi, exact) = self.chunk_extremes[chunk * count + w];
-                    if m == 0 || exact {
-                        continue;
-                    }
-                    // How far past the range the chunk may reach, on either side that counts.
-                    let over = if hi > range_hi { hi - range_hi } else { 0.0 };
-                    let under = if low_counts && lo < range_lo { range_lo - lo } else { 0.0 };
-                    let reach = if over > under { over } else { under };
-                    let beyond = hi > range_hi || (low_counts && lo < range_lo);
-                    if beyond && next.is_none_or(|(_, r)| reach > r || r.is_nan()) {
-                        next = Some((chunk, reach));
-                    }
-                }
-                let Some((chunk, _)) = next else { break };
-                self.fold_exact(scheduler, cx, weigher_states, bounds, chunk, masks[chunk], w, keep);
+        let low_counts: smallvec::SmallVec<[bool; 8]> = scheduler
+            .tiers
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(w, x)| bounds[w].min.is_none() || x.multiplier < 0.0)
+            .collect();
+        let mut reach: smallvec::SmallVec<[Reach; 8]> = smallvec::smallvec![Reach::default(); count];
+        for (chunk, &m) in masks.iter().enumerate() {
+            if m == 0 {
+                continue;
             }
+            let entries = &self.chunk_extremes[chunk * count..(chunk + 1) * count];
+            for (w, (r, &(lo, hi, exact))) in reach.iter_mut().zip(entries).enumerate() {
+                if !exact {
+                    r.offer(chunk, lo, hi, self.extremes[w], low_counts[w]);
+                }
+            }
+        }
+        for (w, r) in reach.iter().enumerate() {
+            let Some((chunk, _)) = r.next else { continue };
+            self.fold_exact(scheduler, cx, weigher_states, bounds, chunk, masks[chunk], w, keep);
+            let (range_lo, range_hi) = self.extremes[w];
+            let (hi, lo) = r.others(chunk);
+            if hi > range_hi || (low_counts[w] && lo < range_lo) {
+                self.settle_weigher(scheduler, cx, weigher_states, bounds, masks, keep, w, low_counts[w]);
+            }
+        }
+    }
+
+    /// [`settle`](OnePass::settle) for weigher `w`, a scan over the chunks for every fold.
+    #[allow(clippy::too_many_arguments)]
+    fn settle_weigher(
+        &mut self,
+        scheduler: &Scheduler,
+        cx: &Cx<'_>,
+        weigher_states: &[Prepared],
+        bounds: &[Bounds],
+        masks: &[u64],
+        keep: &mut [u64; CHUNK],
+        w: usize,
+        low_counts: bool,
+    ) {
+        let count = bounds.len();
+        loop {
+            let mut r = Reach::default();
+            for (chunk, &m) in masks.iter().enumerate() {
+                let (lo, hi, exact) = self.chunk_extremes[chunk * count + w];
+                if m != 0 && !exact {
+                    r.offer(chunk, lo, hi, self.extremes[w], low_counts);
+                }
+            }
+            let Some((chunk, _)) = r.next else { break };
+            self.fold_exact(scheduler, cx, weigher_states, bounds, chunk, masks[chunk], w, keep);
         }
     }
 
@@ -457,6 +501,57 @@ impl OnePass {
             }
         }
         self.kept[a].cmp(&self.kept[b])
+    }
+}
+
+/// One weigher's scan of the chunks left with their columns' bounds, against its range: the
+/// chunk to fold next (the one reaching furthest past the range, the first of equals), and the
+/// two largest maxima and two smallest minima with their chunks.
+#[derive(Debug, Clone, Copy)]
+struct Reach {
+    next: Option<(usize, f64)>,
+    hi: [(f64, usize); 2],
+    lo: [(f64, usize); 2],
+}
+
+impl Default for Reach {
+    fn default() -> Self {
+        Reach { next: None, hi: [(f64::NEG_INFINITY, usize::MAX); 2], lo: [(f64::INFINITY, usize::MAX); 2] }
+    }
+}
+
+impl Reach {
+    /// Takes in chunk `chunk` with bounds `lo..=hi`, against the range `(range_lo, range_hi)`;
+    /// `low_counts`: whether a minimum below the range matters.
+    #[inline]
+    fn offer(&mut self, chunk: usize, lo: f64, hi: f64, (range_lo, range_hi): (f64, f64), low_counts: bool) {
+        // How far past the range the chunk may reach, on either side that counts.
+        let over = if hi > range_hi { hi - range_hi } else { 0.0 };
+        let under = if low_counts && lo < range_lo { range_lo - lo } else { 0.0 };
+        let reach = if over > under { over } else { under };
+        let beyond = hi > range_hi || (low_counts && lo < range_lo);
+        if beyond && self.next.is_none_or(|(_, r)| reach > r || r.is_nan()) {
+            self.next = Some((chunk, reach));
+        }
+        if hi > self.hi[1].0 {
+            self.hi[1] = (hi, chunk);
+            if hi > self.hi[0].0 {
+                self.hi.swap(0, 1);
+            }
+        }
+        if lo < self.lo[1].0 {
+            self.lo[1] = (lo, chunk);
+            if lo < self.lo[0].0 {
+                self.lo.swap(0, 1);
+            }
+        }
+    }
+
+    /// The largest maximum and the smallest minimum over the chunks offered other than `chunk`.
+    fn others(&self, chunk: usize) -> (f64, f64) {
+        let hi = if self.hi[0].1 == chunk { self.hi[1].0 } else { self.hi[0].0 };
+        let lo = if self.lo[0].1 == chunk { self.lo[1].0 } else { self.lo[0].0 };
+        (hi, lo)
     }
 }
 

@@ -90,21 +90,47 @@ pub struct Aggregate {
 /// few mask operations instead of reading 64 host records.
 #[derive(Debug, Clone, Default)]
 pub struct ChunkLabels {
-    entries: Vec<(Symbol, Symbol, u64)>,
+    /// `(pair, hosts)` sorted by pair, the pair packed as `key << 32 | value` (the order of
+    /// `(key, value)`), so a lookup compares one integer per step.
+    entries: Vec<(u64, u64)>,
     labelled: u64,
+}
+
+/// `(key, value)` packed into one integer with the same order.
+#[inline]
+fn pair(key: Symbol, value: Symbol) -> u64 {
+    u64::from(key.0) << 32 | u64::from(value.0)
 }
 
 impl ChunkLabels {
     /// Hosts carrying `key = value`.
     #[inline]
     pub fn mask(&self, key: Symbol, value: Symbol) -> u64 {
-        self.entries.binary_search_by(|e| (e.0, e.1).cmp(&(key, value))).map_or(0, |i| self.entries[i].2)
+        let want = pair(key, value);
+        // Entries before the pair's place, by halving without a branch on the comparison.
+        let (mut base, mut size) = (0usize, self.entries.len());
+        if size == 0 {
+            return 0;
+        }
+        while size > 1 {
+            let half = size / 2;
+            if self.entries[base + half].0 <= want {
+                base += half;
+            }
+            size -= half;
+        }
+        let (at, hosts) = self.entries[base];
+        if at == want {
+            hosts
+        } else {
+            0
+        }
     }
 
     /// `(value, hosts)` for every value of `key` in the chunk.
     pub fn values(&self, key: Symbol) -> impl Iterator<Item = (Symbol, u64)> + '_ {
-        let start = self.entries.partition_point(|e| e.0 < key);
-        self.entries[start..].iter().take_while(move |e| e.0 == key).map(|e| (e.1, e.2))
+        let start = self.entries.partition_point(|e| e.0 < pair(key, Symbol(0)));
+        self.entries[start..].iter().take_while(move |e| (e.0 >> 32) as u32 == key.0).map(|e| (Symbol(e.0 as u32), e.1))
     }
 
     /// Hosts with at least one label.
@@ -117,15 +143,16 @@ impl ChunkLabels {
         let bit = 1u64 << slot;
         if self.labelled & bit != 0 {
             for e in &mut self.entries {
-                e.2 &= !bit;
+                e.1 &= !bit;
             }
-            self.entries.retain(|e| e.2 != 0);
+            self.entries.retain(|e| e.1 != 0);
             self.labelled &= !bit;
         }
         for (k, v) in labels.into_iter().flat_map(|l| l.iter()) {
-            match self.entries.binary_search_by(|e| (e.0, e.1).cmp(&(k, v))) {
-                Ok(i) => self.entries[i].2 |= bit,
-                Err(i) => self.entries.insert(i, (k, v, bit)),
+            let want = pair(k, v);
+            match self.entries.binary_search_by_key(&want, |e| e.0) {
+                Ok(i) => self.entries[i].1 |= bit,
+                Err(i) => self.entries.insert(i, (want, bit)),
             }
             self.labelled |= bit;
         }
@@ -1532,5 +1559,50 @@ mod tests {
         assert_eq!(c.disk(HostId(1), DiskId(0)).unwrap().schedulable, None);
         let again = Cluster::from_spec(&c.to_spec()).unwrap();
         assert_eq!(again.disk(HostId(0), DiskId(0)).unwrap().schedulable, Some(false));
+    }
+
+    proptest::proptest! {
+        /// Every chunk's label index answers `mask` and `values` as a scan of its hosts' labels
+        /// does, for every interned key and value (absent pairs included), after building and
+        /// after relabelling events.
+        #[test]
+        fn chunk_labels_answer_as_a_scan_of_the_hosts(
+            hosts in proptest::collection::vec(proptest::collection::btree_map(0usize..4, 0usize..6, 0..=4), 1..=150),
+            relabels in proptest::collection::vec((0usize..150, proptest::collection::btree_map(0usize..4, 0usize..7, 0..=4)), 0..=6),
+        ) {
+            let spec = |i: usize, labels: &std::collections::BTreeMap<usize, usize>| {
+                labels.iter().fold(HostSpec::new(format!("h{i}")), |h, (k, v)| h.label(format!("k{k}"), format!("v{v}")))
+            };
+            let mut cluster = hosts.iter().enumerate().fold(Cluster::builder(), |b, (i, l)| b.host(spec(i, l))).build().unwrap();
+            let mut check = |cluster: &Cluster| {
+                let symbols = cluster.symbols();
+                let all: Vec<Symbol> = (0..8).flat_map(|i| [symbols.get(&format!("k{i}")), symbols.get(&format!("v{i}"))]).flatten().collect();
+                for c in 0..cluster.chunk_count() {
+                    let index = &cluster.hot_chunk(c).labels;
+                    let lanes = || (0..CHUNK).filter_map(move |lane| Some((lane, cluster.host(HostId::from_index(c * CHUNK + lane))?)));
+                    for &k in &all {
+                        let mut want: Vec<(Symbol, u64)> = Vec::new();
+                        for &v in &all {
+                            let scan = lanes().filter(|(_, h)| h.labels.get(k) == Some(v)).fold(0u64, |m, (lane, _)| m | 1 << lane);
+                            proptest::prop_assert_eq!(index.mask(k, v), scan);
+                            if scan != 0 {
+                                want.push((v, scan));
+                            }
+                        }
+                        want.sort();
+                        proptest::prop_assert_eq!(index.values(k).collect::<Vec<_>>(), want);
+                    }
+                    let labelled = lanes().filter(|(_, h)| !h.labels.is_empty()).fold(0u64, |m, (lane, _)| m | 1 << lane);
+                    proptest::prop_assert_eq!(index.labelled(), labelled);
+                }
+                Ok(())
+            };
+            check(&cluster)?;
+            for (h, labels) in &relabels {
+                let event = ClusterEvent::HostUpdated { host: spec(h % hosts.len(), labels) };
+                cluster = cluster.apply(&event).unwrap();
+                check(&cluster)?;
+            }
+        }
     }
 }
