@@ -388,33 +388,37 @@ impl OnePass {
         let weighers = ranges.len();
         let tier0 = &scheduler.tiers[0];
         self.ceilings.clear();
-        self.ceilings.resize(masks.len(), f64::NEG_INFINITY);
+        self.ceilings.resize(masks.len(), 0.0);
+        // Weigher by weigher over all chunks (a chunk without survivors too, its sum dropped
+        // below), so each weigher's loop is straight arithmetic; every chunk's terms are still
+        // added in weigher order.
+        for (w, x) in tier0.iter().enumerate() {
+            let (bounds, min, max) = ranges[w];
+            let m = x.multiplier;
+            if !Bounds::usable(min, max) {
+                for ceiling in &mut self.ceilings {
+                    *ceiling += m * 0.0;
+                }
+                continue;
+            }
+            let (high, nan_scores_zero) = (m >= 0.0, bounds.min.is_none());
+            let extremes = self.chunk_extremes.iter().skip(w).step_by(weighers);
+            for (ceiling, &(lo, hi, _)) in self.ceilings.iter_mut().zip(extremes) {
+                let v = if high { hi } else { lo };
+                let grown = m * ((bounds.clamp(v) - min) / (max - min));
+                // A NaN value (possible only with no minimum bound) scores 0.
+                *ceiling += if nan_scores_zero && grown.partial_cmp(&(m * 0.0)).is_none_or(Ordering::is_lt) {
+                    m * 0.0
+                } else {
+                    grown
+                };
+            }
+        }
         let mut best: Option<usize> = None;
         for (chunk, &m) in masks.iter().enumerate() {
             if m == 0 {
-                continue;
-            }
-            let mut sum = 0.0;
-            for (w, x) in tier0.iter().enumerate() {
-                let (bounds, min, max) = ranges[w];
-                let (lo, hi, _) = self.chunk_extremes[chunk * weighers + w];
-                let m = x.multiplier;
-                let term = if !Bounds::usable(min, max) {
-                    m * 0.0
-                } else {
-                    let v = if m >= 0.0 { hi } else { lo };
-                    let grown = m * ((bounds.clamp(v) - min) / (max - min));
-                    // A NaN value (possible only with no minimum bound) scores 0.
-                    if bounds.min.is_none() && grown.partial_cmp(&(m * 0.0)).is_none_or(Ordering::is_lt) {
-                        m * 0.0
-                    } else {
-                        grown
-                    }
-                };
-                sum += term;
-            }
-            self.ceilings[chunk] = sum;
-            if best.is_none_or(|b| sum > self.ceilings[b]) {
+                self.ceilings[chunk] = f64::NEG_INFINITY;
+            } else if best.is_none_or(|b| self.ceilings[chunk] > self.ceilings[b]) {
                 best = Some(chunk);
             }
         }
