@@ -202,7 +202,6 @@ impl HostSet {
 
     /// Adds one host (not in the set yet) with candidates summarised in `agg`: the same as
     /// adding its [`HostSet::leaf`], without the leaf.
-    #[inline]
     pub(crate) fn push(&mut self, host: HostId, agg: &Agg) {
         if agg.n == 0 {
             return;

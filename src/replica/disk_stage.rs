@@ -276,31 +276,6 @@ impl DiskRules {
     }
 }
 
-/// Prepares one host's disks for the volume (`disks` in hot form with `base` their kept
-/// volume-independent state, or `None` to compute it on the way; `full`, the host, only when
-/// [`Ctx::disk_detail`] is set; `rules`, [`DiskRules::of`] `cx`): appends one [`DiskPrep`] per
-/// disk to `prep` and the static candidates (status values, no replica of the volume
-/// considered) to `cands`, summarised in `agg`.
-///
-/// The commonest disk (passes the pre-filter, [`QuickFit`] accepts it, no caller disk filter)
-/// takes a short path that builds no note; every other disk takes the general one
-/// ([`prepare_host_with`] without it gives the same result, which a property test checks).
-#[allow(clippy::too_many_arguments)]
-#[inline]
-pub(crate) fn prepare_host(
-    cx: &Ctx<'_>,
-    rules: &DiskRules,
-    id: HostId,
-    disks: &[HotDisk],
-    base: Option<&[DiskBase]>,
-    full: Option<&Host>,
-    prep: &mut Vec<DiskPrep>,
-    cands: &mut Vec<Candidate>,
-    agg: &mut Agg,
-) -> HostDisks {
-    prepare_host_with::<true>(cx, rules, id, disks, base, full, prep, cands, agg)
-}
-
 /// What [`prepare_host`] has found so far about one host's disks.
 #[derive(Debug, Clone, Copy, Default)]
 struct HostAcc {
@@ -335,9 +310,18 @@ fn push_eligible(
     }
 }
 
-/// [`prepare_host`], with (`FAST`) or without its short path for the commonest disk.
+/// Prepares one host's disks for the volume (`disks` in hot form with `base` their kept
+/// volume-independent state, or `None` to compute it on the way; `full`, the host, only when
+/// [`Ctx::disk_detail`] is set; `rules`, [`DiskRules::of`] `cx`): appends one [`DiskPrep`] per
+/// disk to `prep` and the static candidates (status values, no replica of the volume
+/// considered) to `cands`, summarised in `agg`.
+///
+/// The commonest disk (passes the pre-filter, [`QuickFit`] accepts it, no caller disk filter)
+/// takes a short path that builds no note; every other disk takes the general one
+/// (`FAST` false: every disk takes the general path, which gives the same result, as a
+/// property test checks).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn prepare_host_with<const FAST: bool>(
+pub(crate) fn prepare_host<const FAST: bool>(
     cx: &Ctx<'_>,
     rules: &DiskRules,
     id: HostId,
@@ -607,9 +591,9 @@ pub(crate) fn holds(c: &Candidate, replicas: &[Replica], replica_at: &[(Option<H
 
 #[cfg(test)]
 mod tests {
-    use super::{prepare_host_with, DiskBase, DiskRules, Limits};
-    use crate::replica::choice::Agg;
+    use super::{prepare_host, DiskBase, DiskRules, Limits};
     use crate::id::HostId;
+    use crate::replica::choice::Agg;
     use crate::replica::{
         disk_filter_fn, Ctx, DataEngine, DiskSpace, LonghornVersion, ReplicaScheduler, ReplicaSettings, Volume,
     };
@@ -717,9 +701,9 @@ mod tests {
                     let run = |fast: bool| {
                         let (mut prep, mut cands, mut agg) = (Vec::new(), Vec::new(), Agg::EMPTY);
                         let summary = if fast {
-                            prepare_host_with::<true>(&cx, &rules, id, disks, base, full, &mut prep, &mut cands, &mut agg)
+                            prepare_host::<true>(&cx, &rules, id, disks, base, full, &mut prep, &mut cands, &mut agg)
                         } else {
-                            prepare_host_with::<false>(&cx, &rules, id, disks, base, full, &mut prep, &mut cands, &mut agg)
+                            prepare_host::<false>(&cx, &rules, id, disks, base, full, &mut prep, &mut cands, &mut agg)
                         };
                         format!("{summary:?}\n{prep:?}\n{cands:?}\n{agg:?}")
                     };

@@ -662,7 +662,7 @@ impl Prep {
         let mut agg = Agg::EMPTY;
         let rules = DiskRules::of(cx);
         let (disk_buf, cand_buf) = (&mut self.disk_buf, &mut self.cand_buf);
-        let summary = disk_stage::prepare_host(cx, &rules, id, disks, base, full, disk_buf, cand_buf, &mut agg);
+        let summary = disk_stage::prepare_host::<true>(cx, &rules, id, disks, base, full, disk_buf, cand_buf, &mut agg);
         let start = hp.disk_start as usize;
         if let Some(dst) = self.disks.get_mut(start..start + self.disk_buf.len()) {
             dst.copy_from_slice(&self.disk_buf);
@@ -899,7 +899,8 @@ impl Fill {
         let disk_start = offset + disks.len() as u32;
         let full = if cx.disk_detail { cx.cluster.host(id) } else { None };
         let hot_disks = hot.lane_disks(lane);
-        let summary = disk_stage::prepare_host(cx, &self.disk_rules, id, hot_disks, kept, full, disks, cands, agg);
+        let summary =
+            disk_stage::prepare_host::<true>(cx, &self.disk_rules, id, hot_disks, kept, full, disks, cands, agg);
         let cand_len = (cands.len() - (disk_start - offset) as usize) as u32;
         cands.resize(disks.len(), PAD);
         HostPrep {
