@@ -610,9 +610,21 @@ mod tests {
         prop_oneof![8 => (0i64..1200).prop_map(|g| g * G), 1 => Just(0), 1 => Just(i64::MAX), 1 => Just(1 << 62)]
     }
 
+    /// Mostly a disk's numbers as percentages of its maximum (so that many fit), sometimes
+    /// four independent amounts.
+    fn numbers() -> impl Strategy<Value = [i64; 4]> {
+        prop_oneof![
+            4 => (1i64..1200, 0i64..=100, 0i64..=30, 0i64..=150).prop_map(|(m, a, r, s)| {
+                let max = m * G;
+                [max, max / 100 * a, max / 100 * r, max / 100 * s]
+            }),
+            1 => [amount(), amount(), amount(), amount()],
+        ]
+    }
+
     fn disk() -> impl Strategy<Value = DiskDraw> {
         (
-            [amount(), amount(), amount(), amount()],
+            numbers(),
             (
                 prop::bool::weighted(0.9),
                 prop::bool::weighted(0.1),
@@ -645,7 +657,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
         /// The short path for the commonest disk leaves exactly what the general path leaves:
         /// each disk's state, the static candidates, their summary and the reason bits, with
@@ -656,8 +668,14 @@ mod tests {
         fn the_short_disk_path_agrees_with_the_general_one(
             hosts in prop::collection::vec(prop::collection::vec(disk(), 0..5), 1..6),
             pcts in (0i64..=100, prop_oneof![Just(100i64), 0i64..400, Just(i64::MAX / 2)]),
-            flags in any::<(bool, bool, bool, bool, bool)>(),
-            size in prop_oneof![amount(), Just(16i64 << 40), Just(-1i64)],
+            flags in (
+                any::<bool>(),
+                prop::bool::weighted(0.2),
+                prop::bool::weighted(0.2),
+                any::<bool>(),
+                prop::bool::weighted(0.2),
+            ),
+            size in prop_oneof![6 => (0i64..600).prop_map(|g| g * G), 2 => amount(), 1 => Just(16i64 << 40), 1 => Just(-1i64)],
             actual in prop_oneof![Just(0i64), amount()],
         ) {
             let (v1_10, v2, selector, allow_empty, filtered) = flags;
