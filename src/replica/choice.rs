@@ -55,6 +55,7 @@ impl Agg {
     }
 
     /// Adds one candidate disk (in candidate order).
+    #[inline]
     pub(crate) fn push(&mut self, c: &Candidate) {
         let pos = self.n;
         self.add_value(usable(c));
@@ -367,9 +368,14 @@ impl<'a> Pool<'a> {
 }
 
 /// `max(0, available − reserved − scheduled)`; inputs are ≥ 0, so the result fits an `i64`.
+#[inline]
 pub(crate) fn usable(c: &Candidate) -> i64 {
-    let u = c.space.available as i128 - c.space.reserved as i128 - c.space.scheduled as i128;
-    u.clamp(0, i64::MAX as i128) as i64
+    let DiskSpace { available: a, reserved: r, scheduled: s, .. } = c.space;
+    // Without overflow the difference is exact and at most `i64::MAX`: only the floor applies.
+    match a.checked_sub(r).and_then(|x| x.checked_sub(s)) {
+        Some(u) => u.max(0),
+        None => (a as i128 - r as i128 - s as i128).clamp(0, i64::MAX as i128) as i64,
+    }
 }
 
 /// Chooses among the candidates of `entries` (in host order, each host's candidates in disk
@@ -468,6 +474,17 @@ mod tests {
 
     fn pick(strategy: DiskChoice, cands: &[Candidate], s: i64) -> usize {
         choose(strategy, cands, s)
+    }
+
+    proptest::proptest! {
+        /// The usable bytes of a candidate are the exact difference floored at 0, for any
+        /// numbers (the checked path and the wide one agree).
+        #[test]
+        fn usable_is_the_exact_floored_difference(a: i64, r: i64, s: i64, small in proptest::bool::ANY) {
+            let (a, r, s) = if small { (a >> 2, r.abs() >> 2, s.abs() >> 2) } else { (a, r, s) };
+            let want = (a as i128 - r as i128 - s as i128).clamp(0, i64::MAX as i128) as i64;
+            proptest::prop_assert_eq!(usable(&c(0, 0, a, 0, r, s)), want);
+        }
     }
 
     /// The reference's balance-function vectors (HEAD column, then v1.10.2 column).

@@ -5,6 +5,11 @@
 //! eligibility, the space check against status values) is computed once per call in
 //! [`DiskPrep`]; only hosts holding a replica of the volume are re-evaluated per replica
 //! ([`dynamic_host`]), because in-cycle accounting and disk anti-affinity can change them.
+//!
+//! The commonest disk (allowed, schedulable, of the volume's type, untagged or tags not asked
+//! for, with room) is found a static candidate straight off its hot form ([`Shortcut`], worked
+//! out once per call in [`DiskRules`]), building no note; every other disk takes the general
+//! path, and a property test checks that both leave the same state.
 
 use super::choice::{Agg, Candidate};
 use super::hooks::{DiskCx, Hooks};
@@ -34,6 +39,9 @@ pub(crate) struct DiskPrep {
     /// else `note`.
     pub(crate) space_note: bool,
 }
+
+/// The state of a disk that passed the pre-filter and eligibility.
+const ELIGIBLE: DiskPrep = DiskPrep { note: None, eligible: true, space_note: true };
 
 impl DiskPrep {
     fn fixed(note: DiskNote) -> Self {
@@ -207,6 +215,15 @@ impl Limits {
         }
     }
 
+    /// Whether [`Limits::check`] passes, without its failure's numbers.
+    #[inline(always)]
+    pub(crate) fn fits(&self, size: i64, actual: i64, space: DiskSpace) -> bool {
+        space.maximum > 0
+            && space.available > 0
+            && space.available.saturating_sub(actual) > self.minimal
+            && size.saturating_add(space.scheduled) <= self.limit
+    }
+
     /// Exactly [`is_schedulable_to_disk`] for the disk the limits were made from.
     #[inline]
     pub(crate) fn check(&self, size: i64, actual: i64, space: DiskSpace) -> Result<(), SpaceFailure> {
@@ -240,14 +257,73 @@ fn space_check(cx: &Ctx<'_>, space: DiskSpace) -> Result<(), DiskNote> {
     .map_err(DiskNote::Space)
 }
 
+/// What the disk stage reads of a call for every disk, worked out once per call (or per
+/// re-prepared host): the [`QuickFit`], whether there is a caller disk filter to ask, and the
+/// [`Shortcut`] when it applies.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DiskRules {
+    quick: QuickFit,
+    /// No caller disk filter: an accepted disk that passed the pre-filter is eligible.
+    short: bool,
+    shortcut: Option<Shortcut>,
+}
+
+impl DiskRules {
+    pub(crate) fn of(cx: &Ctx<'_>) -> Self {
+        let quick = QuickFit::of(cx);
+        let short = cx.hooks.is_none_or(|h| h.disk_filters.is_empty());
+        DiskRules { quick, short, shortcut: if short { Shortcut::of(cx, quick) } else { None } }
+    }
+}
+
+/// What [`prepare_host`] has found so far about one host's disks.
+#[derive(Debug, Clone, Copy, Default)]
+struct HostAcc {
+    /// Some disk passed the pre-filter.
+    any: bool,
+    nonspace: u16,
+    space_bits: u16,
+    caller: u64,
+}
+
+/// A disk that passed the pre-filter and eligibility (`space`: its numbers): an eligible state,
+/// and a candidate when the space check for the volume passes (`fits`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn push_eligible(
+    id: HostId,
+    i: usize,
+    space: DiskSpace,
+    fits: bool,
+    acc: &mut HostAcc,
+    prep: &mut Vec<DiskPrep>,
+    cands: &mut Vec<Candidate>,
+    agg: &mut Agg,
+) {
+    prep.push(ELIGIBLE);
+    if fits {
+        let c = Candidate { host: id, disk: DiskId::from_index(i), space };
+        agg.push(&c);
+        cands.push(c);
+    } else {
+        acc.space_bits |= FailureReason::InsufficientStorage.bit();
+    }
+}
+
 /// Prepares one host's disks for the volume (`disks` in hot form with `base` their kept
 /// volume-independent state, or `None` to compute it on the way; `full`, the host, only when
-/// [`Ctx::disk_detail`] is set): appends one [`DiskPrep`] per disk to `prep` and the static
-/// candidates (status values, no replica of the volume considered) to `cands`, summarised in
-/// `agg`.
+/// [`Ctx::disk_detail`] is set; `rules`, [`DiskRules::of`] `cx`): appends one [`DiskPrep`] per
+/// disk to `prep` and the static candidates (status values, no replica of the volume
+/// considered) to `cands`, summarised in `agg`.
+///
+/// The commonest disk (passes the pre-filter, [`QuickFit`] accepts it, no caller disk filter)
+/// takes a short path that builds no note; every other disk takes the general one
+/// (`FAST` false: every disk takes the general path, which gives the same result, as a
+/// property test checks).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn prepare_host(
+pub(crate) fn prepare_host<const FAST: bool>(
     cx: &Ctx<'_>,
+    rules: &DiskRules,
     id: HostId,
     disks: &[HotDisk],
     base: Option<&[DiskBase]>,
@@ -256,62 +332,190 @@ pub(crate) fn prepare_host(
     cands: &mut Vec<Candidate>,
     agg: &mut Agg,
 ) -> HostDisks {
-    let mut any = false;
-    let mut nonspace = 0u16;
-    let mut space_bits = 0u16;
-    let mut caller = 0u64;
+    let mut acc = HostAcc::default();
     let (size, actual) = (cx.volume.size, cx.volume.actual_size);
-    let quick = QuickFit::of(cx);
-    for (i, disk) in disks.iter().enumerate() {
-        let b = match base {
-            Some(kept) => kept.get(i).copied().unwrap_or_else(|| DiskBase::new(cx.settings, disk)),
-            None => DiskBase::new(cx.settings, disk),
-        };
-        let (space, lim) = (b.space, b.lim);
-        let fit = match b.pre {
-            Some(note) => Err((note, 0, false)),
-            None if quick.accepts(disk) => Ok(()),
-            None => volume_fit(cx, disk, full.and_then(|h| h.disks.get(i))),
-        };
-        match fit {
-            // v1.10 checks the space before the tags: a disk failing both is short of storage.
-            Err((DiskNote::Tags, bits, true)) if cx.version == LonghornVersion::V1_10 => {
-                any = true;
-                nonspace |= match lim.check(size, actual, space) {
-                    Err(_) => FailureReason::InsufficientStorage.bit(),
-                    Ok(()) => bits,
-                };
-                prep.push(DiskPrep { note: Some(DiskNote::Tags), eligible: false, space_note: true });
-            }
-            Err((note, bits, prefiltered)) => {
-                any |= prefiltered;
-                nonspace |= bits;
-                prep.push(DiskPrep::fixed(note));
-            }
-            Ok(()) => {
-                any = true;
-                if let Some(k) = cx.hooks.and_then(|h| caller_disk_reject(cx, h, id, i)) {
-                    caller |= 1u64 << k;
-                    let note = cx.hooks.map_or(0, |h| h.disk_filter_index(k));
-                    prep.push(DiskPrep::fixed(DiskNote::Caller(note)));
-                    continue;
+    let quick = rules.quick;
+    let short = FAST && rules.short;
+    let shortcut = if FAST && base.is_none() { rules.shortcut } else { None };
+    // Summarised locally and stored once.
+    let mut sum = *agg;
+    if let Some(sc) = shortcut {
+        // The leading disks the shortcut takes (commonly all of them): candidates first, then
+        // their states in one go.
+        let mut lead = 0;
+        while let Some(space) = disks.get(lead).and_then(|d| sc.candidate(d)) {
+            let c = Candidate { host: id, disk: DiskId::from_index(lead), space };
+            sum.push(&c);
+            cands.push(c);
+            lead += 1;
+        }
+        acc.any |= lead > 0;
+        prep.extend(std::iter::repeat_n(ELIGIBLE, lead));
+        for (i, disk) in disks.iter().enumerate().skip(lead) {
+            match sc.candidate(disk) {
+                Some(space) => {
+                    acc.any = true;
+                    push_eligible(id, i, space, true, &mut acc, prep, cands, &mut sum);
                 }
-                prep.push(DiskPrep { note: None, eligible: true, space_note: true });
-                match lim.check(size, actual, space) {
-                    Err(_) => space_bits |= FailureReason::InsufficientStorage.bit(),
-                    Ok(()) => {
-                        let c = Candidate { host: id, disk: DiskId::from_index(i), space };
-                        agg.push(&c);
-                        cands.push(c);
-                    }
+                None => {
+                    let b = DiskBase::new(cx.settings, disk);
+                    general_disk(cx, id, i, disk, b, &quick, full, &mut acc, prep, cands, &mut sum);
                 }
             }
         }
+    } else {
+        for (i, disk) in disks.iter().enumerate() {
+            let kept = base.and_then(|kept| kept.get(i)).filter(|b| short && b.pre.is_none() && quick.accepts(disk));
+            if let Some(b) = kept {
+                acc.any = true;
+                let fits = b.lim.fits(size, actual, b.space);
+                push_eligible(id, i, b.space, fits, &mut acc, prep, cands, &mut sum);
+                continue;
+            }
+            let b = match base {
+                Some(kept) => kept.get(i).copied().unwrap_or_else(|| DiskBase::new(cx.settings, disk)),
+                None => DiskBase::new(cx.settings, disk),
+            };
+            general_disk(cx, id, i, disk, b, &quick, full, &mut acc, prep, cands, &mut sum);
+        }
     }
-    if !any {
-        nonspace |= FailureReason::DisksUnavailable.bit();
+    *agg = sum;
+    if !acc.any {
+        acc.nonspace |= FailureReason::DisksUnavailable.bit();
     }
-    HostDisks { nonspace_bits: nonspace, static_bits: nonspace | space_bits, caller }
+    HostDisks { nonspace_bits: acc.nonspace, static_bits: acc.nonspace | acc.space_bits, caller: acc.caller }
+}
+
+/// [`percent_of`] by one percentage, with the bound below which it is one integer product and
+/// division.
+#[derive(Debug, Clone, Copy)]
+struct Percent {
+    pct: i64,
+    /// `(2^53 − 1) / pct` (every value when `pct` is 0): for `|a|` up to it `a × pct` is exact
+    /// and below 2^53 in magnitude, where [`percent_of`] divides the integer product.
+    bound: u64,
+}
+
+impl Percent {
+    fn new(pct: i64) -> Self {
+        let bound = match pct {
+            0 => u64::MAX,
+            p => ((1u64 << 53) - 1) / p.unsigned_abs(),
+        };
+        Percent { pct, bound }
+    }
+
+    /// Exactly [`percent_of`]`(a, pct)`.
+    #[inline(always)]
+    fn of(&self, a: i64) -> i64 {
+        if a.unsigned_abs() <= self.bound {
+            a * self.pct / 100
+        } else {
+            percent_of(a, self.pct)
+        }
+    }
+}
+
+/// The disk stage's verdict on the commonest disk read straight off its hot form, for a call
+/// with no caller disk filter, a volume [`QuickFit`] decides, and a size and actual size of at
+/// least 0: a disk that is allowed, not evicting, reported schedulable (or not reported and
+/// ready), accepted by [`QuickFit`] and that passes the volume's space check is a static
+/// candidate. (With sizes of at least 0, that space check passing implies the pre-filter's
+/// check with size 0.) Any other disk goes through the general path.
+#[derive(Debug, Clone, Copy)]
+struct Shortcut {
+    quick: QuickFit,
+    size: i64,
+    actual: i64,
+    minimal: Percent,
+    over: Percent,
+}
+
+impl Shortcut {
+    fn of(cx: &Ctx<'_>, quick: QuickFit) -> Option<Self> {
+        let (size, actual) = (cx.volume.size, cx.volume.actual_size);
+        (quick.wanted.is_some() && size >= 0 && actual >= 0).then(|| Shortcut {
+            quick,
+            size,
+            actual,
+            minimal: Percent::new(cx.settings.storage_minimal_available_percentage),
+            over: Percent::new(cx.settings.storage_over_provisioning_percentage),
+        })
+    }
+
+    /// The numbers of `disk` when it is a static candidate by the rule above; `None` when it is
+    /// not, or the rule does not decide.
+    #[inline(always)]
+    fn candidate(&self, disk: &HotDisk) -> Option<DiskSpace> {
+        let condition = match disk.schedulable {
+            Some(reported) => reported,
+            None => disk.ready,
+        };
+        if !(disk.allow_scheduling && !disk.eviction_requested && condition && self.quick.accepts(disk)) {
+            return None;
+        }
+        let space = DiskSpace::of_hot(disk);
+        let minimal = self.minimal.of(space.maximum);
+        let limit = self.over.of(space.maximum.saturating_sub(space.reserved));
+        let fits = space.maximum > 0
+            && space.available > 0
+            && space.available.saturating_sub(self.actual) > minimal
+            && self.size.saturating_add(space.scheduled) <= limit;
+        fits.then_some(space)
+    }
+}
+
+/// Disk `i` of host `id` (`disk`, with volume-independent state `b`) through the whole disk
+/// stage: pre-filter verdict, eligibility, caller disk filters and the space check.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn general_disk(
+    cx: &Ctx<'_>,
+    id: HostId,
+    i: usize,
+    disk: &HotDisk,
+    b: DiskBase,
+    quick: &QuickFit,
+    full: Option<&Host>,
+    acc: &mut HostAcc,
+    prep: &mut Vec<DiskPrep>,
+    cands: &mut Vec<Candidate>,
+    agg: &mut Agg,
+) {
+    let (size, actual) = (cx.volume.size, cx.volume.actual_size);
+    let (space, lim) = (b.space, b.lim);
+    let fit = match b.pre {
+        Some(note) => Err((note, 0, false)),
+        None if quick.accepts(disk) => Ok(()),
+        None => volume_fit(cx, disk, full.and_then(|h| h.disks.get(i))),
+    };
+    match fit {
+        // v1.10 checks the space before the tags: a disk failing both is short of storage.
+        Err((DiskNote::Tags, bits, true)) if cx.version == LonghornVersion::V1_10 => {
+            acc.any = true;
+            acc.nonspace |= match lim.check(size, actual, space) {
+                Err(_) => FailureReason::InsufficientStorage.bit(),
+                Ok(()) => bits,
+            };
+            prep.push(DiskPrep { note: Some(DiskNote::Tags), eligible: false, space_note: true });
+        }
+        Err((note, bits, prefiltered)) => {
+            acc.any |= prefiltered;
+            acc.nonspace |= bits;
+            prep.push(DiskPrep::fixed(note));
+        }
+        Ok(()) => {
+            acc.any = true;
+            if let Some(k) = cx.hooks.and_then(|h| caller_disk_reject(cx, h, id, i)) {
+                acc.caller |= 1u64 << k;
+                let note = cx.hooks.map_or(0, |h| h.disk_filter_index(k));
+                prep.push(DiskPrep::fixed(DiskNote::Caller(note)));
+                return;
+            }
+            let fits = lim.check(size, actual, space).is_ok();
+            push_eligible(id, i, space, fits, acc, prep, cands, agg);
+        }
+    }
 }
 
 /// The position of the first caller disk filter rejecting disk `i` of host `id`, if any.
@@ -387,8 +591,145 @@ pub(crate) fn holds(c: &Candidate, replicas: &[Replica], replica_at: &[(Option<H
 
 #[cfg(test)]
 mod tests {
-    use super::Limits;
-    use crate::replica::{DiskSpace, ReplicaSettings};
+    use super::{prepare_host, DiskBase, DiskRules, Limits};
+    use crate::id::HostId;
+    use crate::replica::choice::Agg;
+    use crate::replica::{
+        disk_filter_fn, Ctx, DataEngine, DiskSpace, LonghornVersion, ReplicaScheduler, ReplicaSettings, Volume,
+    };
+    use crate::snapshot::{Cluster, DiskSpec, DiskType, HostSpec};
+    use proptest::prelude::*;
+
+    const G: i64 = 1 << 30;
+
+    /// A disk: maximum, available, reserved and scheduled (each a number of GiB or an extreme),
+    /// flags (allowed, evicting, ready, tagged, block type) and the reported condition.
+    type DiskDraw = ([i64; 4], (bool, bool, bool, bool, bool), Option<bool>);
+
+    fn amount() -> impl Strategy<Value = i64> {
+        prop_oneof![8 => (0i64..1200).prop_map(|g| g * G), 1 => Just(0), 1 => Just(i64::MAX), 1 => Just(1 << 62)]
+    }
+
+    /// Mostly a disk's numbers as percentages of its maximum (so that many fit), sometimes
+    /// four independent amounts.
+    fn numbers() -> impl Strategy<Value = [i64; 4]> {
+        prop_oneof![
+            4 => (1i64..1200, 0i64..=100, 0i64..=30, 0i64..=150).prop_map(|(m, a, r, s)| {
+                let max = m * G;
+                [max, max / 100 * a, max / 100 * r, max / 100 * s]
+            }),
+            1 => [amount(), amount(), amount(), amount()],
+        ]
+    }
+
+    fn disk() -> impl Strategy<Value = DiskDraw> {
+        (
+            numbers(),
+            (
+                prop::bool::weighted(0.9),
+                prop::bool::weighted(0.1),
+                prop::bool::weighted(0.9),
+                prop::bool::weighted(0.2),
+                prop::bool::weighted(0.1),
+            ),
+            prop::option::weighted(0.2, any::<bool>()),
+        )
+    }
+
+    fn disk_spec(d: usize, &([max, avail, reserved, scheduled], flags, reported): &DiskDraw) -> DiskSpec {
+        let (allowed, evicting, ready, tagged, block) = flags;
+        let mut disk = DiskSpec::new(format!("d{d}"), max, avail)
+            .reserved(reserved)
+            .scheduled(scheduled)
+            .allow_scheduling(allowed)
+            .eviction_requested(evicting)
+            .ready(ready);
+        if tagged {
+            disk = disk.tag("fast");
+        }
+        if block {
+            disk = disk.disk_type(DiskType::Block);
+        }
+        if let Some(r) = reported {
+            disk = disk.schedulable(r);
+        }
+        disk
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// The short path for the commonest disk leaves exactly what the general path leaves:
+        /// each disk's state, the static candidates, their summary and the reason bits, with
+        /// and without kept volume-independent state (whole or cut short), for volumes of both
+        /// engines, with and without a disk selector, actual size or caller disk filter, under
+        /// random space settings and both versions.
+        #[test]
+        fn the_short_disk_path_agrees_with_the_general_one(
+            hosts in prop::collection::vec(prop::collection::vec(disk(), 0..5), 1..6),
+            pcts in (0i64..=100, prop_oneof![Just(100i64), 0i64..400, Just(i64::MAX / 2)]),
+            flags in (
+                any::<bool>(),
+                prop::bool::weighted(0.2),
+                prop::bool::weighted(0.2),
+                any::<bool>(),
+                prop::bool::weighted(0.2),
+            ),
+            size in prop_oneof![6 => (0i64..600).prop_map(|g| g * G), 2 => amount(), 1 => Just(16i64 << 40), 1 => Just(-1i64)],
+            actual in prop_oneof![Just(0i64), amount()],
+        ) {
+            let (v1_10, v2, selector, allow_empty, filtered) = flags;
+            let mut b = Cluster::builder();
+            for (i, disks) in hosts.iter().enumerate() {
+                let mut h = HostSpec::new(format!("n{i}"));
+                for (d, draw) in disks.iter().enumerate() {
+                    h = h.disk(disk_spec(d, draw));
+                }
+                b = b.host(h);
+            }
+            let cluster = b.build().unwrap();
+            let settings = ReplicaSettings {
+                storage_minimal_available_percentage: pcts.0,
+                storage_over_provisioning_percentage: pcts.1,
+                allow_empty_disk_selector_volume: allow_empty,
+                ..ReplicaSettings::default()
+            };
+            let version = if v1_10 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
+            let mut builder = ReplicaScheduler::builder(settings.clone());
+            if filtered {
+                builder = builder.disk_filter(disk_filter_fn("small", |cx| cx.disk().maximum < 600 << 30));
+            }
+            let scheduler = builder.build().unwrap().version(version);
+            let mut volume = Volume::new("vol", size, 3);
+            volume.actual_size = actual;
+            if v2 {
+                volume.data_engine = DataEngine::V2;
+            }
+            if selector {
+                volume.disk_selector = vec!["fast".to_owned()];
+            }
+            let cx = Ctx::new(&scheduler, &cluster, &volume);
+            let rules = DiskRules::of(&cx);
+            for i in 0..hosts.len() {
+                let id = HostId::from_index(i);
+                let disks = cluster.hot_disks(id);
+                let full = cluster.host(id);
+                let kept: Vec<DiskBase> = disks.iter().map(|d| DiskBase::new(&settings, d)).collect();
+                for base in [None, Some(&kept[..]), Some(&kept[..kept.len() / 2])] {
+                    let run = |fast: bool| {
+                        let (mut prep, mut cands, mut agg) = (Vec::new(), Vec::new(), Agg::EMPTY);
+                        let summary = if fast {
+                            prepare_host::<true>(&cx, &rules, id, disks, base, full, &mut prep, &mut cands, &mut agg)
+                        } else {
+                            prepare_host::<false>(&cx, &rules, id, disks, base, full, &mut prep, &mut cands, &mut agg)
+                        };
+                        format!("{summary:?}\n{prep:?}\n{cands:?}\n{agg:?}")
+                    };
+                    prop_assert_eq!(run(true), run(false));
+                }
+            }
+        }
+    }
 
     /// Where the other conditions pass, the space check passes exactly for the sizes up to the
     /// room, at the ends of the ranges too (saturating totals, a limit of `i64::MAX`).

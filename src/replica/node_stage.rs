@@ -26,9 +26,28 @@ pub(crate) fn candidates(
 }
 
 /// [`candidates`] for a replica without a hard node affinity, without notes: the same for every
-/// replica of a call.
+/// replica of a call. One pass over the hosts; the failure is the first stage that leaves no
+/// host, as [`candidates`] finds it stage by stage.
 pub(crate) fn plain_candidates(cx: &Ctx<'_>, prep: &Prep, out: &mut Vec<HostId>) -> Result<(), FailureReason> {
-    candidates_for(cx, prep, "", out, &mut None)
+    let topo = !cx.volume.topology_requirement.is_empty() && cx.version == LonghornVersion::Head;
+    out.clear();
+    // Some host passed step 2, and the topology requirement when there is one.
+    let mut passed = false;
+    for (i, hp) in prep.hosts.iter().enumerate() {
+        if !hp.exists || hp.step2.is_some() || (topo && !hp.topo_ok) {
+            continue;
+        }
+        passed = true;
+        if hp.engine_ok {
+            out.push(HostId::from_index(i));
+        }
+    }
+    match (passed, topo) {
+        (false, true) => Err(FailureReason::TopologyRequirement),
+        (false, false) => Err(FailureReason::NodesUnavailable),
+        _ if out.is_empty() => Err(FailureReason::NoReadyEngineImage),
+        _ => Ok(()),
+    }
 }
 
 fn candidates_for(

@@ -6,7 +6,7 @@
 //! replicas it schedules, plus the buffers they reuse.
 
 use super::choice::{Agg, Candidate, Entry};
-use super::disk_stage::{self, DiskBase, DiskPrep, HostDisks, HUGE_VOLUME};
+use super::disk_stage::{self, DiskBase, DiskPrep, DiskRules, HostDisks, HUGE_VOLUME};
 use super::hooks;
 use super::node::{ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED};
 use super::node_stage;
@@ -515,6 +515,8 @@ impl Prep {
         // Without a kept base: the caller's node filter verdicts of the chunk.
         let mut caller = [0u16; CHUNK];
         let fill = Fill::of(cx);
+        // Never written: each host's summary is filled in place in `aggs`.
+        let mut spare = Agg::EMPTY;
         match (base, cx.hooks.filter(|h| !h.levels.is_empty())) {
             (Some(b), _) => self.level_values.clone_from(&b.level_values),
             (None, Some(h)) => hooks::level_values(cluster, &h.levels, &mut self.level_values),
@@ -533,9 +535,11 @@ impl Prep {
                     None => HostBase::compute(cx, hot, c, lane, caller.get(lane).copied().unwrap_or(0), 0),
                 };
                 let kept = base.map(|b| b.disks.get(hb.disk_start as usize..).unwrap_or(&[]));
-                let (hp, agg) = fill.host(cx, hot, id, lane, hb, selected, kept, 0, &mut self.disks, &mut self.cands);
+                let at = self.aggs.len();
+                self.aggs.push(Agg::EMPTY);
+                let agg = self.aggs.get_mut(at).unwrap_or(&mut spare);
+                let hp = fill.host(cx, hot, id, lane, hb, selected, kept, 0, &mut self.disks, &mut self.cands, agg);
                 self.hosts.push(hp);
-                self.aggs.push(agg);
             }
         }
         let mut plain = std::mem::replace(&mut self.plain_cands, Ok(Vec::new())).unwrap_or_default();
@@ -572,8 +576,9 @@ impl Prep {
             let id = HostId::from_index(first + lane);
             let hb = base.hosts.get(id.index()).copied().unwrap_or(ABSENT_BASE);
             let kept = base.disks.get(hb.disk_start as usize..).unwrap_or(&[]);
-            let (hp, agg) =
-                fill.host(cx, hot, id, lane, hb, selected, Some(kept), start as u32, &mut disks, &mut cands);
+            let mut agg = Agg::EMPTY;
+            let hp =
+                fill.host(cx, hot, id, lane, hb, selected, Some(kept), start as u32, &mut disks, &mut cands, &mut agg);
             let (Some(slot), Some(a)) = (self.hosts.get_mut(id.index()), self.aggs.get_mut(id.index())) else {
                 continue;
             };
@@ -655,8 +660,9 @@ impl Prep {
         self.disk_buf.clear();
         self.cand_buf.clear();
         let mut agg = Agg::EMPTY;
-        let summary =
-            disk_stage::prepare_host(cx, id, disks, base, full, &mut self.disk_buf, &mut self.cand_buf, &mut agg);
+        let rules = DiskRules::of(cx);
+        let (disk_buf, cand_buf) = (&mut self.disk_buf, &mut self.cand_buf);
+        let summary = disk_stage::prepare_host::<true>(cx, &rules, id, disks, base, full, disk_buf, cand_buf, &mut agg);
         let start = hp.disk_start as usize;
         if let Some(dst) = self.disks.get_mut(start..start + self.disk_buf.len()) {
             dst.copy_from_slice(&self.disk_buf);
@@ -816,6 +822,8 @@ pub(crate) fn refresh(cx: &Ctx<'_>, base: &mut Base, mut prep: Option<&mut Prep>
 
 /// What [`Prep::fill`] reads of the volume for every host, worked out once per fill or refresh.
 struct Fill {
+    /// The disk stage's per-call part.
+    disk_rules: DiskRules,
     allow_empty: bool,
     v1: bool,
     /// The topology requirement is checked per host (HEAD).
@@ -826,6 +834,7 @@ impl Fill {
     fn of(cx: &Ctx<'_>) -> Self {
         let volume = cx.volume;
         Fill {
+            disk_rules: DiskRules::of(cx),
             allow_empty: cx.settings.allow_empty_node_selector_volume,
             v1: volume.data_engine == DataEngine::V1,
             topo: !volume.topology_requirement.is_empty() && cx.version != LonghornVersion::V1_10,
@@ -857,7 +866,7 @@ impl Fill {
     /// with its disks' kept state `kept` (`None`: computed on the way) prepared for `cx`'s
     /// volume: appends its disks' states to `disks` and its static candidates, padded to one
     /// slot per disk, to `cands` (both of which start at position `offset` of the
-    /// preparation); returns its state and its candidates' summary.
+    /// preparation), and summarises its candidates in `agg` (empty before); returns its state.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn host(
@@ -872,9 +881,10 @@ impl Fill {
         offset: u32,
         disks: &mut Vec<DiskPrep>,
         cands: &mut Vec<Candidate>,
-    ) -> (HostPrep, Agg) {
+        agg: &mut Agg,
+    ) -> HostPrep {
         if !hb.exists {
-            return (ABSENT, Agg::EMPTY);
+            return ABSENT;
         }
         let step2 = hb.state_note.or((!self.v1 && hb.v2_disabled).then_some(NodeNote::V2Disabled));
         // v1.10 has no topology requirement.
@@ -887,13 +897,13 @@ impl Fill {
                 .any(|t| (t.zone.is_empty() || t.zone == zone) && (t.region.is_empty() || t.region == region))
         };
         let disk_start = offset + disks.len() as u32;
-        let mut agg = Agg::EMPTY;
         let full = if cx.disk_detail { cx.cluster.host(id) } else { None };
         let hot_disks = hot.lane_disks(lane);
-        let summary = disk_stage::prepare_host(cx, id, hot_disks, kept, full, disks, cands, &mut agg);
+        let summary =
+            disk_stage::prepare_host::<true>(cx, &self.disk_rules, id, hot_disks, kept, full, disks, cands, agg);
         let cand_len = (cands.len() - (disk_start - offset) as usize) as u32;
         cands.resize(disks.len(), PAD);
-        let hp = HostPrep {
+        HostPrep {
             exists: true,
             step2,
             topo_ok,
@@ -909,8 +919,7 @@ impl Fill {
             cand_len,
             disks: summary,
             dirty: false,
-        };
-        (hp, agg)
+        }
     }
 }
 

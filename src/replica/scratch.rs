@@ -183,6 +183,7 @@ impl ReplicaScratch {
 mod tests {
     use super::ReplicaScratch;
     use crate::id::{DiskId, HostId};
+    use crate::replica::node_stage;
     use crate::replica::prep::{Base, Prep};
     use crate::replica::{disk_filter_fn, Ctx, Level};
     use crate::replica::{
@@ -316,6 +317,39 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+        /// The candidate nodes listed in one pass are those the stage-by-stage path lists, and
+        /// a failure is the same stage's, with and without a topology requirement, for both
+        /// versions, with hosts down or without a running instance manager.
+        #[test]
+        fn plain_candidates_are_the_stagewise_ones(
+            hosts in prop::collection::vec((host(), prop::bool::weighted(0.3)), 1..30),
+            shape in any::<Shape>(),
+            v1_10 in any::<bool>(),
+        ) {
+            let mut b = Cluster::builder();
+            for (i, (draw, no_manager)) in hosts.iter().enumerate() {
+                let mut h = host_spec(format!("n{i:02}"), draw);
+                if *no_manager {
+                    h = h.attribute("im_running", serde_json::Value::Bool(false));
+                }
+                b = b.host(h);
+            }
+            let cluster = b.build().unwrap();
+            let version = if v1_10 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
+            let s = ReplicaScheduler::new(ReplicaSettings::default()).unwrap().version(version);
+            let v = volume(shape, 10 * G, 3, 0);
+            let cx = Ctx::new(&s, &cluster, &v);
+            let prep = Prep::new(&cx, &[]);
+            let (mut one, mut staged) = (Vec::new(), Vec::new());
+            let got = node_stage::plain_candidates(&cx, &prep, &mut one);
+            // With notes asked for, the stage-by-stage path is taken.
+            let want = node_stage::candidates(&cx, &prep, &Replica::new("r"), &mut staged, &mut Some(Vec::new()));
+            prop_assert_eq!(got, want);
+            if want.is_ok() {
+                prop_assert_eq!(one, staged);
+            }
+        }
 
         /// A preparation resized from one size to the next is, in everything a call reads, the
         /// one a fill for the new size makes.

@@ -123,11 +123,11 @@ impl ZoneLists {
         self.totals.resize(at as usize, 0);
         for &id in cands {
             let Some(hp) = listed_host(id) else { continue };
-            let agg = aggs.get(id.index()).copied().unwrap_or(Agg::EMPTY);
+            let agg = aggs.get(id.index()).unwrap_or(&Agg::EMPTY);
             let z = &mut self.zones[self.slot[zone_key(hp.zone)] as usize];
             self.hosts[z.end as usize] = id;
-            self.totals[z.end as usize] = total(&agg);
-            z.set.push(id, &agg);
+            self.totals[z.end as usize] = total(agg);
+            z.set.push(id, agg);
             z.end += 1;
         }
         self.summarise_blocks();
