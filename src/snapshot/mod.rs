@@ -1574,7 +1574,7 @@ mod tests {
                 labels.iter().fold(HostSpec::new(format!("h{i}")), |h, (k, v)| h.label(format!("k{k}"), format!("v{v}")))
             };
             let mut cluster = hosts.iter().enumerate().fold(Cluster::builder(), |b, (i, l)| b.host(spec(i, l))).build().unwrap();
-            let mut check = |cluster: &Cluster| {
+            let check = |cluster: &Cluster| {
                 let symbols = cluster.symbols();
                 let all: Vec<Symbol> = (0..8).flat_map(|i| [symbols.get(&format!("k{i}")), symbols.get(&format!("v{i}"))]).flatten().collect();
                 for c in 0..cluster.chunk_count() {
