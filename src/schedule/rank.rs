@@ -17,6 +17,14 @@
 //! insertion sort first, as a moved range mostly swaps a few neighbours, and a full sort of the
 //! keys if it moves too much). A removed candidate leaves the order in place, and the
 //! positions after it, like those after a re-sort, are rewritten only when next read.
+//!
+//! Each weigher's terms are kept as a column, so when a range moves only the columns of the
+//! weighers whose range moved are recomputed before the sums. And while the scores (one tier,
+//! no NaN) are pairwise distinct, which a set of them checks, the order is not kept at all: a
+//! stable sort by distinct scores is the scores' own order whatever the previous one was, so
+//! the tree finds the best and a moved range costs no re-sort. When two scores become equal
+//! (or one NaN), the order is written out from the previous round's scores, which were
+//! distinct, and the kept-order path goes on from there (a property test compares the two).
 
 use super::{Ties, Weighed};
 use crate::error::ScheduleError;
@@ -127,6 +135,90 @@ impl Extremes {
     }
 }
 
+/// A set of pairwise distinct, non-NaN scores, by [`descending_key`] (so `-0.0` and `0.0` are
+/// one), that refuses a score equal to one it holds: an open-addressed table with linear
+/// probing. A slot belongs to the current fill when its stamp is the fill's, so starting a new
+/// fill writes nothing per slot; a removed score leaves a [`ScoreSet::GONE`] mark, and the
+/// table is refilled when marks and scores take three quarters of it.
+#[derive(Debug, Default)]
+struct ScoreSet {
+    /// `[key, stamp]` per slot, the stamp being the fill that wrote it (0: none); a
+    /// power-of-two length.
+    slots: Vec<[u64; 2]>,
+    fill: u64,
+    /// Slots of this fill (scores and marks).
+    used: usize,
+}
+
+impl ScoreSet {
+    /// No non-NaN score has this key (it is the key of a NaN bit pattern).
+    const GONE: u64 = u64::MAX;
+
+    /// Holds exactly `scores` (none NaN) if they are pairwise distinct: `false` (and the set
+    /// left unusable) at the first one equal to an earlier one. Computes in O(scores).
+    fn fill(&mut self, scores: &[f64]) -> bool {
+        let len = (2 * scores.len()).next_power_of_two().max(16);
+        if self.slots.len() != len {
+            // Zeroed memory: no fill owns a slot.
+            self.slots = vec![[0; 2]; len];
+            self.fill = 0;
+        }
+        self.fill += 1;
+        self.used = 0;
+        scores.iter().all(|&s| self.insert(s))
+    }
+
+    /// The slot holding `key`, else the free slot that ends its probe sequence, with the first
+    /// [`GONE`](ScoreSet::GONE) mark met on the way (or `usize::MAX`).
+    #[inline(always)]
+    fn probe(&self, key: u64) -> (usize, usize) {
+        let mask = self.slots.len() - 1;
+        let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask;
+        let mut gone = usize::MAX;
+        loop {
+            let [k, stamp] = self.slots[i];
+            if stamp != self.fill || k == key {
+                return (i, gone);
+            }
+            if k == ScoreSet::GONE && gone == usize::MAX {
+                gone = i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds a non-NaN score; `false` (nothing added) when it equals one held.
+    #[inline]
+    fn insert(&mut self, score: f64) -> bool {
+        let key = descending_key(score);
+        let (i, gone) = self.probe(key);
+        if self.slots[i][1] == self.fill {
+            return false;
+        }
+        let at = if gone == usize::MAX {
+            self.used += 1;
+            i
+        } else {
+            gone
+        };
+        self.slots[at] = [key, self.fill];
+        true
+    }
+
+    /// Takes out a score it holds.
+    #[inline]
+    fn remove(&mut self, score: f64) {
+        let (i, _) = self.probe(descending_key(score));
+        debug_assert!(self.slots[i][1] == self.fill, "removing a score not held");
+        self.slots[i][0] = ScoreSet::GONE;
+    }
+
+    /// Whether the table should be refilled before more scores come.
+    fn crowded(&self) -> bool {
+        4 * self.used > 3 * self.slots.len()
+    }
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Ranking {
     /// Candidates in this ranking.
@@ -136,6 +228,12 @@ pub(super) struct Ranking {
     /// Raw values, weigher-major: `raw[w * cap + c]`.
     raw: Vec<f64>,
     extremes: Vec<Extremes>,
+    /// Each weigher's term of each candidate (its multiplier times its normalised value),
+    /// weigher-major like `raw`: the tier scores are their sums, so when a range moves only that
+    /// weigher's column is recomputed before the sums.
+    terms: Vec<f64>,
+    /// Per weigher: whether its column of `terms` waits for [`rescore_all`](Ranking::rescore_all).
+    stale: Vec<bool>,
     /// Tier scores, tier-major: `scores[t * cap + c]`.
     scores: Vec<f64>,
     /// Each weigher's normalisation bounds, read once per ranking.
@@ -169,6 +267,19 @@ pub(super) struct Ranking {
     nan_scores: bool,
     /// [`keyed_sort`](Ranking::keyed_sort)'s keys: (descending score key, tie key, candidate).
     keys: Vec<(u64, u32, u32)>,
+    /// With [`Ties::PreviousOrder`]: the order is not kept because it is the scores' own. While
+    /// the scores (one tier, no NaN) are pairwise distinct, a stable sort of any previous order
+    /// by them gives the same order, so none is kept: the tree finds the best, and `distinct`
+    /// tells when two scores become equal, at which point the order is rebuilt from the
+    /// previous round's scores (distinct, so their sort is that round's order). See
+    /// [`materialize`](Ranking::materialize).
+    implicit: bool,
+    /// The current scores, while `implicit`.
+    distinct: ScoreSet,
+    /// The scores before a range moved, kept while `implicit` to rebuild the order they gave.
+    previous: Vec<f64>,
+    /// Never leave the order implicit (the plain path the fast one is tested against).
+    plain: bool,
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -188,7 +299,8 @@ enum Tie {
 
 fn grow(buffer: &mut Vec<f64>, len: usize) {
     if buffer.len() < len {
-        buffer.resize(len, 0.0);
+        // Its contents do not matter; zeroed memory costs no writes.
+        *buffer = vec![0.0; len];
     }
 }
 
@@ -197,6 +309,14 @@ impl Ranking {
     pub(super) fn start(&mut self, ties: Ties) {
         self.ties = ties;
         self.unsettled = None;
+        self.implicit = false;
+    }
+
+    /// Makes this ranking keep the order explicitly in every case (no
+    /// [`implicit`](Ranking::implicit) order): the plain path.
+    #[cfg(test)]
+    pub(super) fn set_plain(&mut self, plain: bool) {
+        self.plain = plain;
     }
 
     /// Score of candidate `c` in tier `t`.
@@ -227,6 +347,8 @@ impl Ranking {
         let n = candidates.len();
         self.n = n;
         self.cap = n;
+        // The caller settled any implicit order; everything is rebuilt below.
+        self.implicit = false;
         let weighers = tiers.iter().map(Vec::len).sum::<usize>();
         // Buffers only grow: every slot used below is written before it is read.
         grow(&mut self.scores, tiers.len() * n);
@@ -240,6 +362,9 @@ impl Ranking {
             self.nan_scores = false;
         } else {
             grow(&mut self.raw, weighers * n);
+            grow(&mut self.terms, weighers * n);
+            self.stale.clear();
+            self.stale.resize(weighers, true);
             self.multipliers.start(weighers);
             for (w, x) in tiers.iter().flatten().enumerate() {
                 let wcx = cx.with_state(states[w].as_deref());
@@ -354,8 +479,13 @@ impl Ranking {
 
     /// Rewrites the stale positions ([`unsettled`](Ranking::unsettled)) of the order over
     /// `candidates`. Whoever reads `pos` or `host_rank`, or changes the candidates, calls it
-    /// first. Computes in O(the stale range).
+    /// first. Computes in O(the stale range), or O(candidates × log candidates) to build an
+    /// implicit order.
     pub(super) fn settle(&mut self, candidates: &[HostId]) {
+        if self.implicit {
+            self.materialize(candidates);
+            return;
+        }
         let Some((lo, hi)) = self.unsettled.take() else { return };
         for i in lo..(hi + 1).min(self.n) {
             let d = self.order[i] as usize;
@@ -422,9 +552,58 @@ impl Ranking {
         }
     }
 
-    /// The best `k` candidates in order, with [`Ties::PreviousOrder`].
+    /// The candidates in order, with [`Ties::PreviousOrder`] and an order kept. (An implicit
+    /// order is the scores' own, which [`rank`](Ranking::rank) gives, as no two are equal.)
     pub(super) fn ordered(&self) -> Option<&[u32]> {
-        (self.ties == Ties::PreviousOrder).then_some(&self.order[..self.n.min(self.order.len())])
+        (self.ties == Ties::PreviousOrder && !self.implicit).then_some(&self.order[..self.n.min(self.order.len())])
+    }
+
+    /// Writes out an [`implicit`](Ranking::implicit) order: the candidates sorted by their
+    /// scores, which are distinct (and not NaN), so the sort is the stable sort of any previous
+    /// order. Computes in O(candidates × log candidates).
+    fn materialize(&mut self, candidates: &[HostId]) {
+        let scores = &self.scores[..self.n];
+        self.keys.clear();
+        self.keys.extend((0..self.n as u32).map(|c| (descending_key(scores[c as usize]), 0, c)));
+        self.keys.sort_unstable();
+        self.order.clear();
+        self.order.extend(self.keys.iter().map(|k| k.2));
+        self.unsettled = None;
+        self.renumber(candidates, 0);
+        self.implicit = false;
+        // The order now finds the best; the tree is not kept up to date beside it.
+        self.tree_valid = false;
+    }
+
+    /// After every score changed (a range moved): the order the stable sort of the previous
+    /// one by the new scores gives. Implicit when the new scores are distinct (one tier, no
+    /// NaN, not [`plain`](Ranking::plain)); otherwise the previous order is written out if it
+    /// was implicit (from the scores it had, kept in `previous`) and re-sorted.
+    fn reorder(&mut self, tiers: usize, candidates: &[HostId]) {
+        self.tree_valid = false;
+        if self.ties != Ties::PreviousOrder {
+            self.build_tree(tiers, candidates);
+            return;
+        }
+        if tiers == 1 && !self.nan_scores && !self.plain && self.distinct.fill(&self.scores[..self.n]) {
+            self.implicit = true;
+            self.build_tree(tiers, candidates);
+            return;
+        }
+        if self.implicit {
+            std::mem::swap(&mut self.scores, &mut self.previous);
+            self.materialize(candidates);
+            std::mem::swap(&mut self.scores, &mut self.previous);
+        }
+        self.resort(tiers);
+    }
+
+    /// Keeps the scores before a range moved, while the order is implicit.
+    fn keep_previous(&mut self) {
+        if self.implicit {
+            self.previous.clear();
+            self.previous.extend_from_slice(&self.scores[..self.n]);
+        }
     }
 
     /// Recomputes candidate `c` (whose host alone changed). Falls back to rescoring everyone when
@@ -449,16 +628,37 @@ impl Ranking {
             moved |= self.set_raw(w, c, Some(new[0]));
         }
         if moved {
-            self.rescore_all(tiers);
-            self.tree_valid = false;
-            self.resort(tiers.len());
-        } else {
+            self.keep_previous();
+            // `c`'s terms in the columns that are not rewritten.
             self.rescore(tiers, c);
-            if self.ties == Ties::PreviousOrder {
-                self.relocate(tiers.len(), candidates, c);
+            self.rescore_all(tiers);
+            self.reorder(tiers.len(), candidates);
+            return Ok(());
+        }
+        let old = self.scores[c];
+        self.rescore(tiers, c);
+        if self.implicit {
+            // One tier: `c`'s score alone changed.
+            let new = self.scores[c];
+            self.distinct.remove(old);
+            if new.is_nan() || !self.distinct.insert(new) {
+                // The previous round's order is its scores' order; from it, as below.
+                self.scores[c] = old;
+                self.materialize(candidates);
+                self.scores[c] = new;
             } else {
-                self.update_tree(tiers.len(), candidates, c);
+                if self.distinct.crowded() {
+                    // Distinct, so the refill takes them all.
+                    self.distinct.fill(&self.scores[..self.n]);
+                }
+                self.update_tree(1, candidates, c);
+                return Ok(());
             }
+        }
+        if self.ties == Ties::PreviousOrder {
+            self.relocate(tiers.len(), candidates, c);
+        } else {
+            self.update_tree(tiers.len(), candidates, c);
         }
         Ok(())
     }
@@ -514,21 +714,26 @@ impl Ranking {
         debug_assert!(self.n > 2, "small rankings are rebuilt instead");
         let last = self.n - 1;
         // Places in the order, found before `last` is renamed.
-        let (at, last_at) = (self.place_of(c), self.place_of(last));
+        let (at, last_at) = if self.implicit { (0, 0) } else { (self.place_of(c), self.place_of(last)) };
+        if self.implicit {
+            self.distinct.remove(self.scores[c]);
+        }
         candidates.swap_remove(c);
         let mut moved = false;
         for w in 0..self.bounds.len() {
+            let cap = self.cap;
             moved |= self.set_raw(w, c, None);
-            self.raw[w * self.cap + c] = self.raw[w * self.cap + last];
+            self.raw[w * cap + c] = self.raw[w * cap + last];
+            self.terms[w * cap + c] = self.terms[w * cap + last];
             if self.per_host[w] {
-                self.mults[w * self.cap + c] = self.mults[w * self.cap + last];
+                self.mults[w * cap + c] = self.mults[w * cap + last];
             }
         }
         for t in 0..tiers.len() {
             self.scores[t * self.cap + c] = self.scores[t * self.cap + last];
         }
         self.n = last;
-        if self.ties == Ties::PreviousOrder {
+        if self.ties == Ties::PreviousOrder && !self.implicit {
             // Drop `c` from the order and rename `last` to `c`: the others keep their order, and
             // those after `at` move up one place, written when next read.
             self.order.remove(at);
@@ -543,9 +748,9 @@ impl Ranking {
             }
         }
         if moved {
+            self.keep_previous();
             self.rescore_all(tiers);
-            self.tree_valid = false;
-            self.resort(tiers.len());
+            self.reorder(tiers.len(), candidates);
         } else if self.tree_valid {
             self.tree[self.leaves + last] = EMPTY;
             self.update_tree(tiers.len(), candidates, last);
@@ -570,10 +775,13 @@ impl Ranking {
             let skip = if new.is_none() { c } else { usize::MAX };
             *e = Extremes::scan_except(&self.raw[w * cap..w * cap + n], bounds, skip);
         }
-        bounds.effective(e.lo, e.hi) != before
+        let moved = bounds.effective(e.lo, e.hi) != before;
+        self.stale[w] |= moved;
+        moved
     }
 
-    /// All tier scores, column by column: the same sums, in the same order, as [`rescore`].
+    /// All tier scores, column by column: the [stale](Ranking::stale) term columns rewritten,
+    /// then every tier's terms summed, the same sums, in the same order, as [`rescore`].
     fn rescore_all(&mut self, tiers: &[Vec<Weighed>]) {
         let (cap, n) = (self.cap, self.n);
         let mut w = 0;
@@ -581,11 +789,17 @@ impl Ranking {
             let out = &mut self.scores[t * cap..t * cap + n];
             out.fill(0.0);
             for x in tier {
-                let bounds = self.bounds[w];
-                let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
-                let raw = &self.raw[w * cap..w * cap + n];
-                let mults = self.per_host[w].then(|| &self.mults[w * cap..w * cap + n]);
-                add_terms(out, raw, mults, x.multiplier, bounds, min, max);
+                let column = &mut self.terms[w * cap..w * cap + n];
+                if std::mem::take(&mut self.stale[w]) {
+                    let bounds = self.bounds[w];
+                    let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
+                    let raw = &self.raw[w * cap..w * cap + n];
+                    let mults = self.per_host[w].then(|| &self.mults[w * cap..w * cap + n]);
+                    fold_terms::<true>(column, raw, mults, x.multiplier, bounds, min, max);
+                }
+                for (s, &term) in out.iter_mut().zip(&*column) {
+                    *s += term;
+                }
                 w += 1;
             }
         }
@@ -604,7 +818,9 @@ impl Ranking {
                 let bounds = self.bounds[w];
                 let (min, max) = bounds.effective(self.extremes[w].lo, self.extremes[w].hi);
                 let m = if self.per_host[w] { self.mults[w * cap + c] } else { x.multiplier };
-                sum += m * bounds.normalized(self.raw[w * cap + c], min, max);
+                let term = m * bounds.normalized(self.raw[w * cap + c], min, max);
+                self.terms[w * cap + c] = term;
+                sum += term;
                 w += 1;
             }
             self.nan_scores |= sum.is_nan();
@@ -626,22 +842,47 @@ impl Ranking {
 
     #[inline]
     fn better(&self, tiers: usize, candidates: &[HostId], a: u32, b: u32) -> u32 {
-        if b == EMPTY || (a != EMPTY && self.rank(tiers, candidates, a as usize, b as usize) != Ordering::Greater) {
+        if b == EMPTY {
+            return a;
+        }
+        if a == EMPTY {
+            return b;
+        }
+        if first(&self.scores, self.cap, tiers, candidates, a as usize, b as usize) {
             a
         } else {
             b
         }
     }
 
+    /// Builds the tree level by level. The candidates fill a prefix of the leaves, so each
+    /// level's entries are a prefix of winners and then [`EMPTY`]. Computes in O(candidates).
     fn build_tree(&mut self, tiers: usize, candidates: &[HostId]) {
-        self.leaves = self.cap.next_power_of_two().max(1);
-        self.tree.clear();
-        self.tree.resize(2 * self.leaves, EMPTY);
-        for c in 0..self.n {
-            self.tree[self.leaves + c] = c as u32;
+        let (leaves, n) = (self.cap.next_power_of_two().max(1), self.n);
+        self.leaves = leaves;
+        // Only grows: every entry is written below.
+        self.tree.resize(2 * leaves, EMPTY);
+        for (c, leaf) in self.tree[leaves..].iter_mut().enumerate() {
+            *leaf = if c < n { c as u32 } else { EMPTY };
         }
-        for i in (1..self.leaves).rev() {
-            self.tree[i] = self.better(tiers, candidates, self.tree[2 * i], self.tree[2 * i + 1]);
+        let (scores, cap) = (&self.scores, self.cap);
+        let (mut width, mut live) = (leaves / 2, n);
+        while width >= 1 {
+            // Parents `width..2 width`, children `2 width..4 width`, the first `live` of them
+            // candidates.
+            let (upper, lower) = self.tree.split_at_mut(2 * width);
+            let (parents, children) = (&mut upper[width..], &lower[..2 * width]);
+            let pairs = live / 2;
+            for (p, ab) in parents[..pairs].iter_mut().zip(children.chunks_exact(2)) {
+                let (a, b) = (ab[0], ab[1]);
+                *p = if first(scores, cap, tiers, candidates, a as usize, b as usize) { a } else { b };
+            }
+            live = live.div_ceil(2);
+            if live > pairs {
+                parents[pairs] = children[2 * pairs];
+            }
+            parents[live..].fill(EMPTY);
+            width /= 2;
         }
         self.tree_valid = true;
     }
@@ -686,6 +927,26 @@ impl Ranking {
     }
 }
 
+/// Whether candidate `a` ranks no later than `b` by tier scores (`scores[t * cap + c]`), ties
+/// to the lower host id: [`Ranking::rank`] is not `Greater`.
+#[inline(always)]
+fn first(scores: &[f64], cap: usize, tiers: usize, candidates: &[HostId], a: usize, b: usize) -> bool {
+    if tiers == 1 {
+        let (x, y) = (scores[a], scores[b]);
+        return x > y || (x == y || x.is_nan() || y.is_nan()) && candidates[a] <= candidates[b];
+    }
+    for t in 0..tiers {
+        let (x, y) = (scores[t * cap + a], scores[t * cap + b]);
+        if x > y {
+            return true;
+        }
+        if y > x {
+            return false;
+        }
+    }
+    candidates[a] <= candidates[b]
+}
+
 /// An integer that orders non-NaN scores from the highest to the lowest, with `-0.0` and `0.0`
 /// equal (as they compare).
 #[inline]
@@ -720,9 +981,9 @@ fn nearly_sorted(keys: &mut [(u64, u32, u32)], budget: usize) -> bool {
 
 /// Adds one weigher's terms to a tier's score column: `out[c] += m × normalised(raw[c])` over
 /// `[min, max]`, where `m` is `mults[c]` for a weigher with per-host multipliers and
-/// `multiplier` otherwise. Every path that scores a column uses it, so they agree bit for bit
-/// with [`Bounds::normalized`] one host at a time. Every sum in `out` must have started at
-/// `+0.0`, as the tier scores do.
+/// `multiplier` otherwise. Every path that scores a column uses it (or writes the terms with
+/// [`fold_terms`] and adds them), so they agree bit for bit with [`Bounds::normalized`] one
+/// host at a time. Every sum in `out` must have started at `+0.0`, as the tier scores do.
 #[inline]
 pub(super) fn add_terms(
     out: &mut [f64],
@@ -733,20 +994,38 @@ pub(super) fn add_terms(
     min: f64,
     max: f64,
 ) {
+    fold_terms::<false>(out, raw, mults, multiplier, bounds, min, max);
+}
+
+/// [`add_terms`], or with `SET` the terms written to `out` rather than added.
+#[inline]
+fn fold_terms<const SET: bool>(
+    out: &mut [f64],
+    raw: &[f64],
+    mults: Option<&[f64]>,
+    multiplier: f64,
+    bounds: Bounds,
+    min: f64,
+    max: f64,
+) {
+    let fold = |s: &mut f64, term: f64| if SET { *s = term } else { *s += term };
     if let Some(mults) = mults {
         for ((s, &r), &m) in out.iter_mut().zip(raw).zip(mults) {
-            *s += m * bounds.normalized(r, min, max);
+            fold(s, m * bounds.normalized(r, min, max));
         }
     } else if !Bounds::usable(min, max) {
         // Every normalised value is 0, exactly as `Bounds::normalized` gives, so every term is
         // a zero (the multiplier is finite). Adding a zero changes no sum: a sum that started at
         // +0.0 is never −0.0 (only −0.0 + −0.0 is), and x + ±0 is x for every other x.
+        if SET {
+            out.fill(multiplier * 0.0);
+        }
     } else {
         let range = max - min;
         for (s, &r) in out.iter_mut().zip(raw) {
             let v = bounds.clamp(r);
             let norm = if v.is_nan() { 0.0 } else { (v - min) / range };
-            *s += multiplier * norm;
+            fold(s, multiplier * norm);
         }
     }
 }
