@@ -635,9 +635,10 @@ impl Ranking {
             self.reorder(tiers.len(), candidates);
             return Ok(());
         }
-        let old = self.scores[c];
+        // Implicit only with one tier, so there is a score to keep (none without weighers).
+        let old = self.implicit.then(|| self.scores[c]);
         self.rescore(tiers, c);
-        if self.implicit {
+        if let Some(old) = old {
             // One tier: `c`'s score alone changed.
             let new = self.scores[c];
             self.distinct.remove(old);
