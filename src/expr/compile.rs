@@ -135,11 +135,7 @@ fn eval_chunk(n: &Node, labels: &ChunkLabels, all: u64, s: &Interner) -> u64 {
         Node::Const(false) => 0,
         Node::And(a, b) => eval_chunk(a, labels, all, s) & eval_chunk(b, labels, all, s),
         Node::Or(a, b) => eval_chunk(a, labels, all, s) | eval_chunk(b, labels, all, s),
-        // `k != v`, the commonest selector, without a second call.
-        Node::Not(x) => match **x {
-            Node::Eq(k, v) => !labels.mask(k, v) & all,
-            ref x => !eval_chunk(x, labels, all, s) & all,
-        },
+        Node::Not(x) => !eval_chunk(x, labels, all, s) & all,
         Node::Eq(k, v) => labels.mask(*k, *v),
         Node::In(k, vs) => vs.iter().fold(0, |m, v| m | labels.mask(*k, *v)),
         Node::Matches(k, p) => {
