@@ -369,3 +369,58 @@ fn a_regex_nested_deeper_than_the_limit_is_a_parse_error_not_a_stack_overflow() 
     let fits = format!("k ~ \"a{}\"", "*".repeat(MAX_REGEX_NEST as usize - 2));
     assert!(LabelExpr::parse(&fits).is_ok());
 }
+
+/// A custom weigher whose per-host multiplier for `h1` is `bad` (the built-in weighers refuse
+/// non-finite multipliers when they are configured).
+struct BadMultiplier {
+    bad: f64,
+}
+
+impl placewise::weigh::Weigher for BadMultiplier {
+    fn name(&self) -> &str {
+        "bad multiplier"
+    }
+
+    fn weigh(&self, cx: &placewise::request::Cx<'_>, host: placewise::id::HostId) -> f64 {
+        f64::from(cx.overlay().placed(host)) + host.index() as f64
+    }
+
+    fn multiplier(&self, cx: &placewise::request::Cx<'_>, host: placewise::id::HostId, configured: f64) -> f64 {
+        if cx.cluster().host_name(host) == "h1" {
+            self.bad
+        } else {
+            configured
+        }
+    }
+
+    fn per_host_multiplier(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_custom_weighers_non_finite_multiplier_is_refused_in_both_selection_loops() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("h0").vcpus(8.0))
+        .host(HostSpec::new("h1").vcpus(8.0))
+        .host(HostSpec::new("h2").vcpus(8.0))
+        .build()
+        .unwrap();
+    for bad in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+        for ties in [placewise::schedule::Ties::HostId, placewise::schedule::Ties::PreviousOrder] {
+            let scheduler = Scheduler::builder().weigher(BadMultiplier { bad }, 1.0).ties(ties).build().unwrap();
+            for count in [1, 4] {
+                // Before this was refused, an infinite multiplier made NaN scores, and sorting
+                // them could panic ("does not correctly implement a total order").
+                let err = scheduler.schedule(&cluster, &Request::new(count).vcpus(1.0)).unwrap_err();
+                match err {
+                    ScheduleError::Weigher { weigher, message } => {
+                        assert_eq!(weigher, "bad multiplier");
+                        assert!(message.contains("`h1`") && message.contains("not finite"), "{message}");
+                    }
+                    other => panic!("{ties:?} × {count}: expected a weigher error, got {other:?}"),
+                }
+            }
+        }
+    }
+}

@@ -407,7 +407,7 @@ impl Scheduler {
                     break;
                 }
                 let Some((host, scores)) =
-                    one_pass.pick(self, &cx, &weigher_states, masks, self.host_subset_size, &mut rng)
+                    one_pass.pick(self, &cx, &weigher_states, masks, self.host_subset_size, &mut rng)?
                 else {
                     break;
                 };

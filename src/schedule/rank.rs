@@ -25,6 +25,8 @@
 //! the tree finds the best and a moved range costs no re-sort. When two scores become equal
 //! (or one NaN), the order is written out from the previous round's scores, which were
 //! distinct, and the kept-order path goes on from there (a property test compares the two).
+//! A NaN score compares equal to every other, which is no total order; the standard sorts may
+//! panic on such a comparison, so an order that meets one is sorted by [`merge_sort`].
 
 use super::{Ties, Weighed};
 use crate::error::ScheduleError;
@@ -267,6 +269,8 @@ pub(super) struct Ranking {
     nan_scores: bool,
     /// [`keyed_sort`](Ranking::keyed_sort)'s keys: (descending score key, tie key, candidate).
     keys: Vec<(u64, u32, u32)>,
+    /// The buffer of [`merge_sort`], for orders sorted while a NaN score is present.
+    spare: Vec<u32>,
     /// With [`Ties::PreviousOrder`]: the order is not kept because it is the scores' own. While
     /// the scores (one tier, no NaN) are pairwise distinct, a stable sort of any previous order
     /// by them gives the same order, so none is kept: the tree finds the best, and `distinct`
@@ -375,7 +379,7 @@ impl Ranking {
                 if self.per_host[w] {
                     grow(&mut self.mults, weighers * n);
                     for (m, &h) in self.mults[w * n..(w + 1) * n].iter_mut().zip(candidates) {
-                        *m = self.multipliers.get(w, &*x.weigher, &wcx, h, x.multiplier);
+                        *m = self.multipliers.get(w, &*x.weigher, &wcx, h, x.multiplier)?;
                     }
                 }
             }
@@ -404,11 +408,16 @@ impl Ranking {
         self.order.extend(0..n as u32);
         // In the first round `pos` is the place in `order` (0..n).
         if !self.keyed_sort(tiers, if first_round { Tie::Place } else { Tie::Pos }) {
-            let mut order = std::mem::take(&mut self.order);
-            order.sort_by(|&a, &b| {
+            let (mut order, mut spare) = (std::mem::take(&mut self.order), std::mem::take(&mut self.spare));
+            let by = |&a: &u32, &b: &u32| {
                 self.by_score(tiers, a as usize, b as usize).then(self.pos[a as usize].cmp(&self.pos[b as usize]))
-            });
-            self.order = order;
+            };
+            if self.nan_scores {
+                merge_sort(&mut order, &mut spare, by);
+            } else {
+                order.sort_by(by);
+            }
+            (self.order, self.spare) = (order, spare);
         }
         self.renumber(candidates, 0);
     }
@@ -671,9 +680,14 @@ impl Ranking {
             return;
         }
         if !self.keyed_sort(tiers, Tie::Place) {
-            let mut order = std::mem::take(&mut self.order);
-            order.sort_by(|&a, &b| self.by_score(tiers, a as usize, b as usize));
-            self.order = order;
+            let (mut order, mut spare) = (std::mem::take(&mut self.order), std::mem::take(&mut self.spare));
+            let by = |&a: &u32, &b: &u32| self.by_score(tiers, a as usize, b as usize);
+            if self.nan_scores {
+                merge_sort(&mut order, &mut spare, by);
+            } else {
+                order.sort_by(by);
+            }
+            (self.order, self.spare) = (order, spare);
         }
         self.unsettled = (self.n > 0).then(|| (0, self.n - 1));
     }
@@ -928,6 +942,36 @@ impl Ranking {
     }
 }
 
+/// A stable merge sort of `v` by `cmp` (`Less`: the first argument goes first), with `spare` as
+/// its buffer. Unlike the standard sorts it never panics and always ends, whatever `cmp` answers:
+/// a NaN score compares equal to every other, which is no total order.
+fn merge_sort(v: &mut [u32], spare: &mut Vec<u32>, cmp: impl Fn(&u32, &u32) -> Ordering) {
+    let n = v.len();
+    spare.clear();
+    spare.resize(n, 0);
+    let mut width = 1;
+    while width < n {
+        let mut start = 0;
+        while start < n {
+            let (mid, end) = ((start + width).min(n), (start + 2 * width).min(n));
+            let (mut i, mut j) = (start, mid);
+            for slot in &mut spare[start..end] {
+                // The right run's head goes first only when it ranks strictly first: stable.
+                let right = j < end && (i == mid || cmp(&v[j], &v[i]) == Ordering::Less);
+                *slot = if right { v[j] } else { v[i] };
+                if right {
+                    j += 1;
+                } else {
+                    i += 1;
+                }
+            }
+            start = end;
+        }
+        v.copy_from_slice(spare);
+        width *= 2;
+    }
+}
+
 /// Whether candidate `a` ranks no later than `b` by tier scores (`scores[t * cap + c]`), ties
 /// to the lower host id: [`Ranking::rank`] is not `Greater`.
 #[inline(always)]
@@ -1036,6 +1080,25 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// The NaN-proof merge sort is the standard stable sort wherever the comparison is a
+        /// total order, and a permutation (without a panic) where NaN makes it none.
+        #[test]
+        fn merge_sort_is_the_stable_sort(
+            keys in proptest::collection::vec(proptest::sample::select(vec![0.0, 1.0, 2.0, 3.0, f64::NAN]), 0..300),
+        ) {
+            let by = |&a: &u32, &b: &u32| keys[b as usize].partial_cmp(&keys[a as usize]).unwrap_or(Ordering::Equal);
+            let mut merged: Vec<u32> = (0..keys.len() as u32).collect();
+            merge_sort(&mut merged, &mut Vec::new(), by);
+            if keys.iter().all(|k| !k.is_nan()) {
+                let mut std_sorted: Vec<u32> = (0..keys.len() as u32).collect();
+                std_sorted.sort_by(by);
+                proptest::prop_assert_eq!(merged, std_sorted);
+            } else {
+                merged.sort_unstable();
+                proptest::prop_assert_eq!(merged, (0..keys.len() as u32).collect::<Vec<_>>());
+            }
+        }
+
         #[test]
         fn nearly_sorted_sorts_or_gives_up(
             keys in proptest::collection::vec(0u64..6, 0..200),

@@ -296,6 +296,10 @@ impl OnePass {
     /// the best, or with `subset > 1` a seeded random one of the best `subset`. Returns the
     /// host and its tier scores (all 0 when it was the only survivor); `None` when none
     /// survived.
+    ///
+    /// # Errors
+    ///
+    /// A weigher's non-finite per-host multiplier ([`ScheduleError::Weigher`]).
     pub(super) fn pick(
         &mut self,
         scheduler: &Scheduler,
@@ -304,15 +308,15 @@ impl OnePass {
         masks: &[u64],
         subset: usize,
         rng: &mut SplitMix64,
-    ) -> Option<(HostId, Vec<f64>)> {
+    ) -> Result<Option<(HostId, Vec<f64>)>, ScheduleError> {
         let tiers = scheduler.tiers.len();
         if self.survivors == 0 {
-            return None;
+            return Ok(None);
         }
         if self.survivors == 1 {
-            let chunk = masks.iter().position(|&m| m != 0)?;
+            let Some(chunk) = masks.iter().position(|&m| m != 0) else { return Ok(None) };
             let host = HostId::from_index(chunk * CHUNK + masks[chunk].trailing_zeros() as usize);
-            return Some((host, vec![0.0; tiers]));
+            return Ok(Some((host, vec![0.0; tiers])));
         }
         let k = subset.min(self.survivors as usize);
         self.kept.clear();
@@ -355,7 +359,7 @@ impl OnePass {
                     continue;
                 }
             }
-            self.score_chunk(scheduler, cx, weigher_states, &ranges, chunk, m);
+            self.score_chunk(scheduler, cx, weigher_states, &ranges, chunk, m)?;
             if tiers > 0 && self.heap.len() == k {
                 let root = self.kept_scores[self.heap[0] as usize * tiers];
                 if let Some(best) = masked_max(&self.lanes[0], m) {
@@ -376,7 +380,7 @@ impl OnePass {
         let chosen = if k <= 1 { heap[0] } else { heap[rng.below(k)] } as usize;
         self.heap = heap;
         let scores = self.kept_scores[chosen * tiers..(chosen + 1) * tiers].to_vec();
-        Some((self.kept[chosen], scores))
+        Ok(Some((self.kept[chosen], scores)))
     }
 
     /// Fills `ceilings` with an upper bound of each chunk's tier-0 scores and returns the chunk
@@ -434,7 +438,7 @@ impl OnePass {
         ranges: &[(Bounds, f64, f64)],
         chunk: usize,
         mask: u64,
-    ) {
+    ) -> Result<(), ScheduleError> {
         let mut w = 0;
         for (t, tier) in scheduler.tiers.iter().enumerate() {
             let out = &mut self.lanes[t];
@@ -453,7 +457,7 @@ impl OnePass {
                     while rest != 0 {
                         let lane = rest.trailing_zeros() as usize;
                         let host = HostId::from_index(chunk * CHUNK + lane);
-                        self.mults[lane] = self.multipliers.get(w, &*x.weigher, &wcx, host, x.multiplier);
+                        self.mults[lane] = self.multipliers.get(w, &*x.weigher, &wcx, host, x.multiplier)?;
                         rest &= rest - 1;
                     }
                     Some(&self.mults[..])
@@ -465,6 +469,7 @@ impl OnePass {
                 w += 1;
             }
         }
+        Ok(())
     }
 
     /// Offers `host` (lane `lane` of the score columns) to the heap of the best `k`.

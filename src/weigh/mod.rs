@@ -199,7 +199,8 @@ pub trait Weigher: Send + Sync {
 
     /// The multiplier for `host`, given the configured one. The default returns it unchanged; a
     /// weigher with per-host overrides (the filter scheduler's aggregate metadata) says so with
-    /// [`per_host_multiplier`](Weigher::per_host_multiplier) and returns another here.
+    /// [`per_host_multiplier`](Weigher::per_host_multiplier) and returns another here. A
+    /// multiplier that is not finite fails the request with [`ScheduleError::Weigher`].
     fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
         let _ = (cx, host);
         configured
@@ -341,26 +342,47 @@ impl Multipliers {
 
     /// Weigher number `w`'s multiplier for `host`: [`Weigher::multiplier`], asked once per
     /// aggregate class when the weigher allows it. Computes in O(1) after the class's first host.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::Weigher`] when the multiplier is not finite: an infinite multiplier
+    /// times a normalised 0 is NaN, and a NaN score orders nothing.
     #[inline]
-    pub(crate) fn get(&mut self, w: usize, weigher: &dyn Weigher, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
-        if !weigher.multiplier_by_aggregates() {
-            return weigher.multiplier(cx, host, configured);
-        }
+    pub(crate) fn get(
+        &mut self,
+        w: usize,
+        weigher: &dyn Weigher,
+        cx: &Cx<'_>,
+        host: HostId,
+        configured: f64,
+    ) -> Result<f64, ScheduleError> {
         let cluster = cx.cluster();
+        let table = if weigher.multiplier_by_aggregates() { self.by_class.get_mut(w) } else { None };
         let class = cluster.aggregate_class(host).index();
-        let Some(table) = self.by_class.get_mut(w) else { return weigher.multiplier(cx, host, configured) };
+        let Some(table) = table.filter(|_| class < cluster.aggregate_class_count()) else {
+            return finite_multiplier(weigher, cx, host, weigher.multiplier(cx, host, configured));
+        };
         if table.len() <= class {
-            if class >= cluster.aggregate_class_count() {
-                return weigher.multiplier(cx, host, configured);
-            }
             table.resize(cluster.aggregate_class_count(), f64::NAN);
         }
         if table[class].is_nan() {
-            // A NaN answer stays unknown and is asked again: correct, only slower.
-            table[class] = weigher.multiplier(cx, host, configured);
+            // Only finite answers are kept, so NaN stays "not asked yet".
+            table[class] = finite_multiplier(weigher, cx, host, weigher.multiplier(cx, host, configured))?;
         }
-        table[class]
+        Ok(table[class])
     }
+}
+
+/// `m`, or the error that refuses a non-finite multiplier of `weigher` for `host`.
+#[inline]
+fn finite_multiplier(weigher: &dyn Weigher, cx: &Cx<'_>, host: HostId, m: f64) -> Result<f64, ScheduleError> {
+    if m.is_finite() {
+        return Ok(m);
+    }
+    Err(ScheduleError::Weigher {
+        weigher: weigher.name().to_owned(),
+        message: format!("multiplier for host `{}` is not finite ({m})", cx.cluster().host_name(host)),
+    })
 }
 
 #[cfg(test)]
@@ -439,7 +461,7 @@ mod tests {
                 let host = HostId::from_index(i % sets.len());
                 for (w, weigher) in weighers.iter().enumerate() {
                     let direct = weigher.multiplier(&cx, host, 1.5);
-                    proptest::prop_assert_eq!(memo.get(w, *weigher, &cx, host, 1.5), direct);
+                    proptest::prop_assert_eq!(memo.get(w, *weigher, &cx, host, 1.5), Ok(direct));
                 }
             }
         }
