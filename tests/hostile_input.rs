@@ -370,15 +370,17 @@ fn a_regex_nested_deeper_than_the_limit_is_a_parse_error_not_a_stack_overflow() 
     assert!(LabelExpr::parse(&fits).is_ok());
 }
 
-/// A custom weigher whose per-host multiplier for `h1` is `bad` (the built-in weighers refuse
-/// non-finite multipliers when they are configured).
+/// A custom weigher whose per-host multiplier for host `host` is `bad` (the built-in weighers
+/// refuse non-finite multipliers when they are configured).
 struct BadMultiplier {
+    name: &'static str,
+    host: &'static str,
     bad: f64,
 }
 
 impl placewise::weigh::Weigher for BadMultiplier {
     fn name(&self) -> &str {
-        "bad multiplier"
+        self.name
     }
 
     fn weigh(&self, cx: &placewise::request::Cx<'_>, host: placewise::id::HostId) -> f64 {
@@ -386,7 +388,7 @@ impl placewise::weigh::Weigher for BadMultiplier {
     }
 
     fn multiplier(&self, cx: &placewise::request::Cx<'_>, host: placewise::id::HostId, configured: f64) -> f64 {
-        if cx.cluster().host_name(host) == "h1" {
+        if cx.cluster().host_name(host) == self.host {
             self.bad
         } else {
             configured
@@ -400,23 +402,30 @@ impl placewise::weigh::Weigher for BadMultiplier {
 
 #[test]
 fn a_custom_weighers_non_finite_multiplier_is_refused_in_both_selection_loops() {
-    let cluster = Cluster::builder()
-        .host(HostSpec::new("h0").vcpus(8.0))
-        .host(HostSpec::new("h1").vcpus(8.0))
-        .host(HostSpec::new("h2").vcpus(8.0))
-        .build()
-        .unwrap();
+    // 70 hosts: two chunks of 64. Weigher `a` refuses h65 (the second chunk), weigher `b` h1
+    // (the first): the ranking asks `a` over every host before `b`, so `a`'s is the error, and
+    // the one-pass pick, which meets `b`'s first, gives the same one.
+    let mut builder = Cluster::builder();
+    for i in 0..70 {
+        builder = builder.host(HostSpec::new(format!("h{i}")).vcpus(8.0));
+    }
+    let cluster = builder.build().unwrap();
     for bad in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
         for ties in [placewise::schedule::Ties::HostId, placewise::schedule::Ties::PreviousOrder] {
-            let scheduler = Scheduler::builder().weigher(BadMultiplier { bad }, 1.0).ties(ties).build().unwrap();
+            let scheduler = Scheduler::builder()
+                .weigher(BadMultiplier { name: "a", host: "h65", bad }, 1.0)
+                .weigher(BadMultiplier { name: "b", host: "h1", bad }, 1.0)
+                .ties(ties)
+                .build()
+                .unwrap();
             for count in [1, 4] {
                 // Before this was refused, an infinite multiplier made NaN scores, and sorting
                 // them could panic ("does not correctly implement a total order").
                 let err = scheduler.schedule(&cluster, &Request::new(count).vcpus(1.0)).unwrap_err();
                 match err {
                     ScheduleError::Weigher { weigher, message } => {
-                        assert_eq!(weigher, "bad multiplier");
-                        assert!(message.contains("`h1`") && message.contains("not finite"), "{message}");
+                        assert_eq!(weigher, "a", "{ties:?} × {count}");
+                        assert!(message.contains("`h65`") && message.contains("not finite"), "{message}");
                     }
                     other => panic!("{ties:?} × {count}: expected a weigher error, got {other:?}"),
                 }

@@ -379,8 +379,9 @@ impl Ranking {
                 if self.per_host[w] {
                     grow(&mut self.mults, weighers * n);
                     for (m, &h) in self.mults[w * n..(w + 1) * n].iter_mut().zip(candidates) {
-                        *m = self.multipliers.get(w, &*x.weigher, &wcx, h, x.multiplier)?;
+                        *m = self.multipliers.get(w, &*x.weigher, &wcx, h, x.multiplier);
                     }
+                    self.multipliers.refused(&*x.weigher, &wcx)?;
                 }
             }
             self.rescore_all(tiers);

@@ -359,7 +359,9 @@ impl OnePass {
                     continue;
                 }
             }
-            self.score_chunk(scheduler, cx, weigher_states, &ranges, chunk, m)?;
+            if !self.score_chunk(scheduler, cx, weigher_states, &ranges, chunk, m) {
+                return Err(refused_multiplier(scheduler, cx, weigher_states, masks));
+            }
             if tiers > 0 && self.heap.len() == k {
                 let root = self.kept_scores[self.heap[0] as usize * tiers];
                 if let Some(best) = masked_max(&self.lanes[0], m) {
@@ -429,7 +431,8 @@ impl OnePass {
         best
     }
 
-    /// The tier score columns of chunk `chunk` (lanes of `mask` are meaningful).
+    /// The tier score columns of chunk `chunk` (lanes of `mask` are meaningful); `false` when
+    /// a weigher's per-host multiplier for one of its hosts is not finite.
     fn score_chunk(
         &mut self,
         scheduler: &Scheduler,
@@ -438,7 +441,7 @@ impl OnePass {
         ranges: &[(Bounds, f64, f64)],
         chunk: usize,
         mask: u64,
-    ) -> Result<(), ScheduleError> {
+    ) -> bool {
         let mut w = 0;
         for (t, tier) in scheduler.tiers.iter().enumerate() {
             let out = &mut self.lanes[t];
@@ -457,8 +460,11 @@ impl OnePass {
                     while rest != 0 {
                         let lane = rest.trailing_zeros() as usize;
                         let host = HostId::from_index(chunk * CHUNK + lane);
-                        self.mults[lane] = self.multipliers.get(w, &*x.weigher, &wcx, host, x.multiplier)?;
+                        self.mults[lane] = self.multipliers.get(w, &*x.weigher, &wcx, host, x.multiplier);
                         rest &= rest - 1;
+                    }
+                    if self.multipliers.refused(&*x.weigher, &wcx).is_err() {
+                        return false;
                     }
                     Some(&self.mults[..])
                 } else {
@@ -469,7 +475,7 @@ impl OnePass {
                 w += 1;
             }
         }
-        Ok(())
+        true
     }
 
     /// Offers `host` (lane `lane` of the score columns) to the heap of the best `k`.
@@ -510,6 +516,35 @@ impl OnePass {
             }
         }
         self.kept[a].cmp(&self.kept[b])
+    }
+}
+
+/// The error the ranking path gives when a per-host multiplier is not finite: the first such
+/// multiplier weigher by weigher, each over the survivors (`masks`) in host order, as that path
+/// asks them.
+#[cold]
+#[inline(never)]
+fn refused_multiplier(scheduler: &Scheduler, cx: &Cx<'_>, weigher_states: &[Prepared], masks: &[u64]) -> ScheduleError {
+    let mut multipliers = Multipliers::default();
+    multipliers.start(weigher_states.len());
+    for (w, x) in scheduler.tiers.iter().flatten().enumerate().filter(|(_, x)| x.weigher.per_host_multiplier()) {
+        let wcx = cx.with_state(weigher_states[w].as_deref());
+        for (chunk, &m) in masks.iter().enumerate() {
+            let mut rest = m;
+            while rest != 0 {
+                let host = HostId::from_index(chunk * CHUNK + rest.trailing_zeros() as usize);
+                multipliers.get(w, &*x.weigher, &wcx, host, x.multiplier);
+                if let Err(error) = multipliers.refused(&*x.weigher, &wcx) {
+                    return error;
+                }
+                rest &= rest - 1;
+            }
+        }
+    }
+    // Only a weigher that answers differently when asked again gets here.
+    ScheduleError::Weigher {
+        weigher: "per-host multiplier".into(),
+        message: "not finite once, finite when asked again".into(),
     }
 }
 

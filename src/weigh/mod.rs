@@ -331,6 +331,9 @@ pub(crate) fn lanes_of(chunk: usize, mask: u64, out: &mut [HostId; CHUNK]) -> us
 pub(crate) struct Multipliers {
     /// By weigher, by aggregate class: the multiplier, or NaN when not asked yet.
     by_class: Vec<Vec<f64>>,
+    /// The first multiplier answered that is not finite, with its host (see
+    /// [`Multipliers::refused`]).
+    bad: Option<(HostId, f64)>,
 }
 
 impl Multipliers {
@@ -338,51 +341,69 @@ impl Multipliers {
     pub(crate) fn start(&mut self, weighers: usize) {
         self.by_class.resize_with(weighers, Vec::new);
         self.by_class.iter_mut().for_each(Vec::clear);
+        self.bad = None;
     }
 
     /// Weigher number `w`'s multiplier for `host`: [`Weigher::multiplier`], asked once per
     /// aggregate class when the weigher allows it. Computes in O(1) after the class's first host.
-    ///
-    /// # Errors
-    ///
-    /// [`ScheduleError::Weigher`] when the multiplier is not finite: an infinite multiplier
-    /// times a normalised 0 is NaN, and a NaN score orders nothing.
+    /// A multiplier that is not finite is remembered for [`Multipliers::refused`], which the
+    /// caller asks once after a weigher's hosts.
     #[inline]
-    pub(crate) fn get(
-        &mut self,
-        w: usize,
-        weigher: &dyn Weigher,
-        cx: &Cx<'_>,
-        host: HostId,
-        configured: f64,
-    ) -> Result<f64, ScheduleError> {
+    pub(crate) fn get(&mut self, w: usize, weigher: &dyn Weigher, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
+        if !weigher.multiplier_by_aggregates() {
+            return self.checked(host, weigher.multiplier(cx, host, configured));
+        }
         let cluster = cx.cluster();
-        let table = if weigher.multiplier_by_aggregates() { self.by_class.get_mut(w) } else { None };
         let class = cluster.aggregate_class(host).index();
-        let Some(table) = table.filter(|_| class < cluster.aggregate_class_count()) else {
-            return finite_multiplier(weigher, cx, host, weigher.multiplier(cx, host, configured));
+        let Some(table) = self.by_class.get_mut(w) else {
+            return self.checked(host, weigher.multiplier(cx, host, configured));
         };
         if table.len() <= class {
+            if class >= cluster.aggregate_class_count() {
+                return self.checked(host, weigher.multiplier(cx, host, configured));
+            }
             table.resize(cluster.aggregate_class_count(), f64::NAN);
         }
         if table[class].is_nan() {
             // Only finite answers are kept, so NaN stays "not asked yet".
-            table[class] = finite_multiplier(weigher, cx, host, weigher.multiplier(cx, host, configured))?;
+            let m = weigher.multiplier(cx, host, configured);
+            if !m.is_finite() {
+                return self.checked(host, m);
+            }
+            table[class] = m;
         }
-        Ok(table[class])
+        table[class]
+    }
+
+    /// `m`, remembered when it is the first multiplier that is not finite.
+    #[inline]
+    fn checked(&mut self, host: HostId, m: f64) -> f64 {
+        if !m.is_finite() && self.bad.is_none() {
+            self.bad = Some((host, m));
+        }
+        m
+    }
+
+    /// The error for the first multiplier [`get`](Multipliers::get) answered that is not
+    /// finite since [`start`](Multipliers::start) (of `weigher`, the one whose hosts were just
+    /// asked): an infinite multiplier times a normalised 0 is NaN, and a NaN score orders
+    /// nothing.
+    pub(crate) fn refused(&self, weigher: &dyn Weigher, cx: &Cx<'_>) -> Result<(), ScheduleError> {
+        match self.bad {
+            None => Ok(()),
+            Some((host, m)) => Err(non_finite_multiplier(weigher, cx, host, m)),
+        }
     }
 }
 
-/// `m`, or the error that refuses a non-finite multiplier of `weigher` for `host`.
-#[inline]
-fn finite_multiplier(weigher: &dyn Weigher, cx: &Cx<'_>, host: HostId, m: f64) -> Result<f64, ScheduleError> {
-    if m.is_finite() {
-        return Ok(m);
-    }
-    Err(ScheduleError::Weigher {
+/// The error that refuses `weigher`'s multiplier `m` for `host`, which is not finite.
+#[cold]
+#[inline(never)]
+fn non_finite_multiplier(weigher: &dyn Weigher, cx: &Cx<'_>, host: HostId, m: f64) -> ScheduleError {
+    ScheduleError::Weigher {
         weigher: weigher.name().to_owned(),
         message: format!("multiplier for host `{}` is not finite ({m})", cx.cluster().host_name(host)),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -461,7 +482,7 @@ mod tests {
                 let host = HostId::from_index(i % sets.len());
                 for (w, weigher) in weighers.iter().enumerate() {
                     let direct = weigher.multiplier(&cx, host, 1.5);
-                    proptest::prop_assert_eq!(memo.get(w, *weigher, &cx, host, 1.5), Ok(direct));
+                    proptest::prop_assert_eq!(memo.get(w, *weigher, &cx, host, 1.5), direct);
                 }
             }
         }
