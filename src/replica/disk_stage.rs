@@ -218,10 +218,7 @@ impl Limits {
     /// Whether [`Limits::check`] passes, without its failure's numbers.
     #[inline(always)]
     pub(crate) fn fits(&self, size: i64, actual: i64, space: DiskSpace) -> bool {
-        space.maximum > 0
-            && space.available > 0
-            && space.available.saturating_sub(actual) > self.minimal
-            && size.saturating_add(space.scheduled) <= self.limit
+        fits(self.minimal, self.limit, size, actual, space)
     }
 
     /// Exactly [`is_schedulable_to_disk`] for the disk the limits were made from.
@@ -457,12 +454,18 @@ impl Shortcut {
         let space = DiskSpace::of_hot(disk);
         let minimal = self.minimal.of(space.maximum);
         let limit = self.over.of(space.maximum.saturating_sub(space.reserved));
-        let fits = space.maximum > 0
-            && space.available > 0
-            && space.available.saturating_sub(self.actual) > minimal
-            && self.size.saturating_add(space.scheduled) <= limit;
-        fits.then_some(space)
+        fits(minimal, limit, self.size, self.actual, space).then_some(space)
     }
+}
+
+/// Whether a volume of `size` (`actual` of it written) passes the space check on a disk with
+/// `space`, whose minimal available space and scheduling limit are `minimal` and `limit`.
+#[inline(always)]
+fn fits(minimal: i64, limit: i64, size: i64, actual: i64, space: DiskSpace) -> bool {
+    space.maximum > 0
+        && space.available > 0
+        && space.available.saturating_sub(actual) > minimal
+        && size.saturating_add(space.scheduled) <= limit
 }
 
 /// Disk `i` of host `id` (`disk`, with volume-independent state `b`) through the whole disk

@@ -410,14 +410,9 @@ impl Ranking {
         // In the first round `pos` is the place in `order` (0..n).
         if !self.keyed_sort(tiers, if first_round { Tie::Place } else { Tie::Pos }) {
             let (mut order, mut spare) = (std::mem::take(&mut self.order), std::mem::take(&mut self.spare));
-            let by = |&a: &u32, &b: &u32| {
+            stable_sort(&mut order, &mut spare, self.nan_scores, |&a, &b| {
                 self.by_score(tiers, a as usize, b as usize).then(self.pos[a as usize].cmp(&self.pos[b as usize]))
-            };
-            if self.nan_scores {
-                merge_sort(&mut order, &mut spare, by);
-            } else {
-                order.sort_by(by);
-            }
+            });
             (self.order, self.spare) = (order, spare);
         }
         self.renumber(candidates, 0);
@@ -682,12 +677,7 @@ impl Ranking {
         }
         if !self.keyed_sort(tiers, Tie::Place) {
             let (mut order, mut spare) = (std::mem::take(&mut self.order), std::mem::take(&mut self.spare));
-            let by = |&a: &u32, &b: &u32| self.by_score(tiers, a as usize, b as usize);
-            if self.nan_scores {
-                merge_sort(&mut order, &mut spare, by);
-            } else {
-                order.sort_by(by);
-            }
+            stable_sort(&mut order, &mut spare, self.nan_scores, |&a, &b| self.by_score(tiers, a as usize, b as usize));
             (self.order, self.spare) = (order, spare);
         }
         self.unsettled = (self.n > 0).then(|| (0, self.n - 1));
@@ -940,6 +930,16 @@ impl Ranking {
             return Some(best);
         }
         (0..self.n).reduce(|best, c| if self.rank(tiers, candidates, c, best) == Ordering::Less { c } else { best })
+    }
+}
+
+/// A stable sort of `v` by `cmp`: the standard one, or [`merge_sort`] (with `spare`) when
+/// `nan`, a NaN score making `cmp` no total order.
+fn stable_sort(v: &mut [u32], spare: &mut Vec<u32>, nan: bool, cmp: impl Fn(&u32, &u32) -> Ordering) {
+    if nan {
+        merge_sort(v, spare, cmp);
+    } else {
+        v.sort_by(cmp);
     }
 }
 
