@@ -22,8 +22,18 @@ pub enum DiskChoice {
 pub(crate) struct Candidate {
     pub(crate) host: HostId,
     pub(crate) disk: DiskId,
-    /// Status values (no in-cycle adjustment).
-    pub(crate) space: DiskSpace,
+    /// [`usable`] of its status values (no in-cycle adjustment).
+    pub(crate) usable: i64,
+    /// `available − reserved` (saturating) of its status values: what v1.10's rule maximises.
+    pub(crate) free: i64,
+}
+
+impl Candidate {
+    /// Disk `disk` of `host`, whose status values are `space`.
+    #[inline(always)]
+    pub(crate) fn new(host: HostId, disk: DiskId, space: DiskSpace) -> Self {
+        Candidate { host, disk, usable: usable(space), free: space.available.saturating_sub(space.reserved) }
+    }
 }
 
 /// Count, sum, two smallest and two largest of a multiset of usable-space values, plus the
@@ -58,8 +68,8 @@ impl Agg {
     #[inline]
     pub(crate) fn push(&mut self, c: &Candidate) {
         let pos = self.n;
-        self.add_value(usable(c));
-        let m = c.space.available.saturating_sub(c.space.reserved);
+        self.add_value(c.usable);
+        let m = c.free;
         if m > self.mus {
             self.mus = m;
             self.mus_pos = pos;
@@ -98,7 +108,7 @@ impl Agg {
 
 /// Inserts `v` into the two smallest values kept in `low` (with multiplicity).
 #[inline]
-fn ins_low<T: Ord + Copy>(low: &mut [T; 2], v: T) {
+pub(crate) fn ins_low<T: Ord + Copy>(low: &mut [T; 2], v: T) {
     if v < low[0] {
         *low = [v, low[0]];
     } else if v < low[1] {
@@ -108,7 +118,7 @@ fn ins_low<T: Ord + Copy>(low: &mut [T; 2], v: T) {
 
 /// Inserts `v` into the two largest values kept in `high` (with multiplicity).
 #[inline]
-fn ins_high<T: Ord + Copy>(high: &mut [T; 2], v: T) {
+pub(crate) fn ins_high<T: Ord + Copy>(high: &mut [T; 2], v: T) {
     if v > high[0] {
         *high = [v, high[0]];
     } else if v > high[1] {
@@ -369,8 +379,8 @@ impl<'a> Pool<'a> {
 
 /// `max(0, available − reserved − scheduled)`; inputs are ≥ 0, so the result fits an `i64`.
 #[inline]
-pub(crate) fn usable(c: &Candidate) -> i64 {
-    let DiskSpace { available: a, reserved: r, scheduled: s, .. } = c.space;
+pub(crate) fn usable(space: DiskSpace) -> i64 {
+    let DiskSpace { available: a, reserved: r, scheduled: s, .. } = space;
     // Without overflow the difference is exact and at most `i64::MAX`: only the floor applies.
     match a.checked_sub(r).and_then(|x| x.checked_sub(s)) {
         Some(u) => u.max(0),
@@ -437,7 +447,7 @@ pub(crate) fn best_disk(cands: &[Candidate], disk_stats: &Agg, s: i128) -> Optio
     let mut best_disk = None;
     let mut best_score = f64::MAX;
     for c in cands {
-        let u = usable(c) as i128;
+        let u = c.usable as i128;
         if u < s {
             continue;
         }
@@ -469,7 +479,7 @@ mod tests {
     use super::*;
 
     fn c(host: u32, disk: u32, avail: i64, max: i64, reserved: i64, scheduled: i64) -> Candidate {
-        Candidate { host: HostId(host), disk: DiskId(disk), space: DiskSpace::new(max, avail, reserved, scheduled) }
+        Candidate::new(HostId(host), DiskId(disk), DiskSpace::new(max, avail, reserved, scheduled))
     }
 
     fn pick(strategy: DiskChoice, cands: &[Candidate], s: i64) -> usize {
@@ -483,7 +493,7 @@ mod tests {
         fn usable_is_the_exact_floored_difference(a: i64, r: i64, s: i64, small in proptest::bool::ANY) {
             let (a, r, s) = if small { (a >> 2, r.abs() >> 2, s.abs() >> 2) } else { (a, r, s) };
             let want = (a as i128 - r as i128 - s as i128).clamp(0, i64::MAX as i128) as i64;
-            proptest::prop_assert_eq!(usable(&c(0, 0, a, 0, r, s)), want);
+            proptest::prop_assert_eq!(c(0, 0, a, 0, r, s).usable, want);
         }
     }
 

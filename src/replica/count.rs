@@ -513,7 +513,7 @@ mod tests {
         let mut agg = Agg::EMPTY;
         for (d, &t) in totals.iter().enumerate() {
             let space = DiskSpace::new(t.max(1), t, 0, 0);
-            agg.push(&Candidate { host: HostId(host), disk: DiskId(d as u32), space });
+            agg.push(&Candidate::new(HostId(host), DiskId(d as u32), space));
         }
         HostSet::leaf(HostId(host), &agg)
     }

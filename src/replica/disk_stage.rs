@@ -11,7 +11,7 @@
 //! out once per call in [`DiskRules`]), building no note; every other disk takes the general
 //! path, and a property test checks that both leave the same state.
 
-use super::choice::{Agg, Candidate};
+use super::choice::{ins_high, ins_low, Agg, Candidate};
 use super::hooks::{DiskCx, Hooks};
 use super::reasons::{DiskNote, FailureReason};
 use super::settings::ReplicaSettings;
@@ -32,33 +32,90 @@ pub(crate) const HUGE_VOLUME: i64 = 16 << 40;
 pub(crate) struct DiskPrep {
     /// Why it is not a candidate with status values (pre-filter or eligibility), if so; when
     /// `space_note`, the note unless the space check fails.
-    pub(crate) note: Option<DiskNote>,
+    note: Note,
     /// Passed the pre-filter and eligibility (the space check may still fail).
     pub(crate) eligible: bool,
     /// The space check for the call's volume decides the note: its failure when it fails,
     /// else `note`.
-    pub(crate) space_note: bool,
+    space_note: bool,
+}
+
+/// A [`DiskNote`] as a [`DiskPrep`] keeps it: without the numbers of a space failure, which
+/// [`DiskPrep::note_for`] works out again from the disk (6 bytes a disk instead of 48).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Note {
+    None,
+    Unavailable,
+    NotReady,
+    /// [`DiskNote::Pressure`]: the size-0 space check's failure.
+    Pressure,
+    ReportedUnschedulable,
+    WrongType,
+    IncompatibleSize,
+    Tags,
+    /// [`DiskNote::Space`]: the volume's space check's failure.
+    Space,
+    AntiAffinity,
+    Caller(u16),
+}
+
+impl Note {
+    fn of(note: DiskNote) -> Self {
+        match note {
+            DiskNote::Unavailable => Note::Unavailable,
+            DiskNote::NotReady => Note::NotReady,
+            DiskNote::Pressure(_) => Note::Pressure,
+            DiskNote::ReportedUnschedulable => Note::ReportedUnschedulable,
+            DiskNote::WrongType => Note::WrongType,
+            DiskNote::IncompatibleSize => Note::IncompatibleSize,
+            DiskNote::Tags => Note::Tags,
+            DiskNote::Space(_) => Note::Space,
+            DiskNote::AntiAffinity => Note::AntiAffinity,
+            DiskNote::Caller(k) => Note::Caller(k),
+        }
+    }
+
+    /// The note in full for `disk` with `space` and limits `lim` (a space failure's numbers
+    /// worked out again).
+    fn expand(self, cx: &Ctx<'_>, space: DiskSpace, lim: Limits) -> Option<DiskNote> {
+        Some(match self {
+            Note::None => return None,
+            Note::Unavailable => DiskNote::Unavailable,
+            Note::NotReady => DiskNote::NotReady,
+            Note::Pressure => DiskNote::Pressure(lim.check(0, 0, space).err()?),
+            Note::ReportedUnschedulable => DiskNote::ReportedUnschedulable,
+            Note::WrongType => DiskNote::WrongType,
+            Note::IncompatibleSize => DiskNote::IncompatibleSize,
+            Note::Tags => DiskNote::Tags,
+            Note::Space => DiskNote::Space(lim.check(cx.volume.size, cx.volume.actual_size, space).err()?),
+            Note::AntiAffinity => DiskNote::AntiAffinity,
+            Note::Caller(k) => DiskNote::Caller(k),
+        })
+    }
 }
 
 /// The state of a disk that passed the pre-filter and eligibility.
-const ELIGIBLE: DiskPrep = DiskPrep { note: None, eligible: true, space_note: true };
+const ELIGIBLE: DiskPrep = DiskPrep { note: Note::None, eligible: true, space_note: true };
 
 impl DiskPrep {
     fn fixed(note: DiskNote) -> Self {
-        DiskPrep { note: Some(note), eligible: false, space_note: false }
+        DiskPrep { note: Note::of(note), eligible: false, space_note: false }
     }
 
     /// The note of `disk` (the disk this was prepared from, in the hot form it was prepared
     /// with) for `cx`'s volume: why it is not a candidate with status values, if so.
     pub(crate) fn note_for(&self, cx: &Ctx<'_>, disk: &HotDisk) -> Option<DiskNote> {
-        if !self.space_note {
-            return self.note;
+        if !self.space_note && self.note == Note::None {
+            return None;
         }
         let space = DiskSpace::of_hot(disk);
-        match Limits::new(cx.settings, space).check(cx.volume.size, cx.volume.actual_size, space) {
-            Err(f) => Some(DiskNote::Space(f)),
-            Ok(()) => self.note,
+        let lim = Limits::new(cx.settings, space);
+        if self.space_note {
+            if let Err(f) = lim.check(cx.volume.size, cx.volume.actual_size, space) {
+                return Some(DiskNote::Space(f));
+            }
         }
+        self.note.expand(cx, space, lim)
     }
 }
 
@@ -273,6 +330,33 @@ impl DiskRules {
     }
 }
 
+impl DiskRules {
+    /// [`prepare_host`] for a host whose every disk the shortcut takes as a static candidate (a
+    /// call with no kept base, [`Ctx::disk_detail`] unset and the shortcut's conditions met):
+    /// appends `disks.len()` eligible states to `prep` and the candidates to `cands`, and
+    /// returns their summary. `None`, with `prep` and `cands` as they were, when the host has
+    /// no disk or the shortcut does not take one of them: [`prepare_host`] then decides.
+    #[inline(always)]
+    pub(crate) fn all_candidates(
+        &self,
+        id: HostId,
+        disks: &[HotDisk],
+        prep: &mut Vec<DiskPrep>,
+        cands: &mut Vec<Candidate>,
+    ) -> Option<Agg> {
+        let sc = self.shortcut.as_ref()?;
+        if disks.is_empty() {
+            return None;
+        }
+        let agg = sc.all_candidates(id, disks, cands)?;
+        prep.extend(std::iter::repeat_n(ELIGIBLE, disks.len()));
+        Some(agg)
+    }
+}
+
+/// The summary [`prepare_host`] gives a host with at least one disk, all of them candidates.
+pub(crate) const ALL_CANDIDATES: HostDisks = HostDisks { nonspace_bits: 0, static_bits: 0, caller: 0 };
+
 /// What [`prepare_host`] has found so far about one host's disks.
 #[derive(Debug, Clone, Copy, Default)]
 struct HostAcc {
@@ -299,7 +383,7 @@ fn push_eligible(
 ) {
     prep.push(ELIGIBLE);
     if fits {
-        let c = Candidate { host: id, disk: DiskId::from_index(i), space };
+        let c = Candidate::new(id, DiskId::from_index(i), space);
         agg.push(&c);
         cands.push(c);
     } else {
@@ -341,7 +425,7 @@ pub(crate) fn prepare_host<const FAST: bool>(
         // their states in one go.
         let mut lead = 0;
         while let Some(space) = disks.get(lead).and_then(|d| sc.candidate(d)) {
-            let c = Candidate { host: id, disk: DiskId::from_index(lead), space };
+            let c = Candidate::new(id, DiskId::from_index(lead), space);
             sum.push(&c);
             cands.push(c);
             lead += 1;
@@ -456,6 +540,70 @@ impl Shortcut {
         let limit = self.over.of(space.maximum.saturating_sub(space.reserved));
         fits(minimal, limit, self.size, self.actual, space).then_some(space)
     }
+
+    /// The candidates of host `id` when [`Shortcut::candidate`] takes every one of its `disks`
+    /// and their numbers lie where the integer arithmetic below is exact: appended to `cands`,
+    /// their summary returned ([`Candidate::new`] and [`Agg::push`] in one pass). `None`, with
+    /// `cands` as it was, otherwise.
+    ///
+    /// Exact where it answers: every number is below 2^63 (so [`DiskSpace::of_hot`] does not
+    /// saturate and `available − reserved` cannot overflow); `maximum` and `maximum − reserved`
+    /// lie within [`Percent`]'s integer bound, `maximum − reserved` is not negative, and the
+    /// volume's sizes are at least 0 ([`Shortcut::of`]), so `available − actual` cannot overflow
+    /// and `size + scheduled` (below 2^64) is compared without saturating, as an unsigned sum, with
+    /// a limit of at least 0.
+    #[inline(always)]
+    fn all_candidates(&self, id: HostId, disks: &[HotDisk], cands: &mut Vec<Candidate>) -> Option<Agg> {
+        let wanted = self.quick.wanted?;
+        let allow_empty = self.quick.allow_empty;
+        let (size, actual) = (self.size, self.actual);
+        let (min_pct, min_bound) = (self.minimal.pct, self.minimal.bound);
+        let (over_pct, over_bound) = (self.over.pct, self.over.bound);
+        // The verdicts first (a loop with little state), then the candidates.
+        let takes = |d: &HotDisk| {
+            let condition = match d.schedulable {
+                Some(reported) => reported,
+                None => d.ready,
+            };
+            let flags = d.allow_scheduling
+                & !d.eviction_requested
+                & condition
+                & (d.disk_type == wanted)
+                & (allow_empty | !d.tagged);
+            let (m, a, r, s) = (d.maximum, d.available, d.reserved, d.scheduled);
+            let room = m.wrapping_sub(r);
+            // Every number below 2^63, `maximum ≥ reserved`, and both percentages exact.
+            if !(flags && (m | a | r | s) >> 63 == 0 && r <= m && m <= min_bound && room <= over_bound) {
+                return false;
+            }
+            let (m, a, s) = (m as i64, a as i64, s as i64);
+            let minimal = m * min_pct / 100;
+            let limit = room as i64 * over_pct / 100;
+            m > 0 && a > 0 && a - actual > minimal && limit >= 0 && size as u64 + s as u64 <= limit as u64
+        };
+        if !disks.iter().all(takes) {
+            return None;
+        }
+        let (mut sum, mut low, mut high) = (0i128, [i64::MAX; 2], [i64::MIN; 2]);
+        let (mut mus, mut mus_pos) = (i64::MIN, 0u32);
+        let mut disk = 0u32;
+        for d in disks {
+            // Taken: every number is below 2^63.
+            let (a, r, s) = (d.available as i64, d.reserved as i64, d.scheduled as i64);
+            let free = a - r;
+            let usable = if free > s { free - s } else { 0 };
+            sum += usable as i128;
+            ins_low(&mut low, usable);
+            ins_high(&mut high, usable);
+            if free > mus {
+                mus = free;
+                mus_pos = disk;
+            }
+            cands.push(Candidate { host: id, disk: DiskId(disk), usable, free });
+            disk += 1;
+        }
+        Some(Agg { n: disk, mus_pos, sum, min: low, max: high, mus })
+    }
 }
 
 /// Whether a volume of `size` (`actual` of it written) passes the space check on a disk with
@@ -500,7 +648,7 @@ fn general_disk(
                 Err(_) => FailureReason::InsufficientStorage.bit(),
                 Ok(()) => bits,
             };
-            prep.push(DiskPrep { note: Some(DiskNote::Tags), eligible: false, space_note: true });
+            prep.push(DiskPrep { note: Note::Tags, eligible: false, space_note: true });
         }
         Err((note, bits, prefiltered)) => {
             acc.any |= prefiltered;
@@ -575,7 +723,7 @@ pub(crate) fn dynamic_host(
                 bits |= FailureReason::InsufficientStorage.bit();
                 note(i, n);
             }
-            Ok(()) => out.push(Candidate { host: id, disk: DiskId::from_index(i), space: status }),
+            Ok(()) => out.push(Candidate::new(id, DiskId::from_index(i), status)),
         }
     }
     bits
@@ -594,7 +742,7 @@ pub(crate) fn holds(c: &Candidate, replicas: &[Replica], replica_at: &[(Option<H
 
 #[cfg(test)]
 mod tests {
-    use super::{prepare_host, DiskBase, DiskRules, Limits};
+    use super::{prepare_host, DiskBase, DiskRules, Limits, ALL_CANDIDATES};
     use crate::id::HostId;
     use crate::replica::choice::Agg;
     use crate::replica::{
@@ -657,6 +805,27 @@ mod tests {
             disk = disk.schedulable(r);
         }
         disk
+    }
+
+    /// What the whole-host shortcut and the general path leave for host `id` (`disks`, `full`
+    /// as [`prepare_host`] takes them), as text: the shortcut's (`None` when it does not take
+    /// the host), the general path's, whether the shortcut appended nothing when it did not
+    /// take the host, and whether the general path found every disk a candidate.
+    fn whole_host_and_general(
+        cx: &Ctx<'_>,
+        rules: &DiskRules,
+        id: HostId,
+        disks: &[crate::snapshot::HotDisk],
+        full: Option<&crate::snapshot::Host>,
+    ) -> (Option<String>, String, bool, bool) {
+        let (mut prep, mut cands) = (Vec::new(), Vec::new());
+        let lean = rules.all_candidates(id, disks, &mut prep, &mut cands);
+        let untouched = lean.is_some() || (prep.is_empty() && cands.is_empty());
+        let lean = lean.map(|agg| format!("{ALL_CANDIDATES:?}\n{prep:?}\n{cands:?}\n{agg:?}"));
+        let (mut prep, mut cands, mut agg) = (Vec::new(), Vec::new(), Agg::EMPTY);
+        let summary = prepare_host::<false>(cx, rules, id, disks, None, full, &mut prep, &mut cands, &mut agg);
+        let all = format!("{summary:?}") == format!("{ALL_CANDIDATES:?}") && cands.len() == disks.len();
+        (lean, format!("{summary:?}\n{prep:?}\n{cands:?}\n{agg:?}"), untouched, all)
     }
 
     proptest! {
@@ -730,6 +899,106 @@ mod tests {
                     };
                     prop_assert_eq!(run(true), run(false));
                 }
+                if !cx.disk_detail {
+                    let (lean, general, untouched, _) = whole_host_and_general(&cx, &rules, id, disks, full);
+                    prop_assert!(untouched);
+                    if let Some(lean) = lean {
+                        prop_assert_eq!(lean, general);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+        /// The whole-host shortcut on hosts of disks that mostly pass, with numbers on a coarse
+        /// grid (so that the space check's boundaries and ties of usable and free space are
+        /// common) and now and then an extreme: whenever it takes a host it leaves what the
+        /// general path leaves, and when it does not it appends nothing.
+        #[test]
+        fn the_whole_host_shortcut_agrees_with_the_general_path_at_the_boundaries(
+            disks in prop::collection::vec(
+                (
+                    prop_oneof![
+                        8 => Just(100 * G),
+                        4 => Just(200 * G),
+                        1 => Just(0i64),
+                        1 => Just(i64::MAX),
+                        1 => Just(1 << 62),
+                    ],
+                    (0i64..=4, prop_oneof![3 => Just(0i64), 1 => 0i64..=4], 0i64..=4).prop_map(|(a, r, s)| [a, r, s]),
+                    prop::bool::weighted(0.05),
+                ),
+                1..4,
+            ),
+            pcts in (prop_oneof![Just(0i64), Just(25), Just(50)], prop_oneof![Just(100i64), Just(200), Just(50)]),
+            size in (0i64..=4).prop_map(|k| k * 25 * G),
+            actual in prop_oneof![Just(0i64), Just(25 * G)],
+        ) {
+            let mut h = HostSpec::new("n0");
+            for (d, &(max, [a, r, s], evicting)) in disks.iter().enumerate() {
+                let quarter = max / 4;
+                h = h.disk(
+                    DiskSpec::new(format!("d{d}"), max, quarter.saturating_mul(a))
+                        .reserved(quarter.saturating_mul(r) / 2)
+                        .scheduled(quarter.saturating_mul(s))
+                        .eviction_requested(evicting),
+                );
+            }
+            let cluster = Cluster::builder().host(h).build().unwrap();
+            let settings = ReplicaSettings {
+                storage_minimal_available_percentage: pcts.0,
+                storage_over_provisioning_percentage: pcts.1,
+                ..ReplicaSettings::default()
+            };
+            let scheduler = ReplicaScheduler::new(settings).unwrap();
+            let mut volume = Volume::new("vol", size, 3);
+            volume.actual_size = actual;
+            let cx = Ctx::new(&scheduler, &cluster, &volume);
+            let rules = DiskRules::of(&cx);
+            let id = HostId::from_index(0);
+            let disks = cluster.hot_disks(id);
+            let (lean, general, untouched, all) = whole_host_and_general(&cx, &rules, id, disks, None);
+            prop_assert!(untouched);
+            match lean {
+                Some(lean) => prop_assert_eq!(lean, general),
+                // Ordinary numbers (the percentages exact, reserved below maximum): it leaves
+                // no host whose every disk is a candidate to the general path.
+                None => prop_assert!(
+                    !(all && disks.iter().all(|d| d.maximum <= 200 << 30)),
+                    "an ordinary host of candidates was not taken"
+                ),
+            }
+        }
+    }
+
+    /// A host of ordinary disks, all candidates: the whole-host shortcut takes it, and leaves
+    /// what the general path leaves; a disk it cannot take (reserved above maximum) sends the
+    /// host back to the general path with nothing appended.
+    #[test]
+    fn the_whole_host_shortcut_takes_a_host_of_ordinary_disks() {
+        let host = |reserved: i64| {
+            HostSpec::new("n0")
+                .disk(DiskSpec::new("d0", 1000 * G, 700 * G).scheduled(100 * G))
+                .disk(DiskSpec::new("d1", 2000 * G, 1900 * G).reserved(reserved))
+                .disk(DiskSpec::new("d2", 1000 * G, 900 * G).scheduled(990 * G))
+        };
+        let scheduler = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+        let volume = Volume::new("vol", 10 * G, 3);
+        for (reserved, taken) in [(100 * G, true), (2100 * G, false)] {
+            let cluster = Cluster::builder().host(host(reserved)).build().unwrap();
+            let cx = Ctx::new(&scheduler, &cluster, &volume);
+            let rules = DiskRules::of(&cx);
+            let id = HostId::from_index(0);
+            let disks = cluster.hot_disks(id);
+            let (lean, general, untouched, all) = whole_host_and_general(&cx, &rules, id, disks, None);
+            assert!(untouched);
+            assert_eq!(lean.is_some(), taken, "reserved {reserved}");
+            assert_eq!(all, taken, "reserved {reserved}");
+            if let Some(lean) = lean {
+                assert_eq!(lean, general);
             }
         }
     }

@@ -458,11 +458,7 @@ pub(crate) struct HostPrep {
 const RESIZE_SHARE: usize = 8;
 
 /// An unused candidate slot.
-const PAD: Candidate = Candidate {
-    host: HostId(0),
-    disk: DiskId(0),
-    space: DiskSpace { maximum: 0, available: 0, reserved: 0, scheduled: 0 },
-};
+const PAD: Candidate = Candidate { host: HostId(0), disk: DiskId(0), usable: 0, free: 0 };
 
 const ABSENT: HostPrep = HostPrep {
     exists: false,
@@ -528,8 +524,17 @@ impl Prep {
             if base.is_none() {
                 caller_chunk(cx, c, hot.live, &mut caller);
             }
+            // Lanes whose base state is the plain one (see `HostBase::compute`).
+            let plain = if base.is_none() && fill.lean { hot.live & hot.schedulable & !hot.attributed } else { 0 };
             for lane in 0..lanes(len, c) {
                 let id = HostId::from_index(c * CHUNK + lane);
+                if plain & (1u64 << lane) != 0 {
+                    let caller = caller.get(lane).copied().unwrap_or(0);
+                    if let Some(hp) = fill.lean_host(hot, id, lane, selected, caller, self) {
+                        self.hosts.push(hp);
+                        continue;
+                    }
+                }
                 let hb = match base {
                     Some(b) => b.hosts.get(id.index()).copied().unwrap_or(ABSENT_BASE),
                     None => HostBase::compute(cx, hot, c, lane, caller.get(lane).copied().unwrap_or(0), 0),
@@ -828,16 +833,21 @@ struct Fill {
     v1: bool,
     /// The topology requirement is checked per host (HEAD).
     topo: bool,
+    /// A host in the plain base state whose disks [`DiskRules::all_candidates`] takes needs
+    /// nothing else of the volume ([`Fill::lean_host`]).
+    lean: bool,
 }
 
 impl Fill {
     fn of(cx: &Ctx<'_>) -> Self {
         let volume = cx.volume;
+        let topo = !volume.topology_requirement.is_empty() && cx.version != LonghornVersion::V1_10;
         Fill {
             disk_rules: DiskRules::of(cx),
             allow_empty: cx.settings.allow_empty_node_selector_volume,
             v1: volume.data_engine == DataEngine::V1,
-            topo: !volume.topology_requirement.is_empty() && cx.version != LonghornVersion::V1_10,
+            topo,
+            lean: !topo && !cx.disk_detail && cx.pressure_pct.is_none(),
         }
     }
 
@@ -860,6 +870,41 @@ impl Fill {
     /// Whether the zone lists hold host `hp` (when the candidate nodes are not a failure).
     fn listed(&self, hp: &HostPrep) -> bool {
         self.candidate(hp) && zones::listed(hp)
+    }
+
+    /// [`Fill::host`] without a kept base for host `id`, lane `lane` of chunk `hot`, whose base
+    /// state is the plain one (live, schedulable, no attributes) and whose first rejecting
+    /// caller node filter is `caller`, when [`DiskRules::all_candidates`] takes all its disks
+    /// (appended to `prep`'s disks and candidates, their summary to its `aggs`); `None`, with
+    /// `prep` unchanged, when it does not.
+    #[inline(always)]
+    fn lean_host(
+        &self,
+        hot: &HotChunk,
+        id: HostId,
+        lane: usize,
+        selected: u64,
+        caller: u16,
+        prep: &mut Prep,
+    ) -> Option<HostPrep> {
+        let disk_start = prep.disks.len() as u32;
+        let hot_disks = hot.lane_disks(lane);
+        let agg = self.disk_rules.all_candidates(id, hot_disks, &mut prep.disks, &mut prep.cands)?;
+        prep.aggs.push(agg);
+        Some(HostPrep {
+            exists: true,
+            step2: None,
+            topo_ok: true,
+            engine_ok: true,
+            selector_ok: selected & (1u64 << lane) != 0,
+            pressured: false,
+            caller,
+            zone: hot.zone[lane],
+            disk_start,
+            cand_len: hot_disks.len() as u32,
+            disks: disk_stage::ALL_CANDIDATES,
+            dirty: false,
+        })
     }
 
     /// Host `id` of base state `hb` (lane `lane` of chunk `hot`, whose lanes `selected` pass the node selectors)
