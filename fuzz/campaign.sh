@@ -17,6 +17,8 @@
 #                    long load does not count as time without growth.
 #   DEADLINE=HH:MM   (UTC) no fuzzer runs past it: a run is stopped there, later targets skipped.
 #   CPU=N NICE=K     pin every fuzzer to core N (taskset) and nice it by K (default 15).
+#   BIN=DIR          where the built targets are (default target/x86_64-unknown-linux-gnu/release;
+#                    target-ours/... for a build with coverage of our code only, see ours-only-rustc).
 #   TIMEOUT=S        libFuzzer's per-input timeout in wall seconds (default 10). A niced fuzzer
 #                    starved by builds can take minutes of wall time for an input that needs a
 #                    fraction of a second of CPU: raise it on a loaded machine.
@@ -24,7 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 secs=$1; shift
-bin=target/x86_64-unknown-linux-gnu/release
+bin=${BIN:-target/x86_64-unknown-linux-gnu/release}
 round=${ROUND:-1}
 deadline=
 [ -n "${DEADLINE:-}" ] && deadline=$(date -u -d "$DEADLINE" +%s)
