@@ -543,8 +543,8 @@ impl Shortcut {
 
     /// The candidates of host `id` when [`Shortcut::candidate`] takes every one of its `disks`
     /// and their numbers lie where the integer arithmetic below is exact: appended to `cands`,
-    /// their summary returned ([`Candidate::new`] and [`Agg::push`] in one pass). `None`, with
-    /// `cands` as it was, otherwise.
+    /// their summary returned (what [`Candidate::new`] and [`Agg::push`] give, in one loop after
+    /// the loop of verdicts). `None`, with `cands` as it was, otherwise.
     ///
     /// Exact where it answers: every number is below 2^63 (so [`DiskSpace::of_hot`] does not
     /// saturate and `available − reserved` cannot overflow); `maximum` and `maximum − reserved`
