@@ -16,6 +16,7 @@
 #                    edges; counted from the end of the corpus load (libFuzzer's INITED), so a
 #                    long load does not count as time without growth.
 #   DEADLINE=HH:MM   (UTC) no fuzzer runs past it: a run is stopped there, later targets skipped.
+#                    Any `date -d` text: past midnight, 'tomorrow 02:15'.
 #   CPU=N NICE=K     pin every fuzzer to core N (taskset) and nice it by K (default 15).
 #   BIN=DIR          where the built targets are (default target/x86_64-unknown-linux-gnu/release;
 #                    target-ours/... for a build with coverage of our code only, see ours-only-rustc).
