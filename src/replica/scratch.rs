@@ -182,7 +182,7 @@ impl ReplicaScratch {
 #[cfg(test)]
 mod tests {
     use super::ReplicaScratch;
-    use crate::id::{DiskId, HostId};
+    use crate::id::{DiskId, DomainId, HostId};
     use crate::replica::node_stage;
     use crate::replica::prep::{Base, Prep};
     use crate::replica::{disk_filter_fn, Ctx, Level};
@@ -320,7 +320,8 @@ mod tests {
 
         /// The candidate nodes listed in one pass are those the stage-by-stage path lists, and
         /// a failure is the same stage's, with and without a topology requirement, for both
-        /// versions, with hosts down or without a running instance manager.
+        /// versions, with hosts down or without a running instance manager; the zone lists
+        /// group them by zone.
         #[test]
         fn plain_candidates_are_the_stagewise_ones(
             hosts in prop::collection::vec((host(), prop::bool::weighted(0.3)), 1..30),
@@ -343,6 +344,31 @@ mod tests {
             let prep = Prep::new(&cx, &[]);
             let (mut one, mut staged) = (Vec::new(), Vec::new());
             let got = node_stage::plain_candidates(&cx, &prep, &mut one);
+            prop_assert_eq!(&prep.plain_cands, &got.map(|()| one.clone()));
+            // The zone lists, naively: zone after zone in the order of their lowest listed host,
+            // each zone's listed candidate nodes in id order (hosts of four zones and none, in
+            // any order).
+            let zone_of = |h: &HostId| prep.hosts[h.index()].zone;
+            let plain = prep.plain_cands.as_deref().unwrap_or(&[]);
+            let listed: Vec<HostId> =
+                plain.iter().copied().filter(|h| crate::replica::zones::listed(&prep.hosts[h.index()])).collect();
+            let mut order: Vec<DomainId> = Vec::new();
+            for h in &listed {
+                let z = zone_of(h);
+                if !order.contains(&z) {
+                    order.push(z);
+                }
+            }
+            let want: Vec<(DomainId, Vec<HostId>)> =
+                order.iter().map(|&z| (z, listed.iter().copied().filter(|h| zone_of(h) == z).collect())).collect();
+            let lists: Vec<(DomainId, Vec<HostId>)> = prep
+                .zones
+                .zones
+                .iter()
+                .map(|z| (z.zone, prep.zones.hosts[z.start as usize..z.end as usize].to_vec()))
+                .collect();
+            prop_assert_eq!(lists, want);
+            prop_assert_eq!(prep.zones.hosts.len(), listed.len());
             // With notes asked for, the stage-by-stage path is taken.
             let want = node_stage::candidates(&cx, &prep, &Replica::new("r"), &mut staged, &mut Some(Vec::new()));
             prop_assert_eq!(got, want);
