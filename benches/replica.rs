@@ -1,6 +1,7 @@
 //! Replica scheduling: 3 replicas of a new volume on 1k and 10k nodes with 4 disks each.
 //!
-//! - `replica_volume_3`: one call with a fresh [`ReplicaScratch`] (`schedule_volume`).
+//! - `replica_volume_3`: one call without a kept preparation (`schedule_volume`): a new volume
+//!   whose three replicas land in the cluster's three zones, so the one-pass first tier answers.
 //! - `replica_volume_3_warm`: the same volume through a reused scratch, as a stream of volumes
 //!   on one snapshot pays it (`schedule_volume_with`): the volume-independent preparation is
 //!   made once, before the measurement.

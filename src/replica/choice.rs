@@ -302,13 +302,14 @@ impl HostSet {
     }
 
     /// The engine's pick among this set's hosts (non-empty, `s ≥ 0`), as [`choose_entries`]
-    /// makes it over the same hosts: `cands(h)` and `agg(h)` are host `h`'s candidates and their
-    /// summary, `first_host` as for [`HostSet::balance_host`].
-    pub(crate) fn choose<'c>(
+    /// makes it over the same hosts: `cands(h)` and `agg(h)` are host `h`'s candidates (kept,
+    /// or worked out when asked) and their summary, `first_host` as for
+    /// [`HostSet::balance_host`].
+    pub(crate) fn choose<C: std::ops::Deref<Target = [Candidate]>>(
         &self,
         strategy: DiskChoice,
         s: i128,
-        cands: impl Fn(HostId) -> &'c [Candidate],
+        cands: impl Fn(HostId) -> C,
         agg: impl Fn(HostId) -> Agg,
         first_host: impl Fn(i128, bool) -> u32,
     ) -> Option<Candidate> {
@@ -319,7 +320,7 @@ impl HostSet {
                 cands(host).get(agg(host).mus_pos as usize).copied().or(first)
             }
             DiskChoice::BalanceScore => match self.balance_host(s, first_host) {
-                Some(host) => best_disk(cands(host), &self.disks, s).or(first),
+                Some(host) => best_disk(&cands(host), &self.disks, s).or(first),
                 None => first,
             },
         }

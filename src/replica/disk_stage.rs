@@ -344,13 +344,17 @@ impl DiskRules {
         prep: &mut Vec<DiskPrep>,
         cands: &mut Vec<Candidate>,
     ) -> Option<Agg> {
-        let sc = self.shortcut.as_ref()?;
-        if disks.is_empty() {
-            return None;
-        }
-        let agg = sc.all_candidates(id, disks, cands)?;
+        let sc = self.shortcut.as_ref().filter(|_| !disks.is_empty())?;
+        let agg = sc.all_candidates(id, disks, |c| cands.push(c))?;
         prep.extend(std::iter::repeat_n(ELIGIBLE, disks.len()));
         Some(agg)
+    }
+
+    /// The summary [`DiskRules::all_candidates`] returns, found without writing anything.
+    #[inline(always)]
+    pub(crate) fn all_candidates_summary(&self, id: HostId, disks: &[HotDisk]) -> Option<Agg> {
+        let sc = self.shortcut.as_ref().filter(|_| !disks.is_empty())?;
+        sc.all_candidates(id, disks, |_| ())
     }
 }
 
@@ -542,9 +546,9 @@ impl Shortcut {
     }
 
     /// The candidates of host `id` when [`Shortcut::candidate`] takes every one of its `disks`
-    /// and their numbers lie where the integer arithmetic below is exact: appended to `cands`,
+    /// and their numbers lie where the integer arithmetic below is exact: handed to `sink`,
     /// their summary returned (what [`Candidate::new`] and [`Agg::push`] give, in one loop after
-    /// the loop of verdicts). `None`, with `cands` as it was, otherwise.
+    /// the loop of verdicts). `None`, before any is handed over, otherwise.
     ///
     /// Exact where it answers: every number is below 2^63 (so [`DiskSpace::of_hot`] does not
     /// saturate and `available − reserved` cannot overflow); `maximum` and `maximum − reserved`
@@ -553,7 +557,7 @@ impl Shortcut {
     /// and `size + scheduled` (below 2^64) is compared without saturating, as an unsigned sum, with
     /// a limit of at least 0.
     #[inline(always)]
-    fn all_candidates(&self, id: HostId, disks: &[HotDisk], cands: &mut Vec<Candidate>) -> Option<Agg> {
+    fn all_candidates(&self, id: HostId, disks: &[HotDisk], mut sink: impl FnMut(Candidate)) -> Option<Agg> {
         let wanted = self.quick.wanted?;
         let allow_empty = self.quick.allow_empty;
         let (size, actual) = (self.size, self.actual);
@@ -599,7 +603,7 @@ impl Shortcut {
                 mus = free;
                 mus_pos = disk;
             }
-            cands.push(Candidate { host: id, disk: DiskId(disk), usable, free });
+            sink(Candidate { host: id, disk: DiskId(disk), usable, free });
             disk += 1;
         }
         Some(Agg { n: disk, mus_pos, sum, min: low, max: high, mus })
@@ -810,7 +814,8 @@ mod tests {
     /// What the whole-host shortcut and the general path leave for host `id` (`disks`, `full`
     /// as [`prepare_host`] takes them), as text: the shortcut's (`None` when it does not take
     /// the host), the general path's, whether the shortcut appended nothing when it did not
-    /// take the host, and whether the general path found every disk a candidate.
+    /// take the host (and its summary alone, [`DiskRules::all_candidates_summary`], is its
+    /// summary), and whether the general path found every disk a candidate.
     fn whole_host_and_general(
         cx: &Ctx<'_>,
         rules: &DiskRules,
@@ -820,7 +825,10 @@ mod tests {
     ) -> (Option<String>, String, bool, bool) {
         let (mut prep, mut cands) = (Vec::new(), Vec::new());
         let lean = rules.all_candidates(id, disks, &mut prep, &mut cands);
-        let untouched = lean.is_some() || (prep.is_empty() && cands.is_empty());
+        // The summary alone (nothing written) is the same, for the same hosts.
+        let alone = rules.all_candidates_summary(id, disks);
+        let untouched =
+            (lean.is_some() || (prep.is_empty() && cands.is_empty())) && format!("{alone:?}") == format!("{lean:?}");
         let lean = lean.map(|agg| format!("{ALL_CANDIDATES:?}\n{prep:?}\n{cands:?}\n{agg:?}"));
         let (mut prep, mut cands, mut agg) = (Vec::new(), Vec::new(), Agg::EMPTY);
         let summary = prepare_host::<false>(cx, rules, id, disks, None, full, &mut prep, &mut cands, &mut agg);

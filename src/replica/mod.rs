@@ -224,6 +224,7 @@
 //! with [`ReplicaScheduler::seed`] and the replica name. Each result is one Longhorn could produce.
 
 mod choice;
+mod cold;
 mod count;
 mod disk_stage;
 mod hooks;
@@ -479,6 +480,9 @@ pub struct ReplicaScheduler {
     /// Choose in the first tier from the prepared zone lists where they give the cascade's
     /// answer ([`ReplicaScheduler::first_tier_pick`]); off only in tests, to compare the two.
     zone_lists: bool,
+    /// Schedule a new volume without a kept preparation by one pass where every replica lands
+    /// in the first tier ([`cold`]); off only in tests, to compare with the general path.
+    cold_pass: bool,
 }
 
 /// Builds a [`ReplicaScheduler`] with the caller's hooks; see the
@@ -619,6 +623,7 @@ impl ReplicaScheduler {
             seed: 0,
             hooks: None,
             zone_lists: true,
+            cold_pass: true,
         })
     }
 
@@ -1135,7 +1140,9 @@ impl ReplicaScheduler {
     ///
     /// Computes in O(hosts + disks) per replica created or reused, plus O(hosts + replicas ×
     /// disks of the hosts holding replicas) per replica scheduled. Prepares in one pass and keeps
-    /// nothing; a stream of volumes on one snapshot is cheaper through
+    /// nothing; a new volume whose replicas all land in unused zones is scheduled by one pass
+    /// that keeps only each host's usable total and each zone's summary (the same answer, as a
+    /// property test checks). A stream of volumes on one snapshot is cheaper through
     /// [`schedule_volume_with`](ReplicaScheduler::schedule_volume_with) and a [`ReplicaScratch`].
     pub fn schedule_volume(
         &self,
@@ -1144,6 +1151,9 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         now: i64,
     ) -> VolumeSchedule {
+        if let Some(schedule) = self.cold_volume(cluster, volume, replicas) {
+            return schedule;
+        }
         self.schedule_volume_with(&mut ReplicaScratch::one_off(), cluster, volume, replicas, now)
     }
 
@@ -1238,12 +1248,7 @@ impl ReplicaScheduler {
                 }
                 precheck = Some(out);
             }
-            let name = loop {
-                let n = format!("{}-r-{:08x}", volume.name, rng.next_u64() as u32);
-                if !list.iter().any(|r| r.name == n) {
-                    break n;
-                }
-            };
+            let name = new_replica_name(volume, &mut rng, &list);
             let mut r = Replica::new(name.clone());
             r.hard_node_affinity = hard.clone();
             list.push(r);
@@ -1283,6 +1288,17 @@ impl ReplicaScheduler {
             precheck_failure,
             results,
             waiting_for_attachment: waiting,
+        }
+    }
+}
+
+/// The name of a new replica of `volume`: `<volume>-r-<8 hex digits>` from `rng`, drawn again
+/// while one of `list` has it.
+fn new_replica_name(volume: &Volume, rng: &mut SplitMix64, list: &[Replica]) -> String {
+    loop {
+        let n = format!("{}-r-{:08x}", volume.name, rng.next_u64() as u32);
+        if !list.iter().any(|r| r.name == n) {
+            return n;
         }
     }
 }

@@ -530,7 +530,10 @@ impl Prep {
                 let id = HostId::from_index(c * CHUNK + lane);
                 if plain & (1u64 << lane) != 0 {
                     let caller = caller.get(lane).copied().unwrap_or(0);
-                    if let Some(hp) = fill.lean_host(hot, id, lane, selected, caller, self) {
+                    if let Some((hp, agg)) =
+                        fill.lean_host(hot, id, lane, selected, caller, &mut self.disks, &mut self.cands)
+                    {
+                        self.aggs.push(agg);
                         self.hosts.push(hp);
                         continue;
                     }
@@ -825,6 +828,76 @@ pub(crate) fn refresh(cx: &Ctx<'_>, base: &mut Base, mut prep: Option<&mut Prep>
     p.zones.build(&p.hosts, &p.aggs, p.plain_cands.as_deref().unwrap_or(&[]));
 }
 
+/// One host at a time prepared as [`Prep::fill`] prepares it without a kept base and without
+/// caller hooks, keeping nothing: for a pass that keeps less than a [`Prep`] per host
+/// ([`cold`](super::cold)).
+pub(crate) struct Lone {
+    fill: Fill,
+    disks: Vec<DiskPrep>,
+    cands: Vec<Candidate>,
+}
+
+impl Lone {
+    /// For `cx`'s volume, which has no caller hooks.
+    pub(crate) fn new(cx: &Ctx<'_>) -> Self {
+        Lone { fill: Fill::of(cx), disks: Vec::new(), cands: Vec::new() }
+    }
+
+    /// The lanes of chunk `hot` that pass the volume's node selectors.
+    pub(crate) fn selected(&self, cx: &Ctx<'_>, hot: &HotChunk) -> u64 {
+        self.fill.selected(cx, hot)
+    }
+
+    /// Host `lane` of chunk `c` (`hot`, whose lanes `selected` pass the node selectors): its
+    /// state and its static candidates' summary, as [`Prep::fill`] makes them; its candidates
+    /// are then [`Lone::cands`].
+    #[inline(always)]
+    pub(crate) fn host(
+        &mut self,
+        cx: &Ctx<'_>,
+        hot: &HotChunk,
+        c: usize,
+        lane: usize,
+        selected: u64,
+    ) -> (HostPrep, Agg) {
+        self.disks.clear();
+        self.cands.clear();
+        let id = HostId::from_index(c * CHUNK + lane);
+        if self.fill.lean && (hot.live & hot.schedulable & !hot.attributed) >> lane & 1 == 1 {
+            if let Some(x) = self.fill.lean_host(hot, id, lane, selected, 0, &mut self.disks, &mut self.cands) {
+                return x;
+            }
+        }
+        let hb = HostBase::compute(cx, hot, c, lane, 0, 0);
+        let mut agg = Agg::EMPTY;
+        let hp = self.fill.host(cx, hot, id, lane, hb, selected, None, 0, &mut self.disks, &mut self.cands, &mut agg);
+        (hp, agg)
+    }
+
+    /// Host `lane` of chunk `hot` (`id`) when its base state is the plain one and every one of
+    /// its disks is a static candidate by [`DiskRules::all_candidates`]: its candidates'
+    /// summary, found without writing anything (the host is then what [`Fill::lean_host`]
+    /// makes: a candidate node, listed when its lane passes the node selectors); `None`
+    /// otherwise ([`Lone::host`] then prepares it).
+    #[inline(always)]
+    pub(crate) fn lean_summary(&self, hot: &HotChunk, lane: usize, id: HostId) -> Option<Agg> {
+        if !self.fill.lean || (hot.live & hot.schedulable & !hot.attributed) >> lane & 1 == 0 {
+            return None;
+        }
+        self.fill.disk_rules.all_candidates_summary(id, hot.lane_disks(lane))
+    }
+
+    /// The static candidates of the host [`Lone::host`] prepared last.
+    pub(crate) fn cands(&self, hp: &HostPrep) -> &[Candidate] {
+        self.cands.get(..hp.cand_len as usize).unwrap_or(&[])
+    }
+
+    /// Whether the first tier lists host `hp` when the candidate nodes are not a failure.
+    pub(crate) fn listed(&self, hp: &HostPrep) -> bool {
+        self.fill.listed(hp)
+    }
+}
+
 /// What [`Prep::fill`] reads of the volume for every host, worked out once per fill or refresh.
 struct Fill {
     /// The disk stage's per-call part.
@@ -875,9 +948,10 @@ impl Fill {
     /// [`Fill::host`] without a kept base for host `id`, lane `lane` of chunk `hot`, whose base
     /// state is the plain one (live, schedulable, no attributes) and whose first rejecting
     /// caller node filter is `caller`, when [`DiskRules::all_candidates`] takes all its disks
-    /// (appended to `prep`'s disks and candidates, their summary to its `aggs`); `None`, with
-    /// `prep` unchanged, when it does not.
+    /// (appended to `disks` and `cands`): its state and its candidates' summary; `None`, with
+    /// both unchanged, when it does not.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn lean_host(
         &self,
         hot: &HotChunk,
@@ -885,13 +959,13 @@ impl Fill {
         lane: usize,
         selected: u64,
         caller: u16,
-        prep: &mut Prep,
-    ) -> Option<HostPrep> {
-        let disk_start = prep.disks.len() as u32;
+        disks: &mut Vec<DiskPrep>,
+        cands: &mut Vec<Candidate>,
+    ) -> Option<(HostPrep, Agg)> {
+        let disk_start = disks.len() as u32;
         let hot_disks = hot.lane_disks(lane);
-        let agg = self.disk_rules.all_candidates(id, hot_disks, &mut prep.disks, &mut prep.cands)?;
-        prep.aggs.push(agg);
-        Some(HostPrep {
+        let agg = self.disk_rules.all_candidates(id, hot_disks, disks, cands)?;
+        let hp = HostPrep {
             exists: true,
             step2: None,
             topo_ok: true,
@@ -904,7 +978,8 @@ impl Fill {
             cand_len: hot_disks.len() as u32,
             disks: disk_stage::ALL_CANDIDATES,
             dirty: false,
-        })
+        };
+        Some((hp, agg))
     }
 
     /// Host `id` of base state `hb` (lane `lane` of chunk `hot`, whose lanes `selected` pass the node selectors)

@@ -54,15 +54,27 @@ pub(crate) struct ZoneLists {
 }
 
 /// The total of a listed host without a static candidate (below any sum of usable bytes).
-const ABSENT: i128 = i128::MIN;
+pub(crate) const ABSENT: i128 = i128::MIN;
 
 /// The smallest and largest total present in `totals`.
 fn extremes(totals: &[i128]) -> (i128, i128) {
     totals.iter().filter(|&&v| v != ABSENT).fold((i128::MAX, i128::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)))
 }
 
+/// Whether a listed host's total `v` is what a search for `≥ t` (`at_least`) or `≤ t` looks
+/// for; [`ABSENT`] never is.
+#[inline]
+pub(crate) fn hits(v: i128, t: i128, at_least: bool) -> bool {
+    if at_least {
+        // Every total present is above ABSENT, so one comparison also skips the absent.
+        v >= t.max(ABSENT + 1)
+    } else {
+        v <= t && v != ABSENT
+    }
+}
+
 /// A listed host's total: its candidates' sum, or [`ABSENT`].
-fn total(agg: &Agg) -> i128 {
+pub(crate) fn total(agg: &Agg) -> i128 {
     if agg.n == 0 {
         ABSENT
     } else {
@@ -74,7 +86,7 @@ fn total(agg: &Agg) -> i128 {
 const BLOCK: usize = 32;
 
 /// A dense key per zone: the level's domain ids are dense, and a host without a zone is key 0.
-fn zone_key(zone: DomainId) -> usize {
+pub(crate) fn zone_key(zone: DomainId) -> usize {
     if zone.is_none() {
         0
     } else {
@@ -227,11 +239,9 @@ impl ZoneLists {
     /// Absent hosts never match.
     fn first_at(&self, range: std::ops::Range<usize>, t: i128, at_least: bool) -> Option<usize> {
         if at_least {
-            // Every total present is above ABSENT, so one comparison also skips the absent.
-            let t = t.max(ABSENT + 1);
-            self.first_hit(range, |v| v >= t, |(_, hi)| hi >= t)
+            self.first_hit(range, |v| hits(v, t, true), |(_, hi)| hi >= t)
         } else {
-            self.first_hit(range, |v| v <= t && v != ABSENT, |(lo, _)| lo <= t)
+            self.first_hit(range, |v| hits(v, t, false), |(lo, _)| lo <= t)
         }
     }
 

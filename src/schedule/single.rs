@@ -31,7 +31,7 @@ use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use crate::rng::SplitMix64;
 use crate::snapshot::{push_lanes, CHUNK};
-use crate::weigh::{Bounds, Multipliers};
+use crate::weigh::{lanes_of, Bounds, Multipliers};
 use std::cmp::Ordering;
 
 /// Buffers of the one-pass path, kept in the scheduler's scratch.
@@ -130,7 +130,7 @@ impl OnePass {
                 continue;
             }
             survivors += m.count_ones();
-            let n = if validating { crate::weigh::lanes_of(chunk, m, &mut ids) } else { 0 };
+            let n = if validating { lanes_of(chunk, m, &mut ids) } else { 0 };
             for (w, &(weigher, ref wcx, validates)) in weighers.iter().enumerate() {
                 if validates && weigher.validate(wcx, &ids[..n]).is_err() {
                     invalid = true;
@@ -527,17 +527,16 @@ impl OnePass {
 fn refused_multiplier(scheduler: &Scheduler, cx: &Cx<'_>, weigher_states: &[Prepared], masks: &[u64]) -> ScheduleError {
     let mut multipliers = Multipliers::default();
     multipliers.start(weigher_states.len());
+    let mut lanes = [HostId(0); CHUNK];
     for (w, x) in scheduler.tiers.iter().flatten().enumerate().filter(|(_, x)| x.weigher.per_host_multiplier()) {
         let wcx = cx.with_state(weigher_states[w].as_deref());
         for (chunk, &m) in masks.iter().enumerate() {
-            let mut rest = m;
-            while rest != 0 {
-                let host = HostId::from_index(chunk * CHUNK + rest.trailing_zeros() as usize);
+            let n = lanes_of(chunk, m, &mut lanes);
+            for &host in lanes.get(..n).unwrap_or(&[]) {
                 multipliers.get(w, &*x.weigher, &wcx, host, x.multiplier);
                 if let Err(error) = multipliers.refused(&*x.weigher, &wcx) {
                     return error;
                 }
-                rest &= rest - 1;
             }
         }
     }
