@@ -117,8 +117,9 @@ impl ReplicaScheduler {
     /// [`ReplicaScheduler::schedule_volume`] for a new volume (no replica yet) whose replicas
     /// all land in the first tier, by [`ColdTier`]; `None` when the volume or the scheduler asks
     /// for more than the first tier's choice (caller hooks, an explanation, data locality, a
-    /// replica count of 0 or above the limit, a negative size, an existing replica) or a
-    /// replica would not land there: the general path then answers.
+    /// replica count of 0 or above the limit, a negative size, an existing replica), when the
+    /// snapshot has fewer zones than the volume has replicas (counting hosts without a zone as
+    /// one), or when a replica would not land there: the general path then answers.
     pub(super) fn cold_volume(
         &self,
         cluster: &Cluster,
@@ -136,6 +137,13 @@ impl ReplicaScheduler {
             || volume.data_locality != DataLocality::Disabled
             || volume.size < 0
         {
+            return None;
+        }
+        // Each replica needs a zone of its own: with fewer zones than replicas (commonly one,
+        // hosts without a zone) the pass would find out only at the end.
+        let topology = cluster.topology();
+        let zones = topology.zone_level().map_or(0, |level| topology.domains(level).len()) + 1;
+        if n as usize > zones {
             return None;
         }
         let cx = Ctx::new(self, cluster, volume);
@@ -307,7 +315,8 @@ mod tests {
         }
         assert!(answered >= 100, "the pass answered {answered} of 200 volumes");
 
-        // One zone, two replicas: the second needs the unused nodes of a used zone.
+        // One zone, two replicas: the second needs the unused nodes of a used zone (the pass is
+        // not even tried).
         let one_zone = Cluster::builder()
             .host(HostSpec::new("a").zone("z").disk(DiskSpec::new("d", 100 * G, 90 * G)))
             .host(HostSpec::new("b").zone("z").disk(DiskSpec::new("d", 100 * G, 90 * G)))
@@ -317,6 +326,18 @@ mod tests {
         let placed = cold.schedule_volume(&one_zone, &volume, &[], 0);
         assert_eq!(placed.placed().count(), 2);
         assert_eq!(placed, general.schedule_volume(&one_zone, &volume, &[], 0));
+
+        // Two zones, but the second one's disk is full: the pass runs and does not answer.
+        let full_zone = Cluster::builder()
+            .host(HostSpec::new("a").zone("z1").disk(DiskSpec::new("d", 100 * G, 90 * G)))
+            .host(HostSpec::new("b").zone("z1").disk(DiskSpec::new("d", 100 * G, 90 * G)))
+            .host(HostSpec::new("c").zone("z2").disk(DiskSpec::new("d", 100 * G, 0)))
+            .build()
+            .unwrap();
+        assert!(cold.cold_volume(&full_zone, &volume, &[]).is_none());
+        let placed = cold.schedule_volume(&full_zone, &volume, &[], 0);
+        assert_eq!(placed.placed().count(), 2);
+        assert_eq!(placed, general.schedule_volume(&full_zone, &volume, &[], 0));
 
         // Asked of an existing volume, of an explaining scheduler, or of a volume with data
         // locality, the pass does not answer.
