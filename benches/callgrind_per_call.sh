@@ -6,7 +6,8 @@
 #   TOGGLE_FN     the function callgrind collects in (--toggle-collect), e.g.
 #                 'placewise::replica::ReplicaScheduler::schedule_volume'
 #   FILTER        the criterion filter of the measured bench, e.g. '^replica_volume_3/1000$'
-#   COUNT_FN      a function called exactly once per measured call, e.g. precheck_in
+#   COUNT_FN      a function called exactly once per measured call, e.g. precheck_in, or
+#                 ColdTier::new for a new volume the one-pass first tier schedules
 #
 # A bench binary runs its setup (building clusters, warming scratches, checking answers) for
 # every group whatever the filter, and callgrind counts any of it that runs inside TOGGLE_FN.
