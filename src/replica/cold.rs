@@ -165,10 +165,7 @@ impl ReplicaScheduler {
             let pick = tier.choose(&cx, self, &used)?;
             let placement = self.placement(cluster, volume, r, pick)?;
             used.push(tier.zone_of.get(pick.host.index()).copied().unwrap_or(DomainId::NONE));
-            r.node_id.clone_from(&placement.node_id);
-            r.disk_id.clone_from(&placement.disk_id);
-            r.data_directory_name.clone_from(&placement.data_directory_name);
-            r.counted = false;
+            super::place_replica(r, &placement);
             let mut outcome = ReplicaOutcome {
                 placement: Some(placement),
                 reasons: Reasons::default(),

@@ -1308,11 +1308,16 @@ fn new_replica_name(volume: &Volume, rng: &mut SplitMix64, list: &[Replica]) -> 
 fn write_placement(prep: &mut Prep, replicas: &mut [Replica], i: usize, p: &ReplicaPlacement) {
     prep.place(i, p.host, p.disk);
     if let Some(r) = replicas.get_mut(i) {
-        r.node_id = p.node_id.clone();
-        r.disk_id = p.disk_id.clone();
-        r.data_directory_name = p.data_directory_name.clone();
-        r.counted = false;
+        place_replica(r, p);
     }
+}
+
+/// Writes placement `p` into replica `r` (not yet counted by its disk's `scheduled`).
+fn place_replica(r: &mut Replica, p: &ReplicaPlacement) {
+    r.node_id.clone_from(&p.node_id);
+    r.disk_id.clone_from(&p.disk_id);
+    r.data_directory_name.clone_from(&p.data_directory_name);
+    r.counted = false;
 }
 
 /// The result of [`ReplicaScheduler::schedule_volume`].
