@@ -106,23 +106,28 @@ impl Agg {
     }
 }
 
-/// Inserts `v` into the two smallest values kept in `low` (with multiplicity).
+/// Inserts `v` into the two smallest values kept in `low`, sorted (with multiplicity).
 #[inline]
 pub(crate) fn ins_low<T: Ord + Copy>(low: &mut [T; 2], v: T) {
-    if v < low[0] {
-        *low = [v, low[0]];
-    } else if v < low[1] {
-        low[1] = v;
+    // `low` is sorted, so the commonest case, a value that changes nothing, is one comparison.
+    if v < low[1] {
+        if v < low[0] {
+            *low = [v, low[0]];
+        } else {
+            low[1] = v;
+        }
     }
 }
 
-/// Inserts `v` into the two largest values kept in `high` (with multiplicity).
+/// Inserts `v` into the two largest values kept in `high`, largest first (with multiplicity).
 #[inline]
 pub(crate) fn ins_high<T: Ord + Copy>(high: &mut [T; 2], v: T) {
-    if v > high[0] {
-        *high = [v, high[0]];
-    } else if v > high[1] {
-        high[1] = v;
+    if v > high[1] {
+        if v > high[0] {
+            *high = [v, high[0]];
+        } else {
+            high[1] = v;
+        }
     }
 }
 
@@ -216,16 +221,23 @@ impl HostSet {
         if agg.n == 0 {
             return;
         }
+        self.push_host(host, agg.sum, agg.mus);
+        self.disks.merge(agg);
+    }
+
+    /// [`HostSet::push`] without the disk summary: one host (not in the set yet) whose
+    /// candidates' usable total is `total` and largest `available − reserved` is `mus`.
+    #[inline(always)]
+    pub(crate) fn push_host(&mut self, host: HostId, total: i128, mus: i64) {
         self.n += 1;
-        self.sum += agg.sum;
+        self.sum += total;
         self.first = self.first.min(host.0);
-        if agg.mus > self.mus || (agg.mus == self.mus && host.0 < self.mus_host) {
-            self.mus = agg.mus;
+        if mus > self.mus || (mus == self.mus && host.0 < self.mus_host) {
+            self.mus = mus;
             self.mus_host = host.0;
         }
-        ins_high(&mut self.max, agg.sum);
-        ins_low(&mut self.min, agg.sum);
-        self.disks.merge(agg);
+        ins_high(&mut self.max, total);
+        ins_low(&mut self.min, total);
     }
 
     /// Adds the hosts of `o` (disjoint from these).
@@ -495,6 +507,23 @@ mod tests {
             let (a, r, s) = if small { (a >> 2, r.abs() >> 2, s.abs() >> 2) } else { (a, r, s) };
             let want = (a as i128 - r as i128 - s as i128).clamp(0, i64::MAX as i128) as i64;
             proptest::prop_assert_eq!(c(0, 0, a, 0, r, s).usable, want);
+        }
+
+        /// Values inserted one by one leave the two smallest and the two largest of them, with
+        /// multiplicity, as sorting them gives (sentinels where fewer than two were inserted).
+        #[test]
+        fn the_two_extremes_are_those_of_the_sorted_values(values in proptest::collection::vec(-3i64..3, 0..8)) {
+            let (mut low, mut high) = ([i64::MAX; 2], [i64::MIN; 2]);
+            for &v in &values {
+                ins_low(&mut low, v);
+                ins_high(&mut high, v);
+            }
+            let mut sorted = values.clone();
+            sorted.sort_unstable();
+            let at = |i: usize, none: i64| sorted.get(i).copied().unwrap_or(none);
+            let from_top = |i: usize| sorted.len().checked_sub(i + 1).map_or(i64::MIN, |j| sorted[j]);
+            proptest::prop_assert_eq!(low, [at(0, i64::MAX), at(1, i64::MAX)]);
+            proptest::prop_assert_eq!(high, [from_top(0), from_top(1)]);
         }
     }
 

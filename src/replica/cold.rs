@@ -37,6 +37,11 @@ struct ColdTier {
 
 impl ColdTier {
     /// One pass over the hosts of `cx`'s snapshot, each prepared by `lone`. O(hosts + disks).
+    ///
+    /// The commonest host, plain with every disk a candidate, is added to its zone's set
+    /// straight from its disks
+    /// ([`DiskRules::add_all_candidates`](super::disk_stage::DiskRules::add_all_candidates)); a plain host the node
+    /// selectors drop is not listed whatever its disks, so they are not read.
     fn new(cx: &Ctx<'_>, lone: &mut Lone) -> Self {
         let cluster = cx.cluster;
         let bound = cluster.id_bound();
@@ -44,35 +49,36 @@ impl ColdTier {
             ColdTier { totals: Vec::with_capacity(bound), zone_of: Vec::with_capacity(bound), zones: Vec::new() };
         // Each zone's position in `zones` by `zones::zone_key`.
         let mut slot: Vec<u32> = Vec::new();
+        // A copy: nothing the pass writes can change it, so it need not be read again per host.
+        let rules = lone.disk_rules();
         for c in 0..cluster.chunk_count() {
             let hot = cluster.hot_chunk(c);
             let selected = lone.selected(cx, hot);
+            let plain = lone.plain_lanes(hot);
             for lane in 0..bound.saturating_sub(c * CHUNK).min(CHUNK) {
                 let id = HostId::from_index(c * CHUNK + lane);
-                let (listed, zone, agg) = match lone.lean_summary(hot, lane, id) {
-                    Some(agg) => (selected >> lane & 1 == 1, hot.zone[lane], agg),
-                    None => {
-                        let (hp, agg) = lone.host(cx, hot, c, lane, selected);
-                        (lone.listed(&hp), hp.zone, agg)
+                if plain >> lane & 1 == 1 {
+                    let zone = hot.zone[lane];
+                    let total = if selected >> lane & 1 == 1 {
+                        let (slot, zones) = (&mut slot, &mut tier.zones);
+                        rules.add_all_candidates(id, hot.lane_disks(lane), move || zone_set(slot, zones, zone))
+                    } else {
+                        Some(ABSENT)
+                    };
+                    if let Some(total) = total {
+                        tier.zone_of.push(zone);
+                        tier.totals.push(total);
+                        continue;
                     }
-                };
-                tier.zone_of.push(zone);
-                if agg.n == 0 || !listed {
+                }
+                let (hp, agg) = lone.host(cx, hot, c, lane, selected);
+                tier.zone_of.push(hp.zone);
+                if agg.n == 0 || !lone.listed(&hp) {
                     tier.totals.push(ABSENT);
                     continue;
                 }
                 tier.totals.push(zones::total(&agg));
-                let key = zones::zone_key(zone);
-                if key >= slot.len() {
-                    slot.resize(key + 1, NO_HOST);
-                }
-                if slot[key] == NO_HOST {
-                    slot[key] = tier.zones.len() as u32;
-                    tier.zones.push((zone, HostSet::EMPTY));
-                }
-                if let Some((_, set)) = tier.zones.get_mut(slot[key] as usize) {
-                    set.push(id, &agg);
-                }
+                zone_set(&mut slot, &mut tier.zones, hp.zone).push(id, &agg);
             }
         }
         tier
@@ -103,6 +109,20 @@ impl ColdTier {
         let agg = |h: HostId| prepare(cx, &mut Lone::new(cx), h).1;
         all.choose(s.disk_choice, cx.volume.size as i128, cands, agg, first_host)
     }
+}
+
+/// The set of zone `zone` in `zones`, added (empty) when it is not there yet; `slot` holds each
+/// zone's position in `zones` by [`zones::zone_key`] ([`NO_HOST`]: not there).
+fn zone_set<'z>(slot: &mut Vec<u32>, zones: &'z mut Vec<(DomainId, HostSet)>, zone: DomainId) -> &'z mut HostSet {
+    let key = zones::zone_key(zone);
+    if key >= slot.len() {
+        slot.resize(key + 1, NO_HOST);
+    }
+    if slot[key] == NO_HOST {
+        slot[key] = zones.len() as u32;
+        zones.push((zone, HostSet::EMPTY));
+    }
+    &mut zones[slot[key] as usize].1
 }
 
 /// Host `id` of `cx`'s snapshot prepared by `lone`.

@@ -11,7 +11,7 @@
 //! out once per call in [`DiskRules`]), building no note; every other disk takes the general
 //! path, and a property test checks that both leave the same state.
 
-use super::choice::{ins_high, ins_low, Agg, Candidate};
+use super::choice::{ins_high, ins_low, Agg, Candidate, HostSet};
 use super::hooks::{DiskCx, Hooks};
 use super::reasons::{DiskNote, FailureReason};
 use super::settings::ReplicaSettings;
@@ -196,7 +196,11 @@ pub(crate) fn volume_fit(cx: &Ctx<'_>, disk: &HotDisk, full: Option<&Disk>) -> R
 pub(crate) struct QuickFit {
     /// The disk type that fits; `None` when the volume is not the plain kind.
     wanted: Option<DiskType>,
-    allow_empty: bool,
+    /// The [`HotDisk::flags`] the verdict reads (the type, and the tags unless empty selectors
+    /// are allowed), and their values in a disk it accepts; `u8::MAX` (outside every mask)
+    /// when `wanted` is `None`, so no disk matches.
+    mask: u8,
+    want: u8,
 }
 
 impl QuickFit {
@@ -207,13 +211,21 @@ impl QuickFit {
             && (!cx.has_backing_image || cx.image_disk_selector.is_empty())
             && !(v1 && volume.size >= HUGE_VOLUME);
         let wanted = if v1 { DiskType::Filesystem } else { DiskType::Block };
-        QuickFit { wanted: plain.then_some(wanted), allow_empty: cx.settings.allow_empty_disk_selector_volume }
+        let tags = if cx.settings.allow_empty_disk_selector_volume { 0 } else { HotDisk::TAGGED };
+        let want = if !plain {
+            u8::MAX
+        } else if v1 {
+            0
+        } else {
+            HotDisk::BLOCK
+        };
+        QuickFit { wanted: plain.then_some(wanted), mask: HotDisk::BLOCK | tags, want }
     }
 
     /// Whether [`volume_fit`] certainly accepts `disk` (`false`: ask it).
     #[inline]
     pub(crate) fn accepts(&self, disk: &HotDisk) -> bool {
-        self.wanted == Some(disk.disk_type) && (self.allow_empty || !disk.tagged)
+        disk.flags() & self.mask == self.want
     }
 }
 
@@ -350,11 +362,28 @@ impl DiskRules {
         Some(agg)
     }
 
-    /// The summary [`DiskRules::all_candidates`] returns, found without writing anything.
+    /// Host `id` added to the set `set()` returns, as [`HostSet::push`] adds the summary
+    /// [`DiskRules::all_candidates`] returns, when that returns one; its candidates' usable
+    /// total returned. `None`, without calling `set`, otherwise. Nothing is written but the
+    /// set: the disks' values go straight into its disk summary, with no summary of the host's
+    /// own in between.
     #[inline(always)]
-    pub(crate) fn all_candidates_summary(&self, id: HostId, disks: &[HotDisk]) -> Option<Agg> {
+    pub(crate) fn add_all_candidates<'s>(
+        &self,
+        id: HostId,
+        disks: &[HotDisk],
+        set: impl FnOnce() -> &'s mut HostSet,
+    ) -> Option<i128> {
         let sc = self.shortcut.as_ref().filter(|_| !disks.is_empty())?;
-        sc.all_candidates(id, disks, |_| ())
+        if !sc.takes_all(disks) {
+            return None;
+        }
+        let set = set();
+        let (sum, mus, _) = fold(id, disks, &mut set.disks.min, &mut set.disks.max, |_| ());
+        set.disks.n += disks.len() as u32;
+        set.disks.sum += sum;
+        set.push_host(id, sum, mus);
+        Some(sum)
     }
 }
 
@@ -509,34 +538,46 @@ impl Percent {
 /// check with size 0.) Any other disk goes through the general path.
 #[derive(Debug, Clone, Copy)]
 struct Shortcut {
-    quick: QuickFit,
+    /// The [`HotDisk::flags`] a candidate's must match, and their values: open, and
+    /// [`QuickFit::accepts`] it.
+    mask: u8,
+    want: u8,
     size: i64,
     actual: i64,
     minimal: Percent,
     over: Percent,
+    /// The smaller of the two percentages' integer bounds, capped below 2^63: a `maximum` up
+    /// to it has both percentages, of it and of anything less, exact in integers.
+    exact: u64,
 }
 
 impl Shortcut {
     fn of(cx: &Ctx<'_>, quick: QuickFit) -> Option<Self> {
         let (size, actual) = (cx.volume.size, cx.volume.actual_size);
-        (quick.wanted.is_some() && size >= 0 && actual >= 0).then(|| Shortcut {
-            quick,
+        let s = cx.settings;
+        let (min_pct, over_pct) = (s.storage_minimal_available_percentage, s.storage_over_provisioning_percentage);
+        (quick.wanted.is_some() && size >= 0 && actual >= 0 && min_pct >= 0 && over_pct >= 0).then(|| Shortcut {
+            mask: quick.mask | HotDisk::OPEN,
+            want: quick.want | HotDisk::OPEN,
             size,
             actual,
-            minimal: Percent::new(cx.settings.storage_minimal_available_percentage),
-            over: Percent::new(cx.settings.storage_over_provisioning_percentage),
+            minimal: Percent::new(min_pct),
+            over: Percent::new(over_pct),
+            exact: Percent::new(min_pct).bound.min(Percent::new(over_pct).bound).min(i64::MAX as u64),
         })
+    }
+
+    /// Whether `disk`'s flags pass: open ([`HotDisk::OPEN`]) and accepted by the [`QuickFit`].
+    #[inline(always)]
+    fn open(&self, disk: &HotDisk) -> bool {
+        disk.flags() & self.mask == self.want
     }
 
     /// The numbers of `disk` when it is a static candidate by the rule above; `None` when it is
     /// not, or the rule does not decide.
     #[inline(always)]
     fn candidate(&self, disk: &HotDisk) -> Option<DiskSpace> {
-        let condition = match disk.schedulable {
-            Some(reported) => reported,
-            None => disk.ready,
-        };
-        if !(disk.allow_scheduling && !disk.eviction_requested && condition && self.quick.accepts(disk)) {
+        if !self.open(disk) {
             return None;
         }
         let space = DiskSpace::of_hot(disk);
@@ -545,69 +586,75 @@ impl Shortcut {
         fits(minimal, limit, self.size, self.actual, space).then_some(space)
     }
 
-    /// The candidates of host `id` when [`Shortcut::candidate`] takes every one of its `disks`
-    /// and their numbers lie where the integer arithmetic below is exact: handed to `sink`,
+    /// The candidates of host `id` when [`Shortcut::takes_all`] its `disks`: handed to `sink`,
     /// their summary returned (what [`Candidate::new`] and [`Agg::push`] give, in one loop after
     /// the loop of verdicts). `None`, before any is handed over, otherwise.
-    ///
-    /// Exact where it answers: every number is below 2^63 (so [`DiskSpace::of_hot`] does not
-    /// saturate and `available − reserved` cannot overflow); `maximum` and `maximum − reserved`
-    /// lie within [`Percent`]'s integer bound, `maximum − reserved` is not negative, and the
-    /// volume's sizes are at least 0 ([`Shortcut::of`]), so `available − actual` cannot overflow
-    /// and `size + scheduled` (below 2^64) is compared without saturating, as an unsigned sum, with
-    /// a limit of at least 0.
     #[inline(always)]
-    fn all_candidates(&self, id: HostId, disks: &[HotDisk], mut sink: impl FnMut(Candidate)) -> Option<Agg> {
-        let wanted = self.quick.wanted?;
-        let allow_empty = self.quick.allow_empty;
-        let (size, actual) = (self.size, self.actual);
-        let (min_pct, min_bound) = (self.minimal.pct, self.minimal.bound);
-        let (over_pct, over_bound) = (self.over.pct, self.over.bound);
-        // The verdicts first (a loop with little state), then the candidates.
-        let takes = |d: &HotDisk| {
-            let condition = match d.schedulable {
-                Some(reported) => reported,
-                None => d.ready,
-            };
-            let flags = d.allow_scheduling
-                & !d.eviction_requested
-                & condition
-                & (d.disk_type == wanted)
-                & (allow_empty | !d.tagged);
-            let (m, a, r, s) = (d.maximum, d.available, d.reserved, d.scheduled);
-            let room = m.wrapping_sub(r);
-            // Every number below 2^63, `maximum ≥ reserved`, and both percentages exact.
-            if !(flags && (m | a | r | s) >> 63 == 0 && r <= m && m <= min_bound && room <= over_bound) {
-                return false;
-            }
-            let (m, a, s) = (m as i64, a as i64, s as i64);
-            let minimal = m * min_pct / 100;
-            let limit = room as i64 * over_pct / 100;
-            m > 0 && a > 0 && a - actual > minimal && limit >= 0 && size as u64 + s as u64 <= limit as u64
-        };
-        if !disks.iter().all(takes) {
+    fn all_candidates(&self, id: HostId, disks: &[HotDisk], sink: impl FnMut(Candidate)) -> Option<Agg> {
+        if !self.takes_all(disks) {
             return None;
         }
-        let (mut sum, mut low, mut high) = (0i128, [i64::MAX; 2], [i64::MIN; 2]);
-        let (mut mus, mut mus_pos) = (i64::MIN, 0u32);
-        let mut disk = 0u32;
-        for d in disks {
-            // Taken: every number is below 2^63.
-            let (a, r, s) = (d.available as i64, d.reserved as i64, d.scheduled as i64);
-            let free = a - r;
-            let usable = if free > s { free - s } else { 0 };
-            sum += usable as i128;
-            ins_low(&mut low, usable);
-            ins_high(&mut high, usable);
-            if free > mus {
-                mus = free;
-                mus_pos = disk;
-            }
-            sink(Candidate { host: id, disk: DiskId(disk), usable, free });
-            disk += 1;
-        }
-        Some(Agg { n: disk, mus_pos, sum, min: low, max: high, mus })
+        let (mut low, mut high) = ([i64::MAX; 2], [i64::MIN; 2]);
+        let (sum, mus, mus_pos) = fold(id, disks, &mut low, &mut high, sink);
+        Some(Agg { n: disks.len() as u32, mus_pos, sum, min: low, max: high, mus })
     }
+
+    /// Whether [`Shortcut::candidate`] takes every one of `disks` and their numbers lie where
+    /// the integer arithmetic below is exact (the loop of verdicts, with little state).
+    ///
+    /// Exact where it answers: `maximum` lies within both [`Percent`]s' integer bounds
+    /// ([`Shortcut::exact`], below 2^63), and so do `reserved ≤ maximum` and `maximum −
+    /// reserved`; `available` and `scheduled` are below 2^63 (so [`DiskSpace::of_hot`] does not
+    /// saturate and `available − reserved` cannot overflow), and the volume's sizes and both
+    /// percentages are at least 0 ([`Shortcut::of`]). So both percentages are unsigned
+    /// products below 2^53 divided by 100, `available − actual > minimal` is `available >
+    /// actual + minimal` (below 2^64), which also makes `available` positive, and `size +
+    /// scheduled` (below 2^64) is compared without saturating, as an unsigned sum, with a limit
+    /// of at least 0.
+    #[inline(always)]
+    fn takes_all(&self, disks: &[HotDisk]) -> bool {
+        let (size, actual, exact) = (self.size as u64, self.actual as u64, self.exact);
+        let (min_pct, over_pct) = (self.minimal.pct as u64, self.over.pct as u64);
+        disks.iter().all(|d| {
+            let (m, a, r, s) = (d.maximum, d.available, d.reserved, d.scheduled);
+            if !(self.open(d) && (a | s) >> 63 == 0 && r <= m && m <= exact) {
+                return false;
+            }
+            m > 0 && a > actual + m * min_pct / 100 && size + s <= (m - r) * over_pct / 100
+        })
+    }
+}
+
+/// The candidates of host `id` on `disks`, every number of which is below 2^63 (as
+/// [`Shortcut::takes_all`] checks): each handed to `sink` and its usable space inserted into
+/// the two smallest `low` and two largest `high` (with multiplicity); returns their usable
+/// total, the largest `available − reserved` and the position of the first disk that has it.
+#[inline(always)]
+fn fold(
+    id: HostId,
+    disks: &[HotDisk],
+    low: &mut [i64; 2],
+    high: &mut [i64; 2],
+    mut sink: impl FnMut(Candidate),
+) -> (i128, i64, u32) {
+    let mut sum = 0u128;
+    let (mut mus, mut mus_pos) = (i64::MIN, 0u32);
+    for (disk, d) in (0u32..).zip(disks) {
+        let (a, r, s) = (d.available as i64, d.reserved as i64, d.scheduled as i64);
+        let free = a - r;
+        let usable = if free > s { free - s } else { 0 };
+        sum += usable as u64 as u128;
+        ins_low(low, usable);
+        ins_high(high, usable);
+        if free > mus {
+            mus = free;
+            mus_pos = disk;
+        }
+        sink(Candidate { host: id, disk: DiskId(disk), usable, free });
+    }
+    // Fewer than 2^32 disks (a chunk counts them in `u32`) of below 2^63 bytes each: the sum is
+    // below 2^95.
+    (sum as i128, mus, mus_pos)
 }
 
 /// Whether a volume of `size` (`actual` of it written) passes the space check on a disk with
@@ -747,8 +794,8 @@ pub(crate) fn holds(c: &Candidate, replicas: &[Replica], replica_at: &[(Option<H
 #[cfg(test)]
 mod tests {
     use super::{prepare_host, DiskBase, DiskRules, Limits, ALL_CANDIDATES};
-    use crate::id::HostId;
-    use crate::replica::choice::Agg;
+    use crate::id::{DiskId, HostId};
+    use crate::replica::choice::{Agg, Candidate, HostSet};
     use crate::replica::{
         disk_filter_fn, Ctx, DataEngine, DiskSpace, LonghornVersion, ReplicaScheduler, ReplicaSettings, Volume,
     };
@@ -814,8 +861,10 @@ mod tests {
     /// What the whole-host shortcut and the general path leave for host `id` (`disks`, `full`
     /// as [`prepare_host`] takes them), as text: the shortcut's (`None` when it does not take
     /// the host), the general path's, whether the shortcut appended nothing when it did not
-    /// take the host (and its summary alone, [`DiskRules::all_candidates_summary`], is its
-    /// summary), and whether the general path found every disk a candidate.
+    /// take the host (and [`DiskRules::add_all_candidates`], writing nothing else, adds the host
+    /// to a set of hosts exactly as [`HostSet::push`] adds the shortcut's summary, and leaves
+    /// the set alone when there is none), and whether the general path found every disk a
+    /// candidate.
     fn whole_host_and_general(
         cx: &Ctx<'_>,
         rules: &DiskRules,
@@ -825,10 +874,18 @@ mod tests {
     ) -> (Option<String>, String, bool, bool) {
         let (mut prep, mut cands) = (Vec::new(), Vec::new());
         let lean = rules.all_candidates(id, disks, &mut prep, &mut cands);
-        // The summary alone (nothing written) is the same, for the same hosts.
-        let alone = rules.all_candidates_summary(id, disks);
-        let untouched =
-            (lean.is_some() || (prep.is_empty() && cands.is_empty())) && format!("{alone:?}") == format!("{lean:?}");
+        // Added straight into a set already holding another host: the same set as pushing the
+        // summary, for the same hosts.
+        let mut other = Agg::EMPTY;
+        for (disk, usable) in [(0, 300 << 30), (1, 5 << 30)] {
+            other.push(&Candidate { host: HostId(999), disk: DiskId(disk), usable, free: usable });
+        }
+        let (mut straight, mut pushed) = (HostSet::leaf(HostId(999), &other), HostSet::leaf(HostId(999), &other));
+        let total = rules.add_all_candidates(id, disks, || &mut straight);
+        pushed.push(id, &lean.unwrap_or(Agg::EMPTY));
+        let untouched = (lean.is_some() || (prep.is_empty() && cands.is_empty()))
+            && total == lean.map(|agg| agg.sum)
+            && format!("{straight:?}") == format!("{pushed:?}");
         let lean = lean.map(|agg| format!("{ALL_CANDIDATES:?}\n{prep:?}\n{cands:?}\n{agg:?}"));
         let (mut prep, mut cands, mut agg) = (Vec::new(), Vec::new(), Agg::EMPTY);
         let summary = prepare_host::<false>(cx, rules, id, disks, None, full, &mut prep, &mut cands, &mut agg);
@@ -978,6 +1035,42 @@ mod tests {
                     !(all && disks.iter().all(|d| d.maximum <= 200 << 30)),
                     "an ordinary host of candidates was not taken"
                 ),
+            }
+        }
+    }
+
+    /// Past the integer bound Longhorn's percentages are rounded float products. Where one
+    /// rounds across an integer, so that float and integer arithmetic disagree on a disk, the
+    /// whole-host shortcut still leaves what the general path leaves (such a disk is left to
+    /// the general path), for the minimal-space and the over-provisioning percentage alike.
+    #[test]
+    fn the_whole_host_shortcut_agrees_where_a_percentage_is_a_rounded_float() {
+        for (min_pct, over_pct) in [(33, 100), (0, 333)] {
+            let pct = min_pct.max(over_pct * i64::from(min_pct == 0));
+            let integer = |m: i64| (m as i128 * pct as i128 / 100) as i64;
+            let start = (1i64 << 53) / pct;
+            let m = (start..start + 10_000)
+                .find(|&m| crate::replica::space::percent_of(m, pct) != integer(m))
+                .expect("a maximum whose percentage rounds across an integer as a float");
+            let between = crate::replica::space::percent_of(m, pct).max(integer(m));
+            // Passes by the smaller minimal space, or by the larger limit, only.
+            let disk =
+                if min_pct > 0 { DiskSpec::new("d", m, between) } else { DiskSpec::new("d", m, m).scheduled(between) };
+            let cluster = Cluster::builder().host(HostSpec::new("n0").disk(disk)).build().unwrap();
+            let settings = ReplicaSettings {
+                storage_minimal_available_percentage: min_pct,
+                storage_over_provisioning_percentage: over_pct,
+                ..ReplicaSettings::default()
+            };
+            let scheduler = ReplicaScheduler::new(settings).unwrap();
+            let volume = Volume::new("vol", 0, 3);
+            let cx = Ctx::new(&scheduler, &cluster, &volume);
+            let rules = DiskRules::of(&cx);
+            let id = HostId::from_index(0);
+            let (lean, general, untouched, _) = whole_host_and_general(&cx, &rules, id, cluster.hot_disks(id), None);
+            assert!(untouched, "{min_pct} {over_pct}");
+            if let Some(lean) = lean {
+                assert_eq!(lean, general, "{min_pct} {over_pct}");
             }
         }
     }

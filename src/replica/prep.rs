@@ -524,8 +524,7 @@ impl Prep {
             if base.is_none() {
                 caller_chunk(cx, c, hot.live, &mut caller);
             }
-            // Lanes whose base state is the plain one (see `HostBase::compute`).
-            let plain = if base.is_none() && fill.lean { hot.live & hot.schedulable & !hot.attributed } else { 0 };
+            let plain = if base.is_none() { fill.plain_lanes(hot) } else { 0 };
             for lane in 0..lanes(len, c) {
                 let id = HostId::from_index(c * CHUNK + lane);
                 if plain & (1u64 << lane) != 0 {
@@ -863,7 +862,7 @@ impl Lone {
         self.disks.clear();
         self.cands.clear();
         let id = HostId::from_index(c * CHUNK + lane);
-        if self.fill.lean && (hot.live & hot.schedulable & !hot.attributed) >> lane & 1 == 1 {
+        if self.fill.plain_lanes(hot) >> lane & 1 == 1 {
             if let Some(x) = self.fill.lean_host(hot, id, lane, selected, 0, &mut self.disks, &mut self.cands) {
                 return x;
             }
@@ -874,17 +873,19 @@ impl Lone {
         (hp, agg)
     }
 
-    /// Host `lane` of chunk `hot` (`id`) when its base state is the plain one and every one of
-    /// its disks is a static candidate by [`DiskRules::all_candidates`]: its candidates'
-    /// summary, found without writing anything (the host is then what [`Fill::lean_host`]
-    /// makes: a candidate node, listed when its lane passes the node selectors); `None`
-    /// otherwise ([`Lone::host`] then prepares it).
+    /// The lanes of chunk `hot` whose base state is the plain one, when the volume needs nothing
+    /// else of such a host than its disks (else none): see [`Lone::disk_rules`].
     #[inline(always)]
-    pub(crate) fn lean_summary(&self, hot: &HotChunk, lane: usize, id: HostId) -> Option<Agg> {
-        if !self.fill.lean || (hot.live & hot.schedulable & !hot.attributed) >> lane & 1 == 0 {
-            return None;
-        }
-        self.fill.disk_rules.all_candidates_summary(id, hot.lane_disks(lane))
+    pub(crate) fn plain_lanes(&self, hot: &HotChunk) -> u64 {
+        self.fill.plain_lanes(hot)
+    }
+
+    /// The disk stage's rules for the volume, a copy a pass keeps at hand. For a host of
+    /// [`Lone::plain_lanes`], [`DiskRules::add_all_candidates`] answering means the host is what
+    /// [`Fill::lean_host`] makes (a candidate node, listed when its lane passes the node
+    /// selectors); when it does not answer, [`Lone::host`] prepares the host.
+    pub(crate) fn disk_rules(&self) -> DiskRules {
+        self.fill.disk_rules
     }
 
     /// The static candidates of the host [`Lone::host`] prepared last.
@@ -932,6 +933,18 @@ impl Fill {
             selected &= selector_mask(&hot.labels, &cx.image_node_selector, self.allow_empty);
         }
         selected
+    }
+
+    /// The lanes of chunk `hot` whose base state is the plain one (live, schedulable, no
+    /// attributes: see `HostBase::compute`) when the volume needs nothing else of such a host
+    /// ([`Fill::lean`]); none otherwise.
+    #[inline(always)]
+    fn plain_lanes(&self, hot: &HotChunk) -> u64 {
+        if self.lean {
+            hot.live & hot.schedulable & !hot.attributed
+        } else {
+            0
+        }
     }
 
     /// Whether host `hp` is a candidate node ([`node_stage::plain_candidates`] lists it when

@@ -252,12 +252,53 @@ pub struct HotDisk {
     pub schedulable: Option<bool>,
     /// [`Disk::disk_type`].
     pub disk_type: DiskType,
+    /// The flags above packed for a test of one byte ([`HotDisk::flags`]).
+    flags: u8,
 }
 
 impl HotDisk {
+    /// [`HotDisk::flags`]: the disk takes replicas by its own flags: scheduling allowed, no
+    /// eviction requested, and reported schedulable (or, not reported, ready).
+    pub const OPEN: u8 = 1;
+    /// [`HotDisk::flags`]: the disk is of [`DiskType::Block`].
+    pub const BLOCK: u8 = 2;
+    /// [`HotDisk::flags`]: the disk has at least one tag.
+    pub const TAGGED: u8 = 4;
+
+    /// The disk's flags as one byte: [`HotDisk::OPEN`], [`HotDisk::BLOCK`] and
+    /// [`HotDisk::TAGGED`], each set when it holds, so a pass over every disk tests its flags
+    /// with one mask and one comparison. Worked out by [`HotDisk::of`]: changing a field of a
+    /// copy does not change them.
+    ///
+    /// ```
+    /// use placewise::snapshot::{Cluster, DiskSpec, DiskType, HostSpec, HotDisk};
+    ///
+    /// let cluster = Cluster::builder()
+    ///     .host(
+    ///         HostSpec::new("a")
+    ///             .disk(DiskSpec::new("plain", 100, 100))
+    ///             .disk(DiskSpec::new("raw", 100, 100).disk_type(DiskType::Block).ready(false).tag("fast"))
+    ///             .disk(DiskSpec::new("reported", 100, 100).ready(false).schedulable(true)),
+    ///     )
+    ///     .build()
+    ///     .unwrap();
+    /// let flags: Vec<u8> = cluster.hot_chunk(0).lane_disks(0).iter().map(HotDisk::flags).collect();
+    /// assert_eq!(flags, [HotDisk::OPEN, HotDisk::BLOCK | HotDisk::TAGGED, HotDisk::OPEN]);
+    /// ```
+    #[inline]
+    pub fn flags(&self) -> u8 {
+        self.flags
+    }
+
     /// The hot form of `disk`.
     pub fn of(disk: &Disk) -> Self {
+        let open = disk.allow_scheduling && !disk.eviction_requested && disk.schedulable.unwrap_or(disk.ready);
+        let bit = |on: bool, flag: u8| if on { flag } else { 0 };
+        let flags = bit(open, HotDisk::OPEN)
+            | bit(disk.disk_type == DiskType::Block, HotDisk::BLOCK)
+            | bit(!disk.tags.is_empty(), HotDisk::TAGGED);
         HotDisk {
+            flags,
             maximum: disk.maximum,
             available: disk.available,
             reserved: disk.reserved,
