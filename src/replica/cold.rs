@@ -40,8 +40,9 @@ impl ColdTier {
     ///
     /// The commonest host, plain with every disk a candidate, is added to its zone's set
     /// straight from its disks
-    /// ([`DiskRules::add_all_candidates`](super::disk_stage::DiskRules::add_all_candidates)); a plain host the node
-    /// selectors drop is not listed whatever its disks, so they are not read.
+    /// ([`DiskRules::add_all_candidates`](super::disk_stage::DiskRules::add_all_candidates));
+    /// a plain host the node selectors drop is not listed whatever its disks, so they are not
+    /// read.
     fn new(cx: &Ctx<'_>, lone: &mut Lone) -> Self {
         let cluster = cx.cluster;
         let bound = cluster.id_bound();

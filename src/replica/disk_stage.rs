@@ -556,14 +556,15 @@ impl Shortcut {
         let (size, actual) = (cx.volume.size, cx.volume.actual_size);
         let s = cx.settings;
         let (min_pct, over_pct) = (s.storage_minimal_available_percentage, s.storage_over_provisioning_percentage);
+        let (minimal, over) = (Percent::new(min_pct), Percent::new(over_pct));
         (quick.wanted.is_some() && size >= 0 && actual >= 0 && min_pct >= 0 && over_pct >= 0).then(|| Shortcut {
             mask: quick.mask | HotDisk::OPEN,
             want: quick.want | HotDisk::OPEN,
             size,
             actual,
-            minimal: Percent::new(min_pct),
-            over: Percent::new(over_pct),
-            exact: Percent::new(min_pct).bound.min(Percent::new(over_pct).bound).min(i64::MAX as u64),
+            minimal,
+            over,
+            exact: minimal.bound.min(over.bound).min(i64::MAX as u64),
         })
     }
 
