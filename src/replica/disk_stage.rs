@@ -194,11 +194,9 @@ pub(crate) fn volume_fit(cx: &Ctx<'_>, disk: &HotDisk, full: Option<&Disk>) -> R
 /// acceptance is decided here; every other disk goes to [`volume_fit`] for its note and bits.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct QuickFit {
-    /// The disk type that fits; `None` when the volume is not the plain kind.
-    wanted: Option<DiskType>,
     /// The [`HotDisk::flags`] the verdict reads (the type, and the tags unless empty selectors
-    /// are allowed), and their values in a disk it accepts; `u8::MAX` (outside every mask)
-    /// when `wanted` is `None`, so no disk matches.
+    /// are allowed), and their values in a disk it accepts; `want` is `u8::MAX` (outside every
+    /// mask) when the volume is not the plain kind, so no disk matches.
     mask: u8,
     want: u8,
 }
@@ -210,7 +208,6 @@ impl QuickFit {
         let plain = cx.disk_selector.is_empty()
             && (!cx.has_backing_image || cx.image_disk_selector.is_empty())
             && !(v1 && volume.size >= HUGE_VOLUME);
-        let wanted = if v1 { DiskType::Filesystem } else { DiskType::Block };
         let tags = if cx.settings.allow_empty_disk_selector_volume { 0 } else { HotDisk::TAGGED };
         let want = if !plain {
             u8::MAX
@@ -219,7 +216,12 @@ impl QuickFit {
         } else {
             HotDisk::BLOCK
         };
-        QuickFit { wanted: plain.then_some(wanted), mask: HotDisk::BLOCK | tags, want }
+        QuickFit { mask: HotDisk::BLOCK | tags, want }
+    }
+
+    /// Whether the volume is the plain kind this verdict decides for.
+    fn plain(&self) -> bool {
+        self.want != u8::MAX
     }
 
     /// Whether [`volume_fit`] certainly accepts `disk` (`false`: ask it).
@@ -557,7 +559,7 @@ impl Shortcut {
         let s = cx.settings;
         let (min_pct, over_pct) = (s.storage_minimal_available_percentage, s.storage_over_provisioning_percentage);
         let (minimal, over) = (Percent::new(min_pct), Percent::new(over_pct));
-        (quick.wanted.is_some() && size >= 0 && actual >= 0 && min_pct >= 0 && over_pct >= 0).then(|| Shortcut {
+        (quick.plain() && size >= 0 && actual >= 0 && min_pct >= 0 && over_pct >= 0).then(|| Shortcut {
             mask: quick.mask | HotDisk::OPEN,
             want: quick.want | HotDisk::OPEN,
             size,
