@@ -5,6 +5,7 @@
 //! Names are mapped to ids once, at the edges (building a cluster, compiling a request).
 
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -115,6 +116,31 @@ id_type!(
     /// host table ([`Cluster::service_host_name`](crate::Cluster::service_host_name)).
     ServiceHostId
 );
+
+/// The hasher of maps keyed by what the input names (hosts, resources, attribute values, group
+/// members, topology domains). Outside fuzzing it is the standard library's `RandomState`: SipHash
+/// with random keys, so names chosen by whoever writes the input cannot crowd one bucket.
+///
+/// Under `cfg(fuzzing)` (cargo-fuzz builds) the keys are fixed instead. With random keys the same
+/// input takes a different path through the map's probing on every run, so libFuzzer kept finding
+/// "new" edges that were the luck of the keys, not anything the input reached, and a target's edge
+/// count never stopped growing (see `fuzz/CAMPAIGN.md`, campaign 12). A map's contents and every
+/// answer built from them do not depend on the hasher; nothing iterates these maps in an order
+/// that reaches a result.
+#[cfg(not(fuzzing))]
+pub(crate) type InputHashing = std::collections::hash_map::RandomState;
+/// The hasher of maps keyed by what the input names: fixed keys under `cfg(fuzzing)`, see the
+/// other definition.
+#[cfg(fuzzing)]
+pub(crate) type InputHashing = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
+/// A map keyed by what the input names, hashed with [`InputHashing`]; build it with
+/// `InputMap::default()`.
+pub(crate) type InputMap<K, V> = HashMap<K, V, InputHashing>;
+
+/// A set of what the input names, hashed with [`InputHashing`]; build it with
+/// `InputSet::default()` or `collect()`.
+pub(crate) type InputSet<K> = HashSet<K, InputHashing>;
 
 /// A multiplicative hasher for keys made of ids (small dense integers, tuples and slices of
 /// them), where SipHash's resistance to chosen keys buys nothing and costs most of a lookup.

@@ -37,6 +37,7 @@
 use crate::error::BuildError;
 use crate::explain::Explanation;
 use crate::filter::builtin::nova_attribute_warnings;
+use crate::id::InputSet;
 use crate::request::{Flavor, Image, Request, ServerGroup, VmSpec};
 use crate::schedule::{Placement, SchedulerConfig};
 use crate::snapshot::{
@@ -502,7 +503,7 @@ impl Scenario {
         let server_group = r.instance_group.map(|g| {
             let mut members = g.members;
             if g.add_request_instances_to_members.unwrap_or(true) {
-                let mut known: std::collections::HashSet<String> = members.iter().cloned().collect();
+                let mut known: InputSet<String> = members.iter().cloned().collect();
                 let defaults = VmSpec::default();
                 for i in 0..count {
                     let u = uuids.get(i as usize).cloned().unwrap_or_else(|| defaults.instance_uuid(i).into_owned());

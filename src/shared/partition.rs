@@ -4,10 +4,11 @@ use super::error::{RetryError, RouteError};
 use super::retry::{Placed, RetryPolicy};
 use super::state::SharedCluster;
 use crate::error::BuildError;
+use crate::id::InputMap;
 use crate::request::Request;
 use crate::schedule::Scheduler;
 use crate::snapshot::{Cluster, ClusterEvent, ClusterSpec, HostSpec};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
@@ -133,11 +134,11 @@ fn group_of(request: &Request) -> Option<&str> {
 #[derive(Debug)]
 pub struct Router {
     partitions: Vec<Partition>,
-    by_name: HashMap<String, usize>,
+    by_name: InputMap<String, usize>,
     host_key: HostKey,
     request_key: RequestKey,
-    hosts: RwLock<HashMap<String, usize>>,
-    groups: Mutex<HashMap<String, usize>>,
+    hosts: RwLock<InputMap<String, usize>>,
+    groups: Mutex<InputMap<String, usize>>,
     unassigned: Vec<String>,
 }
 
@@ -167,7 +168,7 @@ impl RouterBuilder {
         if self.partitions.is_empty() {
             return Err(BuildError::Config { message: "a router needs at least one partition".into() });
         }
-        let mut by_name = HashMap::new();
+        let mut by_name = InputMap::default();
         for (i, (name, _)) in self.partitions.iter().enumerate() {
             if by_name.insert(name.clone(), i).is_some() {
                 return Err(BuildError::Config { message: format!("partition `{name}` is declared twice") });
@@ -183,8 +184,8 @@ impl RouterBuilder {
                 class_attributes: spec.class_attributes.clone(),
             })
             .collect();
-        let mut hosts = HashMap::new();
-        let mut groups = HashMap::new();
+        let mut hosts = InputMap::default();
+        let mut groups = InputMap::default();
         let mut unassigned = Vec::new();
         for host in spec.hosts {
             match host_partition(&self.host_key, &by_name, &host) {
@@ -214,7 +215,7 @@ impl RouterBuilder {
     }
 }
 
-fn host_partition(key: &HostKey, by_name: &HashMap<String, usize>, host: &HostSpec) -> Option<usize> {
+fn host_partition(key: &HostKey, by_name: &InputMap<String, usize>, host: &HostSpec) -> Option<usize> {
     match key {
         HostKey::Aggregate => host.aggregates.iter().find_map(|a| by_name.get(a).copied()),
         HostKey::Label(label) => host.labels.get(label).and_then(|v| by_name.get(v).copied()),

@@ -7,9 +7,8 @@
 //! names the same value (or aggregate set) in every later snapshot. A host's classes are set
 //! whenever its record is (building, or an event that replaces it), and only then.
 
-use crate::id::{AggregateId, ClassId};
+use crate::id::{AggregateId, ClassId, InputMap};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -18,16 +17,16 @@ use std::sync::Arc;
 pub(crate) struct Classes {
     /// A value's compact JSON text → its class. Equal texts are equal values (in the strict
     /// sense: `1` and `1.0`, `0.0` and `-0.0` print differently), so one class is one value.
-    values: HashMap<Box<str>, ClassId>,
+    values: InputMap<Box<str>, ClassId>,
     /// By value class, the classes of the value's members `(member name, class)`, sorted by
     /// name: the entries of an object, or of the object a JSON string holds.
     members: Vec<Box<[(u32, ClassId)]>>,
     /// Member names → their ids.
-    member_names: HashMap<Box<str>, u32>,
+    member_names: InputMap<Box<str>, u32>,
     /// The aggregate sets by class.
     sets: Vec<Box<[AggregateId]>>,
     /// A set (sorted, as hosts keep it) → its class.
-    set_index: HashMap<Box<[AggregateId]>, ClassId>,
+    set_index: InputMap<Box<[AggregateId]>, ClassId>,
 }
 
 impl fmt::Debug for Classes {

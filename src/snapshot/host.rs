@@ -2,9 +2,8 @@
 
 use super::attributes::AttributeTable;
 use super::shape::{self, HostResources, SharedParts};
-use crate::id::{AggregateId, DomainId, ResourceId, ServiceHostId, Symbol};
+use crate::id::{AggregateId, DomainId, InputMap, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 // The types read from JSON take the object form only (see `crate::json`).
@@ -75,12 +74,12 @@ impl Resource {
 #[derive(Debug, Clone)]
 pub struct ResourceKinds {
     names: Vec<Box<str>>,
-    index: HashMap<Box<str>, ResourceId>,
+    index: InputMap<Box<str>, ResourceId>,
 }
 
 impl Default for ResourceKinds {
     fn default() -> Self {
-        let mut kinds = ResourceKinds { names: Vec::new(), index: HashMap::new() };
+        let mut kinds = ResourceKinds { names: Vec::new(), index: InputMap::default() };
         for name in ["vcpus", "memory_mb", "disk_gb"] {
             kinds.insert(name);
         }

@@ -1,7 +1,6 @@
 //! String interning: label keys and values, metric names and group names become [`Symbol`]s.
 
-use crate::id::Symbol;
-use std::collections::HashMap;
+use crate::id::{InputMap, Symbol};
 use std::fmt;
 use std::sync::Arc;
 
@@ -12,7 +11,7 @@ use std::sync::Arc;
 #[derive(Clone, Default)]
 pub struct Interner {
     strings: Vec<Arc<str>>,
-    map: HashMap<Arc<str>, Symbol>,
+    map: InputMap<Arc<str>, Symbol>,
 }
 
 impl Interner {

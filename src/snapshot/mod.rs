@@ -63,9 +63,9 @@ use service::ServiceHosts;
 use shape::SharedParts;
 
 use crate::error::BuildError;
-use crate::id::{AggregateId, ClassId, DiskId, DomainId, HostId, ResourceId, ServiceHostId, Symbol};
+use crate::id::{AggregateId, ClassId, DiskId, DomainId, HostId, InputSet, ResourceId, ServiceHostId, Symbol};
 use smallvec::SmallVec;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -504,7 +504,7 @@ impl Cluster {
     ///
     /// As [`ClusterBuilder::build`].
     pub fn from_spec(spec: &ClusterSpec) -> Result<Cluster, BuildError> {
-        let mut seen_levels = HashSet::new();
+        let mut seen_levels = InputSet::default();
         for level in &spec.topology_levels {
             if level.is_empty() {
                 return Err(BuildError::EmptyName { what: "topology level".into() });
@@ -544,7 +544,7 @@ impl Cluster {
         let host_id = |i: usize| HostId::from_index(i);
         let names = NameIndex::build(spec.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), host_id(i))));
         let repeat = names.first_repeat(|id| spec.hosts[id.index()].name.as_str());
-        let mut instance_ids: HashSet<&str> = HashSet::new();
+        let mut instance_ids: InputSet<&str> = InputSet::default();
         for (i, host) in spec.hosts.iter().enumerate() {
             if repeat == Some(host_id(i)) {
                 return Err(BuildError::DuplicateHost { name: host.name.clone() });

@@ -7,16 +7,15 @@
 //! instances it runs) and records once per service host its name and its nodes. A host whose
 //! spec names no service host is its own, with itself as the only node, and takes no entry here.
 
-use crate::id::{HostId, ServiceHostId};
+use crate::id::{HostId, InputMap, ServiceHostId};
 use smallvec::SmallVec;
-use std::collections::HashMap;
 
 /// The service hosts of a snapshot: names and nodes, by [`ServiceHostId`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ServiceHosts {
     names: Vec<Box<str>>,
     nodes: Vec<SmallVec<[HostId; 4]>>,
-    index: HashMap<Box<str>, ServiceHostId>,
+    index: InputMap<Box<str>, ServiceHostId>,
     /// Service hosts with two nodes or more.
     shared: usize,
 }

@@ -7,9 +7,8 @@
 //! 16 bytes per kind instead of 40. Label sets and topology paths are interned the same way.
 
 use super::host::{LabelPairs, Resource};
-use crate::id::{DomainId, ResourceId};
+use crate::id::{DomainId, InputMap, ResourceId};
 use smallvec::SmallVec;
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Weak};
 
@@ -122,14 +121,14 @@ impl HostResources {
 /// the next sweep, so a lineage whose hosts keep changing does not grow.
 #[derive(Debug)]
 pub(crate) struct WeakSet<K, T: ?Sized> {
-    parts: HashMap<K, Weak<T>>,
+    parts: InputMap<K, Weak<T>>,
     /// Sweep dead entries once the set holds this many.
     sweep_at: usize,
 }
 
 impl<K, T: ?Sized> Default for WeakSet<K, T> {
     fn default() -> Self {
-        WeakSet { parts: HashMap::new(), sweep_at: 0 }
+        WeakSet { parts: InputMap::default(), sweep_at: 0 }
     }
 }
 

@@ -1,7 +1,6 @@
 //! Topology levels (region, zone, rack …) and their domains.
 
-use crate::id::{DomainId, Symbol};
-use std::collections::HashMap;
+use crate::id::{DomainId, InputMap, Symbol};
 
 /// The ordered topology levels of a cluster, outermost first, and the domains seen at each.
 ///
@@ -12,7 +11,7 @@ use std::collections::HashMap;
 pub struct Topology {
     levels: Vec<Box<str>>,
     domains: Vec<Vec<Symbol>>,
-    index: HashMap<(u32, Symbol), DomainId>,
+    index: InputMap<(u32, Symbol), DomainId>,
 }
 
 impl Default for Topology {
@@ -25,7 +24,7 @@ impl Topology {
     pub(crate) fn new<S: AsRef<str>>(levels: impl IntoIterator<Item = S>) -> Self {
         let levels: Vec<Box<str>> = levels.into_iter().map(|l| l.as_ref().into()).collect();
         let domains = vec![Vec::new(); levels.len()];
-        Topology { levels, domains, index: HashMap::new() }
+        Topology { levels, domains, index: InputMap::default() }
     }
 
     /// Level names, outermost first.

@@ -3,7 +3,7 @@
 
 use super::node;
 use super::request::{Descriptor, Mode, Preference, Targets};
-use crate::id::{HostId, IdHashing, Symbol};
+use crate::id::{HostId, IdHashing, InputMap, Symbol};
 use crate::snapshot::{Cluster, HotChunk, CHUNK};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -271,7 +271,7 @@ impl Tree {
     fn shape(cluster: &Cluster, levels: Vec<Level>, names: &[&str]) -> Tree {
         let mut branches = vec![Branch { first: u32::MAX, ..Branch::default() }];
         let mut index: HashMap<(u32, u32), u32, IdHashing> = HashMap::default();
-        let mut hostnames: HashMap<&str, u32> = HashMap::new();
+        let mut hostnames: InputMap<&str, u32> = InputMap::default();
         let empty = cluster.symbols().get("");
         // Host records are read only for levels that need them (engine labels, node id,
         // hostname): with label values from the chunks' inverted label indexes (a chunk's

@@ -4,14 +4,13 @@
 
 use super::classes::{ClassKey, ClassMemo, KeyPart};
 use crate::expr::pyvalue::{parse_py_float, py_strip};
-use crate::id::HostId;
+use crate::id::{HostId, InputSet};
 use crate::request::{Cx, Flavor, MemberPicks, ServerGroup, VmSpec};
 use crate::snapshot::{
     check_attributes, check_metadata, AttributeKey, AttributeType, AttributeWarning, Cluster, Host, MetadataKey,
 };
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 /// The attribute names of Nova's `HostState` (`getattr(host_state, name)` finds them, possibly
 /// as `None`). ComputeCapabilitiesFilter checks an unscoped extra spec only when its key is one
@@ -322,9 +321,9 @@ pub(super) fn group_with_policy<'a>(cx: &Cx<'a>, policy: &str) -> Option<&'a Ser
 #[derive(Debug, Clone, Default)]
 pub(super) struct GroupSets {
     /// `hosts` of the group.
-    pub(super) hosts: HashSet<String>,
+    pub(super) hosts: InputSet<String>,
     /// `members` of the group.
-    pub(super) members: HashSet<String>,
+    pub(super) members: InputSet<String>,
     /// Which of the request's instances are members.
     pub(super) picks: MemberPicks,
 }
@@ -332,7 +331,7 @@ pub(super) struct GroupSets {
 impl GroupSets {
     /// The sets of `group` for the request of `cx`. Computes in O(hosts + members + instances).
     pub(super) fn new(cx: &Cx<'_>, group: &ServerGroup) -> Self {
-        let members: HashSet<String> = group.members.iter().cloned().collect();
+        let members: InputSet<String> = group.members.iter().cloned().collect();
         let request = cx.request();
         let picks = MemberPicks::new(&request.vm, request.count, |id| members.contains(id));
         GroupSets { hosts: group.hosts.iter().cloned().collect(), members, picks }

@@ -4,17 +4,16 @@
 
 use super::aggregate_multiplier;
 use crate::error::ScheduleError;
-use crate::id::HostId;
+use crate::id::{HostId, InputSet};
 use crate::request::{Cx, MemberPicks, Prepared};
 use crate::weigh::{Bounds, Weigher};
-use std::collections::HashSet;
 
 /// What a soft-affinity weigher prepares once per request: the group's members, when the
 /// request's group has the weigher's policy, and which of the request's instances are members.
 #[derive(Debug)]
 pub(super) struct GroupMembers {
     /// `None` when the request has no group or its policy is another one: every host weighs 0.
-    members: Option<(HashSet<Box<str>>, MemberPicks)>,
+    members: Option<(InputSet<Box<str>>, MemberPicks)>,
 }
 
 impl GroupMembers {
@@ -24,7 +23,7 @@ impl GroupMembers {
         let Some(group) = request.vm.server_group.as_ref().filter(|g| g.policy == policy) else {
             return GroupMembers { members: None };
         };
-        let members: HashSet<Box<str>> = group.members.iter().map(|m| m.as_str().into()).collect();
+        let members: InputSet<Box<str>> = group.members.iter().map(|m| m.as_str().into()).collect();
         let picks = MemberPicks::new(&request.vm, request.count, |id| members.contains(id));
         GroupMembers { members: Some((members, picks)) }
     }
