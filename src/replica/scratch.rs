@@ -410,7 +410,9 @@ mod tests {
         #[test]
         fn a_resized_preparation_answers_as_a_fresh_call(
             hosts in prop::collection::vec(host(), 1..20),
-            shapes in prop::collection::vec(any::<Shape>(), 1..3),
+            // The last shape repeats the first: two volumes of equal shape drawn under
+            // different indexes are still the same shape to the scratch.
+            shapes in prop::collection::vec(any::<Shape>(), 1..3).prop_map(|mut s| { s.push(s[0]); s }),
             stream in prop::collection::vec((size(), 0usize..3, 1u32..5, any::<bool>()), 1..10),
             (v1_10, most_usable, explain, soft) in any::<(bool, bool, bool, bool)>(),
             pressure in prop::sample::select(vec![0i64, 30, 60]),
@@ -426,7 +428,7 @@ mod tests {
             let s = ReplicaScheduler::new(settings).unwrap().version(version).disk_choice(choice).explain(explain);
             let mut scratch = ReplicaScratch::always_resize();
             let mut previous: Vec<Replica> = Vec::new();
-            let mut last: Option<(usize, i64)> = None;
+            let mut last: Option<(Shape, i64)> = None;
             let mut want_resizes = 0u64;
             for (k, &(size, shape, replicas, keep)) in stream.iter().enumerate() {
                 let shape = shape % shapes.len();
@@ -436,11 +438,11 @@ mod tests {
                 prop_assert_eq!(&warm, &s.schedule_volume(&cluster, &v, &existing, 1000));
                 let huge = |size: i64| !shapes[shape].2 && size >= 16 << 40;
                 if let Some((was, was_size)) = last {
-                    if was == shape && was_size != size && !huge(size) && !huge(was_size) {
+                    if was == shapes[shape] && was_size != size && !huge(size) && !huge(was_size) {
                         want_resizes += 1;
                     }
                 }
-                last = Some((shape, size));
+                last = Some((shapes[shape], size));
                 previous = warm.replicas.iter().cloned().map(|mut r| { r.counted = false; r }).collect();
             }
             prop_assert_eq!(scratch.prep.resizes, want_resizes);
