@@ -4,6 +4,7 @@ mod host_state;
 mod vm;
 
 pub use host_state::{derived_index, derived_is_number, HostStateView, DERIVED_ATTRIBUTES};
+pub(crate) use vm::GroupMembers;
 pub use vm::{Flavor, Image, MemberPicks, ServerGroup, VmSpec};
 
 use crate::error::{BuildError, ScheduleError};

@@ -1,7 +1,7 @@
 //! What a virtual-machine request carries beyond resources: the flavor, the image, scheduler
 //! hints and the server group, in the shapes the filter scheduler's filters read.
 
-use crate::id::HostId;
+use crate::id::{HostId, InputSet};
 use crate::snapshot::{Cluster, Overlay};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -248,6 +248,38 @@ impl MemberPicks {
     }
 }
 
+/// A server group's members, hashed once per request, and which of the request's instances are
+/// members: what the group rules need to count the members on a host.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GroupMembers {
+    /// `members` of the group.
+    members: InputSet<Box<str>>,
+    /// Which of the request's instances are members.
+    picks: MemberPicks,
+}
+
+impl GroupMembers {
+    /// The members of `group` for a request of `count` instances of `vm`. Computes in
+    /// O(members + count).
+    pub(crate) fn new(vm: &VmSpec, count: u32, group: &ServerGroup) -> Self {
+        let members: InputSet<Box<str>> = group.members.iter().map(|m| m.as_str().into()).collect();
+        let picks = MemberPicks::new(vm, count, |id| members.contains(id));
+        GroupMembers { members, picks }
+    }
+
+    /// The number of group members on `host` during the request: its running instances (of
+    /// every node of its service host) listed in `members`, plus the request's earlier picks
+    /// there that are members ([`MemberPicks::on_host`]).
+    ///
+    /// The filter scheduler adds each placed instance to its host's instance list and counts the
+    /// listed instances that are members; its API makes every instance of the request a member,
+    /// but a request may carry only some of them, and then exactly those picks count.
+    pub(crate) fn on_host(&self, cluster: &Cluster, overlay: &Overlay, host: HostId) -> u64 {
+        let running = cluster.service_instances(host).filter(|i| self.members.contains(&*i.id)).count();
+        running as u64 + u64::from(self.picks.on_host(cluster, overlay, host))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +308,45 @@ mod tests {
                 overlay.consume(h, &[]);
             }
         }
+    }
+
+    #[test]
+    fn group_members_count_running_members_of_every_node_and_member_picks() {
+        use crate::snapshot::InstanceSpec;
+        // Nodes n0 and n1 behind the service host "bm"; host "c" on its own.
+        let node = |name: &str, instances: &[&str]| {
+            instances.iter().fold(HostSpec::new(name).service_host("bm"), |h, i| h.instance(InstanceSpec::new(*i)))
+        };
+        let cluster = Cluster::builder()
+            .host(node("n0", &["m1", "other"]))
+            .host(node("n1", &["m2"]))
+            .host(HostSpec::new("c").instance(InstanceSpec::new("m3")))
+            .build()
+            .unwrap();
+        let (n0, n1, c) = (HostId(0), HostId(1), HostId(2));
+        let vm = VmSpec::default();
+        // Of the request's three instances, 0 and 2 are members, 1 is not.
+        let group = ServerGroup {
+            members: vec![
+                "m1".into(),
+                "m2".into(),
+                "m3".into(),
+                vm.instance_uuid(0).into(),
+                vm.instance_uuid(2).into(),
+            ],
+            ..ServerGroup::default()
+        };
+        let members = GroupMembers::new(&vm, 3, &group);
+        let mut overlay = Overlay::new();
+        let counts = |o: &Overlay| [n0, n1, c].map(|h| members.on_host(&cluster, o, h));
+        // m1 and m2 run on the nodes of bm, each node counts both.
+        assert_eq!(counts(&overlay), [2, 2, 1]);
+        overlay.consume(n1, &[]);
+        assert_eq!(counts(&overlay), [3, 3, 1], "instance 0 is a member");
+        overlay.consume(c, &[]);
+        assert_eq!(counts(&overlay), [3, 3, 1], "instance 1 is not");
+        overlay.consume(c, &[]);
+        assert_eq!(counts(&overlay), [3, 3, 2], "instance 2 is");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use super::classes::{ClassKey, ClassMemo, KeyPart};
 use crate::expr::pyvalue::{parse_py_float, py_strip};
 use crate::id::{HostId, InputSet};
-use crate::request::{Cx, Flavor, MemberPicks, ServerGroup, VmSpec};
+use crate::request::{Cx, Flavor, GroupMembers, ServerGroup, VmSpec};
 use crate::snapshot::{
     check_attributes, check_metadata, AttributeKey, AttributeType, AttributeWarning, Cluster, Host, MetadataKey,
 };
@@ -316,25 +316,21 @@ pub(super) fn group_with_policy<'a>(cx: &Cx<'a>, policy: &str) -> Option<&'a Ser
     cx.request().vm.server_group.as_ref().filter(|g| g.policy == policy)
 }
 
-/// A server group's host names and members, hashed once per request, and which of the
-/// request's instances are members.
+/// A server group's host names and members, hashed once per request.
 #[derive(Debug, Clone, Default)]
 pub(super) struct GroupSets {
     /// `hosts` of the group.
     pub(super) hosts: InputSet<String>,
-    /// `members` of the group.
-    pub(super) members: InputSet<String>,
-    /// Which of the request's instances are members.
-    pub(super) picks: MemberPicks,
+    /// `members` of the group, and which of the request's instances are members.
+    pub(super) members: GroupMembers,
 }
 
 impl GroupSets {
     /// The sets of `group` for the request of `cx`. Computes in O(hosts + members + instances).
     pub(super) fn new(cx: &Cx<'_>, group: &ServerGroup) -> Self {
-        let members: InputSet<String> = group.members.iter().cloned().collect();
         let request = cx.request();
-        let picks = MemberPicks::new(&request.vm, request.count, |id| members.contains(id));
-        GroupSets { hosts: group.hosts.iter().cloned().collect(), members, picks }
+        let members = GroupMembers::new(&request.vm, request.count, group);
+        GroupSets { hosts: group.hosts.iter().cloned().collect(), members }
     }
 }
 
@@ -359,20 +355,17 @@ pub(super) fn group_has_hosts(cx: &Cx<'_>, group: &ServerGroup) -> bool {
 }
 
 /// The number of group members on `host` during the request: its instances listed in `members`,
-/// plus the instances of this request placed there that are members ([`MemberPicks`]).
+/// plus the instances of this request placed there that are members ([`GroupMembers::on_host`]).
 pub(super) fn members_on_host(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&GroupSets>, host: HostId) -> u64 {
-    let fresh;
-    let sets = match sets {
-        Some(s) => s,
-        // Judged without `prepare` (a direct call): build the sets for this one host.
+    let (cluster, overlay) = (cx.cluster(), cx.overlay());
+    match sets {
+        Some(s) => s.members.on_host(cluster, overlay, host),
+        // Judged without `prepare` (a direct call): hash the members for this one host.
         None => {
-            fresh = GroupSets::new(cx, group);
-            &fresh
+            let request = cx.request();
+            GroupMembers::new(&request.vm, request.count, group).on_host(cluster, overlay, host)
         }
-    };
-    let cluster = cx.cluster();
-    let listed = cluster.service_instances(host).filter(|i| sets.members.contains(&*i.id)).count();
-    listed as u64 + u64::from(sets.picks.on_host(cluster, cx.overlay(), host))
+    }
 }
 
 /// Lower-cased canonical names (reference §7.2, step 1).

@@ -4,53 +4,38 @@
 
 use super::aggregate_multiplier;
 use crate::error::ScheduleError;
-use crate::id::{HostId, InputSet};
-use crate::request::{Cx, MemberPicks, Prepared};
+use crate::id::HostId;
+use crate::request::{Cx, GroupMembers, Prepared};
 use crate::weigh::{Bounds, Weigher};
 
 /// What a soft-affinity weigher prepares once per request: the group's members, when the
-/// request's group has the weigher's policy, and which of the request's instances are members.
+/// request's group has the weigher's policy.
 #[derive(Debug)]
-pub(super) struct GroupMembers {
+pub(super) struct PolicyMembers {
     /// `None` when the request has no group or its policy is another one: every host weighs 0.
-    members: Option<(InputSet<Box<str>>, MemberPicks)>,
+    members: Option<GroupMembers>,
 }
 
-impl GroupMembers {
+impl PolicyMembers {
     /// The members of the request's group if its policy is exactly `policy`.
     pub(super) fn new(cx: &Cx<'_>, policy: &str) -> Self {
         let request = cx.request();
-        let Some(group) = request.vm.server_group.as_ref().filter(|g| g.policy == policy) else {
-            return GroupMembers { members: None };
-        };
-        let members: InputSet<Box<str>> = group.members.iter().map(|m| m.as_str().into()).collect();
-        let picks = MemberPicks::new(&request.vm, request.count, |id| members.contains(id));
-        GroupMembers { members: Some((members, picks)) }
+        let group = request.vm.server_group.as_ref().filter(|g| g.policy == policy);
+        PolicyMembers { members: group.map(|g| GroupMembers::new(&request.vm, request.count, g)) }
     }
 
-    /// The number of group members on `host`: its running instances that are members, plus the
-    /// earlier instances of this request placed there that are members.
-    ///
-    /// The filter scheduler adds each placed instance to its host's instance list and counts the
-    /// listed instances that are in the group's `members`; its API makes every instance of the
-    /// request a member, but a request may carry only some of them, and then exactly those
-    /// picks count ([`MemberPicks`]).
+    /// The number of group members on `host` ([`GroupMembers::on_host`]), 0 without the group.
     pub(super) fn count(&self, cx: &Cx<'_>, host: HostId) -> f64 {
-        let Some((members, picks)) = &self.members else {
-            return 0.0;
-        };
-        let cluster = cx.cluster();
-        let running = cluster.service_instances(host).filter(|i| members.contains(&*i.id)).count();
-        running as f64 + f64::from(picks.on_host(cluster, cx.overlay(), host))
+        self.members.as_ref().map_or(0.0, |m| m.on_host(cx.cluster(), cx.overlay(), host) as f64)
     }
 }
 
 /// The member count of `host` for `policy`, from the prepared state when there is one.
 pub(super) fn members_on_host(cx: &Cx<'_>, host: HostId, policy: &str) -> f64 {
-    match cx.state::<GroupMembers>() {
+    match cx.state::<PolicyMembers>() {
         Some(state) => state.count(cx, host),
         // Weighed without `prepare` (a direct call): build the state for this one host.
-        None => GroupMembers::new(cx, policy).count(cx, host),
+        None => PolicyMembers::new(cx, policy).count(cx, host),
     }
 }
 
@@ -102,7 +87,7 @@ impl Weigher for ServerGroupSoftAffinityWeigher {
     /// Collects the group's members once per request. Computes in O(members + instances of the
     /// request).
     fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
-        Ok(Some(Box::new(GroupMembers::new(cx, Self::POLICY))))
+        Ok(Some(Box::new(PolicyMembers::new(cx, Self::POLICY))))
     }
 
     /// Computes in O(instances on the host) when the policy applies, else O(1).

@@ -2,7 +2,7 @@
 //! `soft-anti-affinity` group.
 
 use super::aggregate_multiplier;
-use super::soft_affinity::{members_on_host, GroupMembers};
+use super::soft_affinity::{members_on_host, PolicyMembers};
 use crate::error::ScheduleError;
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
@@ -56,7 +56,7 @@ impl Weigher for ServerGroupSoftAntiAffinityWeigher {
     /// Collects the group's members once per request. Computes in O(members + instances of the
     /// request).
     fn prepare(&self, cx: &Cx<'_>) -> Result<Prepared, ScheduleError> {
-        Ok(Some(Box::new(GroupMembers::new(cx, Self::POLICY))))
+        Ok(Some(Box::new(PolicyMembers::new(cx, Self::POLICY))))
     }
 
     /// Computes in O(instances on the host) when the policy applies, else O(1).
