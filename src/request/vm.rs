@@ -202,6 +202,11 @@ impl VmSpec {
             && (self.force_hosts.is_empty() || self.force_hosts.iter().any(|n| n.eq_ignore_ascii_case(host)))
             && (self.force_nodes.is_empty() || self.force_nodes.iter().any(|n| n == node))
     }
+
+    /// The request's server group if its policy is exactly `policy`.
+    pub(crate) fn group_with_policy(&self, policy: &str) -> Option<&ServerGroup> {
+        self.server_group.as_ref().filter(|g| g.policy == policy)
+    }
 }
 
 /// Which instances of a request are members of its server group, so that the request's own

@@ -313,7 +313,7 @@ pub(super) fn py_int_as_f64(s: &str) -> Option<f64> {
 
 /// The request's server group if its policy is `policy`.
 pub(super) fn group_with_policy<'a>(cx: &Cx<'a>, policy: &str) -> Option<&'a ServerGroup> {
-    cx.request().vm.server_group.as_ref().filter(|g| g.policy == policy)
+    cx.request().vm.group_with_policy(policy)
 }
 
 /// A server group's host names and members, hashed once per request.

@@ -20,7 +20,7 @@ impl PolicyMembers {
     /// The members of the request's group if its policy is exactly `policy`.
     pub(super) fn new(cx: &Cx<'_>, policy: &str) -> Self {
         let request = cx.request();
-        let group = request.vm.server_group.as_ref().filter(|g| g.policy == policy);
+        let group = request.vm.group_with_policy(policy);
         PolicyMembers { members: group.map(|g| GroupMembers::new(&request.vm, request.count, g)) }
     }
 
