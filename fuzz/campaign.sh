@@ -21,7 +21,8 @@
 #   BIN=DIR          where the built targets are (default target/x86_64-unknown-linux-gnu/release;
 #                    target-ours/... for a build with coverage of our code only, see ours-only-rustc).
 #   DICT=FILE        the libFuzzer dictionary (default json.dict; nova.dict adds the Nova
-#                    scenario's vocabulary: record keys, filter names, operators).
+#                    scenario's vocabulary: record keys, filter names, operators; `none` for
+#                    none, as for the byte-program target `nova_drawn`).
 #   TIMEOUT=S        libFuzzer's per-input timeout in wall seconds (default 10). A niced fuzzer
 #                    starved by builds can take minutes of wall time for an input that needs a
 #                    fraction of a second of CPU: raise it on a loaded machine.
@@ -51,9 +52,11 @@ for t in "$@"; do
   extra=()
   [ -d "corpus/$t" ] && extra+=("corpus/$t")
   [ -d "regressions/$t" ] && extra+=("regressions/$t")
+  dict=()
+  [ "${DICT:-json.dict}" != none ] && dict=(-dict="${DICT:-json.dict}")
   start=$(date +%s)
   "${launch[@]}" "$bin/$t" "work/$t" "seeds/$t" "${extra[@]}" \
-    -max_total_time="$secs" -timeout="${TIMEOUT:-10}" -rss_limit_mb=2048 -max_len=16384 -dict="${DICT:-json.dict}" \
+    -max_total_time="$secs" -timeout="${TIMEOUT:-10}" -rss_limit_mb=2048 -max_len=16384 "${dict[@]}" \
     -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "$log" 2>&1 &
   pid=$!
   last_cov= grew=0 cpu=0 fuzzed=0 inited= why=limit

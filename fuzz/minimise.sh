@@ -6,14 +6,16 @@
 # With MAX_FILES=N, a target whose merged set is larger keeps the N inputs that cover the most
 # edges instead (greedy, cap_corpus.py over the merge's control file), and the line printed
 # says how many edges that keeps.
-# Usage: [MAX_FILES=N] [CPU=N] fuzz/minimise.sh TARGET...
+# BIN=DIR as in campaign.sh (default target/x86_64-unknown-linux-gnu/release).
+# Usage: [MAX_FILES=N] [CPU=N] [BIN=DIR] fuzz/minimise.sh TARGET...
 set -euo pipefail
 cd "$(dirname "$0")"
-bin=target/x86_64-unknown-linux-gnu/release
+bin=${BIN:-target/x86_64-unknown-linux-gnu/release}
 launch=(nice -n 15)
 [ -n "${CPU:-}" ] && launch=(taskset -c "$CPU" "${launch[@]}")
 for t in "$@"; do
-  before=$(ls "corpus/$t" 2>/dev/null | wc -l)
+  # A new target has no committed corpus yet (ls fails, and pipefail would end the script).
+  before=$( (ls "corpus/$t" 2>/dev/null || true) | wc -l)
   rm -rf "corpus/$t.new" && mkdir -p "corpus/$t.new" "corpus/$t" "work/$t"
   "${launch[@]}" "$bin/$t" -merge=1 -set_cover_merge=1 -merge_control_file="work/$t.merge.ctl" \
     -use_counters=0 -use_cmp=0 -use_value_profile=0 -max_len=16384 -timeout=10 -rss_limit_mb=2048 \

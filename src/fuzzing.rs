@@ -29,6 +29,8 @@ use crate::spread::{SpreadRequest, SpreadScheduler};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+pub mod nova_draw;
+
 /// What an entry reports: `Err` names the broken invariant.
 pub type Outcome = Result<(), String>;
 
@@ -271,9 +273,9 @@ impl<'a> Bytes<'a> {
     }
 
     /// One of `items`, chosen by the next byte (`items` must not be empty).
-    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+    pub fn pick<T: Clone>(&mut self, items: &[T]) -> T {
         let b = usize::from(self.byte());
-        items[b % items.len()]
+        items[b % items.len()].clone()
     }
 
     /// An amount, mostly ordinary, sometimes hostile.
@@ -500,6 +502,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("spread", spread),
     ("replica", replica),
     ("nova_scenario", nova_scenario),
+    ("nova_drawn", nova_draw::nova_drawn),
 ];
 
 #[cfg(test)]

@@ -159,12 +159,17 @@ fn serde_itself_refuses_arrays_nested_in_documented_objects() {
     assert!(serde_error::<HostSpec>("{}").starts_with("missing field `name`"));
 }
 
+/// A scenario kept under `fuzz/regressions/nova_scenario/`.
+fn nova_regression(name: &str) -> String {
+    let path = format!("{}/fuzz/regressions/nova_scenario/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 /// Found by `nova_scenario` in campaign 2: a scenario asking for 20,152,155 instances made the
 /// reader write a default UUID per instance (1.7 GB) before the scheduler's count limit ran.
 #[test]
 fn a_nova_scenario_with_a_huge_instance_count_is_refused_by_the_reader_without_allocating() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/regressions/nova_scenario/huge_num_instances.json");
-    let json = std::fs::read_to_string(path).unwrap();
+    let json = nova_regression("huge_num_instances.json");
     let err = Scenario::from_json(&json).unwrap_err();
     assert_eq!(
         err,
@@ -177,6 +182,25 @@ fn a_nova_scenario_with_a_huge_instance_count_is_refused_by_the_reader_without_a
     let scenario = Scenario::from_json(&at_limit).unwrap();
     assert!(scenario.request.vm.instance_uuids.is_empty());
     assert_eq!(scenario.request.vm.instance_uuid(99_999), "00000000-0000-0000-0000-000000099999");
+}
+
+/// Found by `nova_drawn` on its first run: a host's `free_disk_gb` of `i64::MAX` overflowed the
+/// reader's conversion to MiB (a panic with overflow checks on, a wrapped amount without).
+#[test]
+fn a_nova_host_whose_free_disk_gb_overflows_in_mib_is_refused_with_host_and_field_named() {
+    let json = nova_regression("free_disk_gb_overflow.json");
+    let err = Scenario::from_json(&json).unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::Config {
+            message: "host `s0`: free_disk_gb 9223372036854775807 is too large to count in MiB".into()
+        }
+    );
+    // `disk_available_least_gb` caps the amount before the conversion, as the filter scheduler does.
+    let least = json.replace("9223372036854775807}", "9223372036854775807, \"disk_available_least_gb\": 7}");
+    let scenario = Scenario::from_json(&least).unwrap();
+    let host = scenario.cluster.host(scenario.cluster.host_id("s0").unwrap()).unwrap();
+    assert_eq!(host.resource(placewise::id::ResourceId::DISK_GB).capacity, 7.0);
 }
 
 #[test]

@@ -360,7 +360,12 @@ impl Scenario {
     fn host(h: &RawHost, aggregates: Vec<String>, (cpu, ram, disk): (f64, f64, f64)) -> Result<HostSpec, BuildError> {
         let free_disk_mb = match (h.free_disk_mb, h.free_disk_gb) {
             (Some(mb), _) => mb,
-            (None, Some(gb)) => h.disk_available_least_gb.map_or(gb, |least| gb.min(least)) * 1024,
+            (None, Some(gb)) => {
+                let gb = h.disk_available_least_gb.map_or(gb, |least| gb.min(least));
+                gb.checked_mul(1024).ok_or_else(|| BuildError::Config {
+                    message: format!("host `{}`: free_disk_gb {gb} is too large to count in MiB", h.name),
+                })?
+            }
             (None, None) => {
                 return Err(BuildError::Config {
                     message: format!("host `{}` needs free_disk_mb or free_disk_gb", h.name),
