@@ -249,13 +249,10 @@ fn aggregates(b: &mut Bytes<'_>, services: &[String]) -> Value {
         for (key, values) in sample(b, &menu, 1, 3) {
             metadata.insert(key.into(), json!(b.pick(values)));
         }
-        let mut hosts: Vec<&String> = sample(b, &services.iter().collect::<Vec<_>>(), 0, 3);
+        let mut hosts = sample(b, services, 0, 3);
         hosts.sort();
-        if chance(b, 1, 32) {
-            // A member that is no host of the scenario.
-            out.push(json!({"name": format!("agg{k}"), "metadata": metadata, "hosts": ["nowhere"]}));
-            continue;
-        }
+        // Now and then a member that is no host of the scenario.
+        let hosts = if chance(b, 1, 32) { json!(["nowhere"]) } else { json!(hosts) };
         out.push(json!({"name": format!("agg{k}"), "metadata": metadata, "hosts": hosts}));
     }
     Value::Array(out)
@@ -338,7 +335,7 @@ fn config(b: &mut Bytes<'_>, services: &[String]) -> Value {
         fs.insert("max_instances_per_host".into(), json!(int(b, &[2, 5, 50])));
     }
     if filters.contains(&"IsolatedHostsFilter") || chance(b, 1, 16) {
-        let isolated: Vec<&String> = sample(b, &services.iter().collect::<Vec<_>>(), 0, 2);
+        let isolated = sample(b, services, 0, 2);
         fs.insert("isolated_hosts".into(), json!(isolated));
         fs.insert("isolated_images".into(), json!(sample(b, &IMAGES[..1], 0, 1)));
         if chance(b, 1, 3) {
@@ -471,7 +468,7 @@ fn request(b: &mut Bytes<'_>, filters: &[Value], services: &[String], nodes: &[S
     if chance(b, 1, 2) {
         let policy = b.pick(&["affinity", "anti-affinity", "soft-affinity", "soft-anti-affinity", "spread"]);
         let mut members = sample(b, &EXISTING, 0, 3);
-        let hosts: Vec<&String> = sample(b, &services.iter().collect::<Vec<_>>(), 0, 1);
+        let hosts = sample(b, services, 0, 1);
         let mut group = json!({"name": "g", "policy": policy, "hosts": hosts});
         if chance(b, 2, 5) {
             group["add_request_instances_to_members"] = json!(false);
@@ -490,21 +487,17 @@ fn request(b: &mut Bytes<'_>, filters: &[Value], services: &[String], nodes: &[S
         let uuids: Vec<String> = (0..count).map(|i| format!("a0000000-0000-4000-8000-00000000000{i}")).collect();
         request["instance_uuids"] = json!(uuids);
     }
-    if chance(b, 1, 5) {
-        let names: Vec<String> =
-            sample(b, &services.iter().collect::<Vec<_>>(), 1, 2).into_iter().map(|n| case(b, n)).collect();
-        request["ignore_hosts"] = json!(names);
-    }
-    if chance(b, 1, 7) {
-        let names: Vec<String> =
-            sample(b, &services.iter().collect::<Vec<_>>(), 1, 2).into_iter().map(|n| case(b, n)).collect();
-        request["force_hosts"] = json!(names);
+    for (key, one_in) in [("ignore_hosts", 5), ("force_hosts", 7)] {
+        if chance(b, 1, one_in) {
+            let names: Vec<String> = sample(b, services, 1, 2).iter().map(|n| case(b, n)).collect();
+            request[key] = json!(names);
+        }
     }
     if chance(b, 1, 10) {
-        request["force_nodes"] = json!(sample(b, &nodes.iter().collect::<Vec<_>>(), 1, 2));
+        request["force_nodes"] = json!(sample(b, nodes, 1, 2));
     }
     if uses("RetryFilter") || chance(b, 1, 12) {
-        request["retry_hosts"] = json!(sample(b, &nodes.iter().collect::<Vec<_>>(), 0, 2));
+        request["retry_hosts"] = json!(sample(b, nodes, 0, 2));
     }
     request
 }
