@@ -196,11 +196,13 @@ fn a_nova_host_whose_free_disk_gb_overflows_in_mib_is_refused_with_host_and_fiel
             message: "host `s0`: free_disk_gb 9223372036854775807 is too large to count in MiB".into()
         }
     );
-    // `disk_available_least_gb` caps the amount before the conversion, as the filter scheduler does.
+    // `disk_available_least_gb` caps the free amount before the conversion, as the filter
+    // scheduler does; the total stays `free_disk_gb` as given (the reference tool's rule).
     let least = json.replace("9223372036854775807}", "9223372036854775807, \"disk_available_least_gb\": 7}");
     let scenario = Scenario::from_json(&least).unwrap();
     let host = scenario.cluster.host(scenario.cluster.host_id("s0").unwrap()).unwrap();
-    assert_eq!(host.resource(placewise::id::ResourceId::DISK_GB).capacity, 7.0);
+    let disk = host.resource(placewise::id::ResourceId::DISK_GB);
+    assert_eq!((disk.capacity, disk.used), (i64::MAX as f64, i64::MAX as f64 - 7.0));
 }
 
 #[test]

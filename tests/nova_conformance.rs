@@ -9,10 +9,14 @@
 //! same weighed list with bit-identical weights. A scenario on which Nova raised must make
 //! placewise return an error.
 //!
-//! The scenarios come from two generators in `tests/data/nova/`: `make_scenarios.py` (small
-//! scenarios, one rule each) and `random_scenarios.py` (`random_<seed>.scenario.json`: seeded
-//! scenarios drawn from everything the tool's format allows, so that rules interact).
-//! `oracle_batch.py` runs Nova on many of them in one process.
+//! The scenarios come from three generators in `tests/data/nova/`: `make_scenarios.py` (small
+//! scenarios, one rule each), `random_scenarios.py` (`random_<seed>.scenario.json`: seeded
+//! scenarios drawn from everything the tool's format allows, so that rules interact) and
+//! `drawn_scenarios.sh` (`drawn_<hash>.scenario.json`: the `nova_drawn` fuzz target's draws
+//! within Nova's scope, from its coverage-chosen corpus and from pseudo-random bytes; every
+//! filter and weigher Nova 34 knows, hosts with several nodes, aggregates with overrides,
+//! hints, groups, forced and ignored hosts). `oracle_batch.py` runs Nova on many of them in one
+//! process.
 
 #[path = "support/data.rs"]
 mod data;

@@ -11,14 +11,14 @@
 //! |---|---|
 //! | `total_usable_ram_mb`, `free_ram_mb`, `ram_allocation_ratio` | `memory_mb`: capacity, used = total − free, ratio |
 //! | `vcpus_total`, `vcpus_used`, `cpu_allocation_ratio` | `vcpus`: capacity, used, ratio |
-//! | `total_usable_disk_gb`, `free_disk_mb` (or `free_disk_gb`, `disk_available_least_gb`), `disk_allocation_ratio` | `disk_gb`: capacity, used = total − free / 1024, ratio |
+//! | `total_usable_disk_gb`, `free_disk_mb` (or `free_disk_gb`, `disk_available_least_gb`), `disk_allocation_ratio` | `disk_gb`: capacity, used = total − free / 1024, ratio; free is the lesser of `free_disk_gb` and `disk_available_least_gb` (it may be negative); without `total_usable_disk_gb` the total is `free_disk_gb` as given (or `free_disk_mb` / 1024, rounded down) |
 //! | `name` given by several entries (one per `nodename`) | one host per entry, named by its label `name:nodename`, a node of [service host](crate::snapshot::HostSpec::service_host) `name`; the service fields are the first entry's, the aggregate memberships the union of the entries' |
 //! | `enabled`, `up`, `forced_down` | state `enabled`, `up` (false when forced down) |
 //! | `availability_zone` | membership of aggregate `az:<zone>` with metadata `availability_zone` |
 //! | `aggregates` | memberships |
 //! | `instances` | running instances (ids only), on the node that lists them; the group and affinity rules read the service host's list ([`Cluster::service_instances`]) |
 //! | `metrics` | metrics, truncated to integers (`cpu.*percent` × 100 first) |
-//! | everything else (`hypervisor_type`, `hypervisor_version`, `cpu_info`, `supported_instances`, `host_ip`, `stats`, counters, `nodename`) | host attributes; `cpu_info` as a JSON string; `stats` with the counters added as strings (`num_instances`, `io_workload`, `failed_builds`) |
+//! | everything else (`hypervisor_type`, `hypervisor_version`, `cpu_info`, `supported_instances`, `host_ip`, `stats`, counters, `nodename`) | host attributes; `cpu_info` as a JSON string; `stats` with the counters added as strings (`num_instances`, `io_workload`, `failed_builds`); a `host_ip` that is no IPv4 or IPv6 address is an error, as in Nova's compute node record |
 //!
 //! The request's `scheduler_hints` become [`VmSpec::hints`] as the tool hands them to the
 //! filters (a one-item list reads as the bare string). A rebuild is said the tool's way, with the
@@ -46,6 +46,7 @@ use crate::snapshot::{
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 // The types read from JSON take the object form only (see `crate::json`).
 crate::json::object_form!(RawScenario, RawAggregate, RawHost, RawRequest, RawFlavor, RawImage, RawGroup);
@@ -358,13 +359,16 @@ impl Scenario {
     }
 
     fn host(h: &RawHost, aggregates: Vec<String>, (cpu, ram, disk): (f64, f64, f64)) -> Result<HostSpec, BuildError> {
-        let free_disk_mb = match (h.free_disk_mb, h.free_disk_gb) {
-            (Some(mb), _) => mb,
-            (None, Some(gb)) => {
-                let gb = h.disk_available_least_gb.map_or(gb, |least| gb.min(least));
-                gb.checked_mul(1024).ok_or_else(|| BuildError::Config {
+        // Without total_usable_disk_gb the total is the free amount in whole GiB as given,
+        // before disk_available_least_gb lowers it (the reference tool's rule).
+        let (free_disk_mb, free_gb_given) = match (h.free_disk_mb, h.free_disk_gb) {
+            (Some(mb), _) => (mb, mb.div_euclid(1024)),
+            (None, Some(given)) => {
+                let gb = h.disk_available_least_gb.map_or(given, |least| given.min(least));
+                let mb = gb.checked_mul(1024).ok_or_else(|| BuildError::Config {
                     message: format!("host `{}`: free_disk_gb {gb} is too large to count in MiB", h.name),
-                })?
+                })?;
+                (mb, given)
             }
             (None, None) => {
                 return Err(BuildError::Config {
@@ -372,7 +376,7 @@ impl Scenario {
                 })
             }
         };
-        let total_disk_gb = h.total_usable_disk_gb.unwrap_or(free_disk_mb.div_euclid(1024));
+        let total_disk_gb = h.total_usable_disk_gb.unwrap_or(free_gb_given);
         // Used amounts may exceed capacity (free can be negative); a free amount above the total
         // would be negative use, which the snapshot refuses with the host and field named.
         let used = |total: i64, free: f64| total as f64 - free;
@@ -419,6 +423,13 @@ impl Scenario {
             host = host.attribute("nodename", json!(node)).attribute("hypervisor_hostname", json!(node));
         }
         if let Some(ip) = &h.host_ip {
+            // Nova's compute node record holds an IP address (`IPAddressField`), and refuses
+            // anything else.
+            if ip.parse::<IpAddr>().is_err() {
+                return Err(BuildError::Config {
+                    message: format!("host `{}`: host_ip `{ip}` is not an IP address", h.name),
+                });
+            }
             host = host.attribute("host_ip", json!(ip));
         }
         if let Some(uuid) = &h.uuid {
@@ -750,7 +761,9 @@ mod tests {
         assert_eq!(c.aggregate_metadata(c.host_id("a").unwrap(), "availability_zone"), Some(vec!["az1"]));
         let b = c.host(c.host_id("b").unwrap()).unwrap();
         assert!(!b.state.up);
-        assert_eq!(b.resource(crate::ResourceId::DISK_GB).capacity, 7.0, "total defaults to the free GiB");
+        // Without a total: free_disk_gb as given is the total, disk_available_least_gb the free amount.
+        assert_eq!(b.resource(crate::ResourceId::DISK_GB).capacity, 10.0);
+        assert_eq!(b.resource(crate::ResourceId::DISK_GB).used, 3.0);
         assert_eq!(s.labels, ["a", "b:b-node"]);
         let vm = &s.request.vm;
         assert_eq!(vm.instance_uuid(1), "00000000-0000-0000-0000-000000000001");
@@ -772,6 +785,20 @@ mod tests {
         assert!(matches!(Scenario::from_json(&rebuild), Err(BuildError::Json { .. })));
         let metric = SMALL.replace("cpu.frequency", "cpu.freq");
         assert!(Scenario::from_json(&metric).unwrap_err().to_string().contains("unknown metric `cpu.freq`"));
+    }
+
+    #[test]
+    fn a_host_ip_must_be_an_ip_address() {
+        let with_ip = |ip: &str| SMALL.replace("\"availability_zone\": \"az1\",", &format!("\"host_ip\": \"{ip}\","));
+        for good in ["10.0.0.1", "fd00::1"] {
+            assert!(Scenario::from_json(&with_ip(good)).is_ok(), "{good}");
+        }
+        for bad in ["10.0.0.256", "10.0.0", "host-a", ""] {
+            assert_eq!(
+                Scenario::from_json(&with_ip(bad)).unwrap_err(),
+                BuildError::Config { message: format!("host `a`: host_ip `{bad}` is not an IP address") }
+            );
+        }
     }
 
     #[test]

@@ -75,6 +75,14 @@ pub trait Vars {
         let _ = slot;
         self.attribute(name)
     }
+
+    /// The Python type of the attribute `name` when it is an object without a `get` method
+    /// (Nova's `metrics` is a `MonitorMetricList`), so that a dotted lookup in it raises as in
+    /// Nova; `None` for attributes [`attribute`](Vars::attribute) answers. The default: none.
+    fn object_type(&self, name: &str) -> Option<&'static str> {
+        let _ = name;
+        None
+    }
 }
 
 impl<T: Vars + ?Sized> Vars for &T {
@@ -84,6 +92,10 @@ impl<T: Vars + ?Sized> Vars for &T {
 
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         (**self).attribute_at(slot, name)
+    }
+
+    fn object_type(&self, name: &str) -> Option<&'static str> {
+        (**self).object_type(name)
     }
 }
 
@@ -95,6 +107,9 @@ impl<T: Vars + ?Sized> Vars for Box<T> {
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         (**self).attribute_at(slot, name)
     }
+    fn object_type(&self, name: &str) -> Option<&'static str> {
+        (**self).object_type(name)
+    }
 }
 
 impl<T: Vars + ?Sized> Vars for Arc<T> {
@@ -104,6 +119,9 @@ impl<T: Vars + ?Sized> Vars for Arc<T> {
 
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         (**self).attribute_at(slot, name)
+    }
+    fn object_type(&self, name: &str) -> Option<&'static str> {
+        (**self).object_type(name)
     }
 }
 
@@ -632,6 +650,16 @@ fn resolve(
     if name.is_empty() {
         return Ok(PyValue::None);
     }
+    if let Some(key) = keys.first() {
+        if let Some(found) = vars.object_type(name) {
+            return Err(QueryError::NotADict {
+                variable: text.to_owned(),
+                key: key.clone(),
+                found,
+                path: path_string(path),
+            });
+        }
+    }
     let mut value = match slot {
         Some(slot) => vars.attribute_at(slot, name),
         None => vars.attribute(name),
@@ -938,6 +966,32 @@ mod tests {
         assert!(matches!(run(json!(["=", "$free_ram_mb.x", 1])), Err(QueryError::NotADict { found: "int", .. })));
         assert!(matches!(run(json!(["=", "$features.0", 1])), Err(QueryError::NotADict { found: "list", .. })));
         assert!(matches!(run(json!(["=", "$enabled.", 1])), Err(QueryError::NotADict { found: "bool", .. })));
+    }
+
+    #[test]
+    fn a_dotted_lookup_in_an_object_without_get_raises() {
+        struct Objects;
+        impl Vars for Objects {
+            fn attribute(&self, _: &str) -> PyValue {
+                PyValue::None
+            }
+            fn object_type(&self, name: &str) -> Option<&'static str> {
+                (name == "metrics").then_some("MonitorMetricList")
+            }
+        }
+        let passes = |q| Query::parse(&q).unwrap().unwrap().passes(&Box::new(Objects));
+        assert_eq!(
+            passes(json!(["=", "$metrics.cpu.percent", 1])),
+            Err(QueryError::NotADict {
+                variable: "$metrics.cpu.percent".into(),
+                key: "cpu".into(),
+                found: "MonitorMetricList",
+                path: "[1]".into()
+            })
+        );
+        // Without a key nothing is looked up; other attributes answer as before.
+        assert_eq!(passes(json!(["=", "$metrics", 1])), Ok(false));
+        assert_eq!(passes(json!(["=", "$stats.x", 1])), Ok(false));
     }
 
     #[test]

@@ -9,9 +9,15 @@
 //! every scheduler option the reader knows, the host and request fields the generator leaves
 //! out, and now and then a hostile number (negative, zero, the extremes of `i64`, `1e308`).
 //! The text goes through the same checks as [`nova_scenario`].
+//!
+//! Within [`Scope::Nova`] the same bytes draw a scenario that Nova 34 and the reference tool run
+//! deterministically and that placewise must decide as Nova does (no old names, no hostile
+//! numbers, no record placewise refuses on purpose): `tests/data/nova/drawn_scenarios.sh`
+//! turns such draws into conformance scenarios, with Nova's own answers.
 
 use super::{nova_scenario, Bytes, Outcome};
 use serde_json::{json, Map, Value};
+use std::ops::{Deref, DerefMut};
 
 const FILTERS: [&str; 34] = [
     "AllHostsFilter",
@@ -50,6 +56,10 @@ const FILTERS: [&str; 34] = [
     "NoSuchFilter",
 ];
 
+/// How many of [`FILTERS`], from the first, Nova 34 and the reference tool know: the rest are
+/// filters Nova no longer ships, a dotted path and an unknown name.
+const NOVA_FILTERS: usize = 27;
+
 /// Weighers with the option that holds their multiplier.
 const WEIGHERS: [(&str, &str); 14] = [
     ("RAMWeigher", "ram_weight_multiplier"),
@@ -67,6 +77,9 @@ const WEIGHERS: [(&str, &str); 14] = [
     ("FreeCpuWeigher", "cpu_weight_multiplier"),
     ("FreeDiskWeigher", "disk_weight_multiplier"),
 ];
+
+/// How many of [`WEIGHERS`], from the first, Nova 34 knows: the rest are old names.
+const NOVA_WEIGHERS: usize = 10;
 
 const AZS: [&str; 4] = ["az1", "az2", "nova", "az3"];
 const ARCHES: [[&str; 3]; 5] = [
@@ -100,20 +113,60 @@ const OWN: [&str; 4] = [
 ];
 const HOSTILE_INTS: [i64; 6] = [0, -1, i64::MAX, i64::MIN, 1 << 53, -(1 << 40)];
 
+/// Which scenarios a draw may give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything the reader reads or refuses: old and unknown names, placewise's own options,
+    /// hostile numbers, inconsistent records. The fuzz target's draws.
+    Wide,
+    /// Only what Nova 34 and the reference tool (`../shared/nova-reference`, with its emulated
+    /// legacy filters) run deterministically and what placewise reads as Nova does: Nova's own
+    /// filter and weigher names, no hostile numbers, no free amount above its total, valid IP
+    /// addresses, no aggregate member that is no host, `host_subset_size` 1, and none of
+    /// placewise's own options. For conformance scenarios (`tests/data/nova/drawn_*`).
+    Nova,
+}
+
+/// The fuzz bytes and the scope of the draw.
+struct Draw<'a> {
+    bytes: Bytes<'a>,
+    scope: Scope,
+}
+
+impl<'a> Deref for Draw<'a> {
+    type Target = Bytes<'a>;
+
+    fn deref(&self) -> &Bytes<'a> {
+        &self.bytes
+    }
+}
+
+impl DerefMut for Draw<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.bytes
+    }
+}
+
+impl Draw<'_> {
+    fn wide(&self) -> bool {
+        self.scope == Scope::Wide
+    }
+}
+
 /// `k` times in `n`; a zero byte (past the end of the input) says no.
-fn chance(b: &mut Bytes<'_>, k: u8, n: u8) -> bool {
+fn chance(b: &mut Draw<'_>, k: u8, n: u8) -> bool {
     b.byte() % n >= n - k
 }
 
 /// A count in `lo..=hi`.
-fn range(b: &mut Bytes<'_>, lo: u8, hi: u8) -> usize {
+fn range(b: &mut Draw<'_>, lo: u8, hi: u8) -> usize {
     usize::from(lo + b.byte() % (hi - lo + 1))
 }
 
 /// One of `pool`, or once in sixteen draws a hostile integer.
-fn int(b: &mut Bytes<'_>, pool: &[i64]) -> i64 {
+fn int(b: &mut Draw<'_>, pool: &[i64]) -> i64 {
     let at = b.byte();
-    if at >= 240 {
+    if at >= 240 && b.wide() {
         HOSTILE_INTS[usize::from(at - 240) % HOSTILE_INTS.len()]
     } else {
         pool[usize::from(at) % pool.len()]
@@ -122,8 +175,8 @@ fn int(b: &mut Bytes<'_>, pool: &[i64]) -> i64 {
 
 /// One of `pool` as a JSON number, or once in sixteen draws a hostile one (`1e308`, a
 /// negative; NaN and infinity come out as `null`).
-fn number(b: &mut Bytes<'_>, pool: &[f64]) -> Value {
-    if b.byte() >= 240 {
+fn number(b: &mut Draw<'_>, pool: &[f64]) -> Value {
+    if b.byte() >= 240 && b.wide() {
         json!(b.amount())
     } else {
         json!(b.pick(pool))
@@ -131,18 +184,21 @@ fn number(b: &mut Bytes<'_>, pool: &[f64]) -> Value {
 }
 
 /// Up to `most` distinct items of `items`, in the order the bytes pick them.
-fn sample<T: Clone>(b: &mut Bytes<'_>, items: &[T], least: u8, most: u8) -> Vec<T> {
+fn sample<T: Clone>(b: &mut Draw<'_>, items: &[T], least: u8, most: u8) -> Vec<T> {
     let mut left = items.to_vec();
     let n = range(b, least, most).min(left.len());
     (0..n).map(|_| left.remove(usize::from(b.byte()) % left.len())).collect()
 }
 
-fn host_entry(b: &mut Bytes<'_>, name: &str, i: usize, nodename: Option<String>) -> Value {
+fn host_entry(b: &mut Draw<'_>, name: &str, i: usize, nodename: Option<String>) -> Value {
     let arch = b.pick(&ARCHES);
     let ram = int(b, &[4096, 8192, 16384, 512]);
     let vcpus = int(b, &[2, 4, 8, 1]);
     let disk = int(b, &[40, 80, 200, 0]);
-    let free_ram = int(b, &[ram, ram.saturating_sub(1024), ram / 2, 2048, 1024, 512, -256]);
+    let mut free_ram = int(b, &[ram, ram.saturating_sub(1024), ram / 2, 2048, 1024, 512, -256]);
+    if !b.wide() {
+        free_ram = free_ram.min(ram);
+    }
     let mut h = Map::new();
     h.insert("name".into(), json!(name));
     h.insert("total_usable_ram_mb".into(), json!(ram));
@@ -152,7 +208,11 @@ fn host_entry(b: &mut Bytes<'_>, name: &str, i: usize, nodename: Option<String>)
     match b.byte() % 4 {
         0 | 1 => {
             h.insert("total_usable_disk_gb".into(), json!(disk));
-            h.insert("free_disk_mb".into(), json!(int(b, &[disk, disk / 2, 10, 0]).saturating_mul(1024)));
+            let mut free = int(b, &[disk, disk / 2, 10, 0]);
+            if !b.wide() {
+                free = free.min(disk);
+            }
+            h.insert("free_disk_mb".into(), json!(free.saturating_mul(1024)));
         }
         2 => {
             h.insert("free_disk_gb".into(), json!(int(b, &[disk, disk / 2, 10, 0])));
@@ -166,7 +226,11 @@ fn host_entry(b: &mut Bytes<'_>, name: &str, i: usize, nodename: Option<String>)
     }
     h.insert("hypervisor_type".into(), json!(if arch[1] == "xen" { "Xen" } else { "QEMU" }));
     h.insert("hypervisor_version".into(), json!(int(b, &[6002000, 8002000, 9001000])));
-    h.insert("host_ip".into(), json!(format!("10.0.{}.{}", i / 4, 1 + i % 4 + b.pick(&[0, 0, 100, 254]))));
+    let mut last = 1 + i % 4 + b.pick(&[0, 0, 100, 254]);
+    if !b.wide() {
+        last = last.min(254);
+    }
+    h.insert("host_ip".into(), json!(format!("10.0.{}.{last}", i / 4)));
     let features = sample(b, &FEATURES, 0, 3);
     h.insert(
         "cpu_info".into(),
@@ -223,7 +287,7 @@ fn host_entry(b: &mut Bytes<'_>, name: &str, i: usize, nodename: Option<String>)
     Value::Object(h)
 }
 
-fn aggregates(b: &mut Bytes<'_>, services: &[String]) -> Value {
+fn aggregates(b: &mut Draw<'_>, services: &[String]) -> Value {
     let menu: [(&str, &[&str]); 17] = [
         ("ssd", &["true", "false"]),
         ("speed", &["fast", "slow"]),
@@ -247,18 +311,25 @@ fn aggregates(b: &mut Bytes<'_>, services: &[String]) -> Value {
     for k in 0..b.byte() % 5 {
         let mut metadata = Map::new();
         for (key, values) in sample(b, &menu, 1, 3) {
-            metadata.insert(key.into(), json!(b.pick(values)));
+            let mut value = b.pick(values);
+            // Nova weighs with a NaN multiplier override, where placewise deliberately keeps
+            // the configured one (`weigh::builtin::aggregate_multiplier`), and raises on an
+            // infinite disk limit.
+            if !b.wide() && matches!(value, "nan" | "1e308") {
+                value = values[0];
+            }
+            metadata.insert(key.into(), json!(value));
         }
         let mut hosts = sample(b, services, 0, 3);
         hosts.sort();
         // Now and then a member that is no host of the scenario.
-        let hosts = if chance(b, 1, 32) { json!(["nowhere"]) } else { json!(hosts) };
+        let hosts = if chance(b, 1, 32) && b.wide() { json!(["nowhere"]) } else { json!(hosts) };
         out.push(json!({"name": format!("agg{k}"), "metadata": metadata, "hosts": hosts}));
     }
     Value::Array(out)
 }
 
-fn extra_specs(b: &mut Bytes<'_>) -> Value {
+fn extra_specs(b: &mut Draw<'_>) -> Value {
     let menu: [(&str, &[&str]); 12] = [
         ("capabilities:cpu_info:arch", &["x86_64", "s== aarch64"]),
         ("capabilities:cpu_info:features", &["<in> avx", "<all-in> avx aes"]),
@@ -280,7 +351,7 @@ fn extra_specs(b: &mut Bytes<'_>) -> Value {
     Value::Object(specs)
 }
 
-fn query(b: &mut Bytes<'_>) -> Value {
+fn query(b: &mut Draw<'_>) -> Value {
     let atoms = [
         json!([">=", "$free_ram_mb", b.pick(&[1024, 4096])]),
         json!(["<", "$num_io_ops", 3]),
@@ -309,9 +380,9 @@ fn query(b: &mut Bytes<'_>) -> Value {
     }
 }
 
-fn config(b: &mut Bytes<'_>, services: &[String]) -> Value {
-    let filters = sample(b, &FILTERS, 1, 7);
-    let weighers = sample(b, &WEIGHERS, 0, 4);
+fn config(b: &mut Draw<'_>, services: &[String]) -> Value {
+    let filters = sample(b, if b.wide() { &FILTERS[..] } else { &FILTERS[..NOVA_FILTERS] }, 1, 7);
+    let weighers = sample(b, if b.wide() { &WEIGHERS[..] } else { &WEIGHERS[..NOVA_WEIGHERS] }, 0, 4);
     let mut config = Map::new();
     config.insert("enabled_filters".into(), json!(filters));
     config.insert("weighers".into(), json!(weighers.iter().map(|w| w.0).collect::<Vec<_>>()));
@@ -321,7 +392,7 @@ fn config(b: &mut Bytes<'_>, services: &[String]) -> Value {
             multipliers.insert((*option).into(), number(b, &[-1.0, 0.5, 1.0, 2.0, 10.0, 0.0]));
         }
     }
-    if chance(b, 1, 32) {
+    if chance(b, 1, 32) && b.wide() {
         multipliers.insert("image_props_weight_multiplier".into(), json!(1.0));
     }
     if !multipliers.is_empty() {
@@ -354,6 +425,13 @@ fn config(b: &mut Bytes<'_>, services: &[String]) -> Value {
     if chance(b, 1, 8) {
         fs.insert("aggregate_image_properties_isolation_namespace".into(), json!("isolation"));
         fs.insert("aggregate_image_properties_isolation_separator".into(), json!(b.pick(&[".", ":"])));
+    }
+    if !b.wide() {
+        // Nova draws among the best hosts from Python's `random` (placewise refuses to shuffle).
+        fs.remove("shuffle_best_same_weighed_hosts");
+        if fs.contains_key("host_subset_size") {
+            fs.insert("host_subset_size".into(), json!(1));
+        }
     }
     if !fs.is_empty() {
         config.insert("filter_scheduler".into(), Value::Object(fs));
@@ -389,12 +467,17 @@ fn config(b: &mut Bytes<'_>, services: &[String]) -> Value {
     if chance(b, 1, 16) {
         config.insert("max_request_count".into(), json!(b.pick(&[1, 3, 1000])));
     }
+    if !b.wide() {
+        // placewise's own options.
+        config.remove("ties");
+        config.remove("max_request_count");
+    }
     Value::Object(config)
 }
 
 /// A host name as given, or now and then in capitals (the filter scheduler compares them
 /// case-insensitively).
-fn case(b: &mut Bytes<'_>, name: &str) -> String {
+fn case(b: &mut Draw<'_>, name: &str) -> String {
     if chance(b, 1, 3) {
         name.to_uppercase()
     } else {
@@ -402,7 +485,7 @@ fn case(b: &mut Bytes<'_>, name: &str) -> String {
     }
 }
 
-fn request(b: &mut Bytes<'_>, filters: &[Value], services: &[String], nodes: &[String]) -> Value {
+fn request(b: &mut Draw<'_>, filters: &[Value], services: &[String], nodes: &[String]) -> Value {
     let count = range(b, 1, 5);
     let uses = |name: &str| filters.iter().any(|f| f == name);
     let mut flavor = json!({
@@ -504,8 +587,12 @@ fn request(b: &mut Bytes<'_>, filters: &[Value], services: &[String], nodes: &[S
 
 /// The scenario the bytes choose, as JSON text (the `nova_scenario` target's input format).
 pub fn draw_nova_scenario(data: &[u8]) -> String {
-    let mut b = Bytes::new(data);
-    let b = &mut b;
+    draw_scenario(data, Scope::Wide)
+}
+
+/// The scenario the bytes choose within `scope`, as JSON text.
+pub fn draw_scenario(data: &[u8], scope: Scope) -> String {
+    let b = &mut Draw { bytes: Bytes::new(data), scope };
     let mut hosts = Vec::new();
     let mut services = Vec::new();
     let mut nodes = Vec::new();
@@ -574,6 +661,52 @@ mod tests {
         let scenario = Scenario::from_json(&draw_nova_scenario(&[])).unwrap();
         assert_eq!(scenario.cluster.len(), 1);
         assert_eq!(scenario.request.count, 1);
+    }
+
+    #[test]
+    fn nova_scope_draws_only_what_nova_runs_deterministically() {
+        fn no_hostile_number(v: &Value) {
+            match v {
+                Value::Number(n) => {
+                    let x = n.as_f64().unwrap();
+                    assert!(x.abs() < 1e15, "{x}");
+                }
+                Value::Array(items) => items.iter().for_each(no_hostile_number),
+                Value::Object(map) => map.values().for_each(no_hostile_number),
+                _ => {}
+            }
+        }
+        let mut wide_differs = 0;
+        for seed in 0..150u32 {
+            let data: Vec<u8> = (0..600u32).map(|i| (i.wrapping_mul(seed * 2 + 1) ^ (seed * 7)) as u8).collect();
+            let text = draw_scenario(&data, Scope::Nova);
+            wide_differs += usize::from(text != draw_nova_scenario(&data));
+            let v: Value = serde_json::from_str(&text).unwrap();
+            no_hostile_number(&v);
+            let config = &v["config"];
+            for f in config["enabled_filters"].as_array().unwrap() {
+                assert!(FILTERS[..NOVA_FILTERS].contains(&f.as_str().unwrap()), "{f}");
+            }
+            for w in config["weighers"].as_array().unwrap() {
+                assert!(WEIGHERS[..NOVA_WEIGHERS].iter().any(|(name, _)| w == name), "{w}");
+            }
+            assert!(config.get("ties").is_none() && config.get("max_request_count").is_none());
+            let fs = &config["filter_scheduler"];
+            assert!(fs.get("host_subset_size").is_none_or(|k| k == 1));
+            assert!(fs.get("shuffle_best_same_weighed_hosts").is_none());
+            let hosts = v["hosts"].as_array().unwrap();
+            for h in hosts {
+                assert!(h["free_ram_mb"].as_i64() <= h["total_usable_ram_mb"].as_i64(), "{h}");
+                assert!(h["host_ip"].as_str().unwrap().parse::<std::net::IpAddr>().is_ok(), "{h}");
+            }
+            for a in v["aggregates"].as_array().unwrap() {
+                for member in a["hosts"].as_array().unwrap() {
+                    assert!(hosts.iter().any(|h| h["name"] == *member), "{member}");
+                }
+            }
+            assert_eq!(nova_scenario(text.as_bytes()), Ok(()));
+        }
+        assert!(wide_differs > 50, "only {wide_differs} of 150 wide draws differ from Nova's");
     }
 
     #[test]

@@ -17,7 +17,10 @@
 //! ```
 //!
 //! Every option may also stand at the top level. An unknown filter, weigher or option name is a
-//! [`BuildError::Config`] that lists the known ones. Names are the filter scheduler's class names;
+//! [`BuildError::Config`] that lists the known ones, and so is a value below the lower bound
+//! Nova declares for its option: `host_subset_size` and `max_instances_per_host` at least 1,
+//! `max_io_ops_per_host` at least 0, `soft_affinity_weight_multiplier`,
+//! `soft_anti_affinity_weight_multiplier` and `pci_weight_multiplier` at least 0. Names are the filter scheduler's class names;
 //! old names are accepted as aliases (`RamWeigher` for `RAMWeigher`).
 
 use super::{Scheduler, SchedulerBuilder, Ties};
@@ -25,6 +28,7 @@ use crate::error::BuildError;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::fmt;
 
 // The types read from JSON take the object form only (see `crate::json`).
 crate::json::object_form!(Options);
@@ -188,6 +192,18 @@ fn integer(key: &str, value: &Value) -> Result<i64, BuildError> {
     Ok(n as i64)
 }
 
+/// `n`, or the error Nova's option type raises for a value below the option's `min`.
+fn at_least<T: PartialOrd + fmt::Display>(key: &str, n: T, min: T) -> Result<T, BuildError> {
+    if n < min {
+        return Err(config_error(format!("`{key}` must be at least {min}, not {n}")));
+    }
+    Ok(n)
+}
+
+/// The multiplier options Nova declares with `min=0.0`.
+const NON_NEGATIVE_MULTIPLIERS: [&str; 3] =
+    ["soft_affinity_weight_multiplier", "soft_anti_affinity_weight_multiplier", "pci_weight_multiplier"];
+
 fn boolean(key: &str, value: &Value) -> Result<bool, BuildError> {
     match value {
         Value::Bool(b) => Ok(*b),
@@ -238,11 +254,7 @@ impl SchedulerConfig {
         let o = &mut self.options;
         match key {
             "host_subset_size" => {
-                let k = integer(key, value)?;
-                if k < 1 {
-                    return Err(config_error("host_subset_size must be at least 1"));
-                }
-                o.host_subset_size = k as usize;
+                o.host_subset_size = at_least(key, integer(key, value)?, 1)? as usize;
             }
             "shuffle_best_same_weighed_hosts" => {
                 if boolean(key, value)? {
@@ -251,8 +263,8 @@ impl SchedulerConfig {
                     ));
                 }
             }
-            "max_io_ops_per_host" => o.max_io_ops_per_host = integer(key, value)?,
-            "max_instances_per_host" => o.max_instances_per_host = integer(key, value)?,
+            "max_io_ops_per_host" => o.max_io_ops_per_host = at_least(key, integer(key, value)?, 0)?,
+            "max_instances_per_host" => o.max_instances_per_host = at_least(key, integer(key, value)?, 1)?,
             "isolated_images" => o.isolated_images = names(key, value)?,
             "isolated_hosts" => o.isolated_hosts = names(key, value)?,
             "restrict_isolated_hosts_to_isolated_images" => {
@@ -292,6 +304,9 @@ impl SchedulerConfig {
             }
             k if MULTIPLIER_DEFAULTS.iter().any(|d| d.0 == k) => {
                 let m = number(key, value)?;
+                if NON_NEGATIVE_MULTIPLIERS.contains(&k) {
+                    at_least(key, m, 0.0)?;
+                }
                 if k == "image_props_weight_multiplier" && m != 0.0 {
                     return Err(config_error(
                         "ImagePropertiesWeigher with a non-zero multiplier reads the cell database; not supported",
@@ -359,6 +374,7 @@ impl TryFrom<Value> for SchedulerConfig {
             return Err(config_error("a scheduler configuration must be a JSON object"));
         };
         let mut config = SchedulerConfig::default();
+        let mut top_level = Vec::new();
         for (key, value) in &map {
             match key.as_str() {
                 "enabled_filters" => config.enabled_filters = names(key, value)?,
@@ -382,15 +398,20 @@ impl TryFrom<Value> for SchedulerConfig {
                     }
                 }
                 "multipliers" | "filter_scheduler" | "metrics" => {
-                    let Value::Object(section) = value else {
+                    if !value.is_object() {
                         return Err(config_error(format!("`{key}` must be an object")));
-                    };
-                    for (k, v) in section {
-                        config.set_option(k, v)?;
                     }
                 }
-                other => config.set_option(other, value)?,
+                _ => top_level.push((key, value)),
             }
+        }
+        // An option set twice keeps the value set last, in the reference tool's order: the
+        // `multipliers` and `filter_scheduler` sections, the top level, the `metrics` section.
+        let section = |name: &str| map.get(name).and_then(Value::as_object).into_iter().flatten();
+        let ordered =
+            section("multipliers").chain(section("filter_scheduler")).chain(top_level).chain(section("metrics"));
+        for (key, value) in ordered {
+            config.set_option(key, value)?;
         }
         Ok(config)
     }
@@ -680,6 +701,47 @@ mod max_count_tests {
     use crate::error::ScheduleError;
     use crate::request::Request;
     use crate::snapshot::{Cluster, HostSpec};
+
+    #[test]
+    fn an_option_set_twice_keeps_the_value_the_reference_tool_sets_last() {
+        let c = SchedulerConfig::from_json(
+            r#"{"enabled_filters": "ComputeFilter", "ram_weight_multiplier": 2.0,
+                "metrics": {"weight_multiplier": 1.0, "weight_of_unavailable": -5.0},
+                "multipliers": {"metrics_weight_multiplier": 0.5, "ram_weight_multiplier": 3.0},
+                "filter_scheduler": {"metrics_weight_of_unavailable": -7.0}}"#,
+        )
+        .unwrap();
+        // The metrics section comes after the others, the top level after the sections.
+        assert_eq!(c.options.metrics_weight_multiplier, 1.0);
+        assert_eq!(c.options.metrics_weight_of_unavailable, -5.0);
+        assert_eq!(c.options.multipliers["ram_weight_multiplier"], 2.0);
+    }
+
+    #[test]
+    fn options_below_novas_lower_bounds_are_refused_and_the_bounds_accepted() {
+        let set = |option: &str, value: f64| {
+            SchedulerConfig::from_json(&format!(r#"{{"enabled_filters": "ComputeFilter", "{option}": {value}}}"#))
+        };
+        for (option, bound) in [
+            ("host_subset_size", 1.0),
+            ("max_io_ops_per_host", 0.0),
+            ("max_instances_per_host", 1.0),
+            ("soft_affinity_weight_multiplier", 0.0),
+            ("soft_anti_affinity_weight_multiplier", 0.0),
+            ("pci_weight_multiplier", 0.0),
+        ] {
+            assert!(set(option, bound).is_ok(), "{option} = {bound}");
+            let below = bound - 0.5;
+            let err = set(option, below).unwrap_err().to_string();
+            let whole = option.ends_with("per_host") || option == "host_subset_size";
+            let expected = if whole { "must be a whole number" } else { "must be at least 0, not -0.5" };
+            assert!(err.contains(option) && err.contains(expected), "{err}");
+            let err = set(option, bound - 1.0).unwrap_err().to_string();
+            assert!(err.contains(&format!("`{option}` must be at least {bound}, not {}", bound - 1.0)), "{err}");
+        }
+        // Other multipliers may be negative.
+        assert!(set("ram_weight_multiplier", -1.0).is_ok());
+    }
 
     #[test]
     fn max_request_count_bounds_requests_and_round_trips() {

@@ -23,7 +23,8 @@ const ERROR: u32 = 1;
 /// Variables name `HostState` attributes (`$free_ram_mb`, `$stats.rack`, `$service.disabled`);
 /// counters and free amounts include the earlier picks of the request. A query Nova cannot
 /// evaluate (not JSON, an unknown operator, a number ordered against a string, a dotted lookup
-/// through a non-map) fails the request. Runs for every instance, not on rebuilds.
+/// through a non-map, such as `$metrics.cpu.percent`: Nova's `metrics`, `pci_stats` and
+/// `updated` are objects without `get`) fails the request. Runs for every instance, not on rebuilds.
 ///
 /// A query that reads only numeric attributes (`free_ram_mb`, `num_io_ops` …) and compares
 /// them with number literals, under `and` and `or`, is judged on plain numbers
@@ -95,6 +96,16 @@ impl Vars for HostVars<'_> {
             NOT_HOST_STATE => PyValue::None,
             STORED => PyValue::from(&self.view.attribute(name)),
             derived => PyValue::from(&self.view.derived(derived as usize)),
+        }
+    }
+
+    fn object_type(&self, name: &str) -> Option<&'static str> {
+        // The HostState attributes that hold objects without `get`: a dotted lookup raises.
+        match name {
+            "metrics" => Some("MonitorMetricList"),
+            "pci_stats" => Some("PciDeviceStats"),
+            "updated" => Some("datetime.datetime"),
+            _ => None,
         }
     }
 }

@@ -192,6 +192,7 @@ def main():
              hosts=[host(0, free_ram_mb=5000), host(1, free_ram_mb=3000)], request={"num_instances": 4})
 
     fidelity()
+    drawn_findings()
 
 
 def plain(name, free_ram_mb, **kw):
@@ -308,6 +309,36 @@ def fidelity():
              request={"ignore_hosts": ["c"]})
     scenario("ignore_everything", ["RamFilter", "ComputeFilter", "IoOpsFilter"],
              hosts=[plain("a", 1024), plain("b", 1500), plain("c", 9000)], request={"ignore_hosts": ["a", "B", "c"]})
+
+
+def drawn_findings():
+    """Rules that scenarios drawn by the `nova_drawn` fuzz target's generator showed differing
+    (fuzz/CAMPAIGN.md, campaign 15), one scenario each."""
+    # A host record without total_usable_disk_gb: the total is free_disk_gb as given, before
+    # disk_available_least_gb lowers the free amount (which may go negative).
+    least = [host(i, total_usable_disk_gb=None, free_disk_mb=None, free_disk_gb=40,
+                  disk_available_least_gb=least, disk_allocation_ratio=1.5)
+             for i, least in enumerate([5, -3, 30])]
+    for h in least:
+        del h["total_usable_disk_gb"], h["free_disk_mb"]
+    scenario("disk_least_without_total", ["DiskFilter"], weighers=["DiskWeigher"], hosts=least,
+             request={"num_instances": 3})
+    # Nova raises: a host_ip that is no IP address, and options below their lower bound.
+    scenario("host_ip_invalid", ["ComputeFilter"], hosts=[host(0), host(1, host_ip="10.0.0.256")])
+    bounds = {"max_io_ops_per_host": -1, "max_instances_per_host": 0,
+              "soft_affinity_weight_multiplier": -1.0, "soft_anti_affinity_weight_multiplier": -0.5,
+              "pci_weight_multiplier": -2.0}
+    for option, value in bounds.items():
+        scenario("option_below_bound_" + option, ["ComputeFilter"],
+                 config={"filter_scheduler": {option: value}})
+    scenario("option_at_bound", ["ComputeFilter", "IoOpsFilter", "NumInstancesFilter"],
+             config={"filter_scheduler": {"max_io_ops_per_host": 0, "max_instances_per_host": 1,
+                                          "soft_affinity_weight_multiplier": 0.0}})
+    # JsonFilter: HostState's metrics and pci_stats are objects without .get (Nova raises);
+    # numa_topology is None here (the lookup is None).
+    for attr in ("metrics", "pci_stats", "updated", "numa_topology", "instances", "limits"):
+        scenario("json_lookup_in_" + attr, ["JsonFilter"],
+                 request={"scheduler_hints": {"query": ["=", "$%s.cpu.percent" % attr, 1]}})
 
 
 if __name__ == "__main__":
