@@ -31,11 +31,16 @@
 //! no host are `not_reached`; every row is `bypassed` when forced hosts skip the filters or when
 //! `ignore_hosts` leaves nothing.
 //!
+//! A server group's `max_server_per_host` must read (with Python's `int()`) as a whole number
+//! from 1, as Nova's API demands; the reference tool would raise only once the anti-affinity
+//! filter reads it, placewise refuses the scenario as it reads it.
+//!
 //! Scenario features placewise does not model (NUMA topology, PCI requests, a requested
 //! destination) are reported as errors, never ignored.
 
 use crate::error::BuildError;
 use crate::explain::Explanation;
+use crate::expr::pyvalue::parse_py_int;
 use crate::filter::builtin::nova_attribute_warnings;
 use crate::id::InputSet;
 use crate::request::{Flavor, Image, Request, ServerGroup, VmSpec};
@@ -516,7 +521,22 @@ impl Scenario {
         if let Some(props) = r.image_props {
             image.properties.extend(props);
         }
-        let server_group = r.instance_group.map(|g| {
+        let server_group = r.instance_group.map(|g| -> Result<ServerGroup, BuildError> {
+            // Nova's API takes a positive whole number only; its scheduler reads the rule with
+            // Python's int().
+            let max_server_per_host = match &g.max_server_per_host {
+                None => None,
+                Some(v) => {
+                    let text = as_text(v);
+                    let limit = parse_py_int(&text).and_then(|n| u32::try_from(n).ok()).filter(|&n| n >= 1);
+                    Some(limit.ok_or_else(|| BuildError::Config {
+                        message: format!(
+                            "server group: max_server_per_host `{text}` is not a whole number from 1 to {}",
+                            u32::MAX
+                        ),
+                    })?)
+                }
+            };
             let mut members = g.members;
             if g.add_request_instances_to_members.unwrap_or(true) {
                 let mut known: InputSet<String> = members.iter().cloned().collect();
@@ -528,14 +548,15 @@ impl Scenario {
                     }
                 }
             }
-            ServerGroup {
+            Ok(ServerGroup {
                 name: g.uuid.or(g.name).unwrap_or_else(|| "group".into()),
                 policy: g.policy,
                 members,
                 hosts: g.hosts,
-                max_server_per_host: g.max_server_per_host.as_ref().and_then(|v| as_text(v).trim().parse().ok()),
-            }
+                max_server_per_host,
+            })
         });
+        let server_group = server_group.transpose()?;
         // Hints are lists of strings; a one-item list reads as the bare string; a query that is
         // not a string is JSON-encoded, as the reference tool does.
         let hints = r
@@ -785,6 +806,28 @@ mod tests {
         assert!(matches!(Scenario::from_json(&rebuild), Err(BuildError::Json { .. })));
         let metric = SMALL.replace("cpu.frequency", "cpu.freq");
         assert!(Scenario::from_json(&metric).unwrap_err().to_string().contains("unknown metric `cpu.freq`"));
+    }
+
+    #[test]
+    fn a_server_group_limit_must_be_a_positive_whole_number() {
+        let with_limit =
+            |limit: &str| SMALL.replace("\"max_server_per_host\": 2", &format!("\"max_server_per_host\": {limit}"));
+        for (good, read) in [("2", 2), ("\" 3 \"", 3), ("\"1_0\"", 10)] {
+            let vm = Scenario::from_json(&with_limit(good)).unwrap().request.vm;
+            assert_eq!(vm.server_group.unwrap().max_server_per_host, Some(read), "{good}");
+        }
+        for (bad, text) in
+            [("\"x\"", "x"), ("0", "0"), ("-1", "-1"), ("2.0", "2.0"), ("true", "True"), ("4294967296", "4294967296")]
+        {
+            assert_eq!(
+                Scenario::from_json(&with_limit(bad)).unwrap_err(),
+                BuildError::Config {
+                    message: format!(
+                        "server group: max_server_per_host `{text}` is not a whole number from 1 to 4294967295"
+                    )
+                },
+            );
+        }
     }
 
     #[test]

@@ -558,7 +558,10 @@ fn request(b: &mut Draw<'_>, filters: &[Value], services: &[String], nodes: &[St
         }
         group["members"] = json!(members);
         if chance(b, 1, 3) {
-            group["max_server_per_host"] = b.pick(&[json!(1), json!(2), json!("2"), json!("x")]);
+            let limit = b.pick(&[json!(1), json!(2), json!("2"), json!("x")]);
+            // The reader refuses `x` at once; Nova raises only once the anti-affinity filter
+            // reads it (its API never lets such a group exist).
+            group["max_server_per_host"] = if b.wide() || limit != "x" { limit } else { json!(1) };
         }
         if chance(b, 1, 8) {
             group["uuid"] = json!("99999999-0000-4000-8000-000000000000");

@@ -3,7 +3,7 @@
 //! the request's server-group state.
 
 use super::classes::{ClassKey, ClassMemo, KeyPart};
-use crate::expr::pyvalue::{parse_py_float, py_strip};
+use crate::expr::pyvalue::{parse_py_float, parse_py_int, py_strip};
 use crate::id::{HostId, InputSet};
 use crate::request::{Cx, Flavor, GroupMembers, ServerGroup, VmSpec};
 use crate::snapshot::{
@@ -172,54 +172,6 @@ pub(super) fn hint<'a>(vm: &'a VmSpec, name: &str) -> Hint<'a> {
         },
         Some(other) => Hint::Other(other),
     }
-}
-
-/// Python's `int()` applied to a `str`; `None` where Python raises `ValueError` (`"4.0"`, `"0x10"`,
-/// `""`). Surrounding whitespace, a sign, non-ASCII decimal digits and single underscores between
-/// digits are accepted. Values beyond `i64` saturate. Computes in O(length of `s`).
-pub(super) fn parse_py_int(s: &str) -> Option<i64> {
-    // int() strips what float() strips: ASCII whitespace without U+001C–U+001F, and non-ASCII
-    // whitespace.
-    let space =
-        |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r') || (!c.is_ascii() && c.is_whitespace());
-    let body = s.trim_matches(space);
-    let (negative, digits) = match body.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, body.strip_prefix('+').unwrap_or(body)),
-    };
-    let mut value: i128 = 0;
-    let mut any = false;
-    let mut after_underscore = false;
-    for c in digits.chars() {
-        if c == '_' {
-            if !any || after_underscore {
-                return None;
-            }
-            after_underscore = true;
-            continue;
-        }
-        let d = match c.to_digit(10) {
-            Some(d) => d,
-            // A non-ASCII decimal digit: float() reads it as its value.
-            None if !c.is_ascii() => {
-                let mut buf = [0u8; 4];
-                let f = parse_py_float(c.encode_utf8(&mut buf))?;
-                if !(0.0..=9.0).contains(&f) || f.fract() != 0.0 {
-                    return None;
-                }
-                f as u32
-            }
-            None => return None,
-        };
-        value = (value * 10 + i128::from(d)).min(i128::from(i64::MAX) + 1);
-        any = true;
-        after_underscore = false;
-    }
-    if !any || after_underscore {
-        return None;
-    }
-    let value = if negative { -value } else { value };
-    Some(value.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
 }
 
 /// The raw value of metadata `key` in each of `host`'s aggregates that sets it (a value may
@@ -602,23 +554,6 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(nova_attribute_warnings(&fine), []);
-    }
-
-    #[test]
-    fn python_int_rules() {
-        assert_eq!(parse_py_int(" 5 "), Some(5));
-        assert_eq!(parse_py_int("+5"), Some(5));
-        assert_eq!(parse_py_int("-0"), Some(0));
-        assert_eq!(parse_py_int("1_0"), Some(10));
-        assert_eq!(parse_py_int("0005"), Some(5));
-        assert_eq!(parse_py_int("\u{665}"), Some(5));
-        assert_eq!(parse_py_int("\u{a0}5"), Some(5));
-        assert_eq!(parse_py_int("5\u{2003}"), Some(5));
-        for bad in ["1__0", "_1", "1_", "4.0", "", " ", "0x10", "\x1c5", "5\x1c", "+", "-_1", "1e3", "²"] {
-            assert_eq!(parse_py_int(bad), None, "{bad:?}");
-        }
-        assert_eq!(parse_py_int("99999999999999999999999"), Some(i64::MAX));
-        assert_eq!(parse_py_int("-99999999999999999999999"), Some(i64::MIN));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! SimpleCIDRAffinityFilter: hosts on the network of a given address.
 
-use super::nova::{hint, parse_py_int, Hint};
+use super::nova::{hint, Hint};
 use crate::error::ScheduleError;
+use crate::expr::pyvalue::parse_py_int;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
