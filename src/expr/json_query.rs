@@ -107,6 +107,7 @@ impl<T: Vars + ?Sized> Vars for Box<T> {
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         (**self).attribute_at(slot, name)
     }
+
     fn object_type(&self, name: &str) -> Option<&'static str> {
         (**self).object_type(name)
     }
@@ -120,6 +121,7 @@ impl<T: Vars + ?Sized> Vars for Arc<T> {
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         (**self).attribute_at(slot, name)
     }
+
     fn object_type(&self, name: &str) -> Option<&'static str> {
         (**self).object_type(name)
     }

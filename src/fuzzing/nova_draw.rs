@@ -705,7 +705,11 @@ mod tests {
                 for member in a["hosts"].as_array().unwrap() {
                     assert!(hosts.iter().any(|h| h["name"] == *member), "{member}");
                 }
+                for value in a["metadata"].as_object().unwrap().values() {
+                    assert!(value != "nan" && value != "1e308", "{a}");
+                }
             }
+            assert_ne!(v["request"]["instance_group"]["max_server_per_host"], "x");
             assert_eq!(nova_scenario(text.as_bytes()), Ok(()));
         }
         assert!(wide_differs > 50, "only {wide_differs} of 150 wide draws differ from Nova's");
