@@ -524,19 +524,20 @@ impl Scenario {
         let server_group = r.instance_group.map(|g| -> Result<ServerGroup, BuildError> {
             // Nova's API takes a positive whole number only; its scheduler reads the rule with
             // Python's int().
-            let max_server_per_host = match &g.max_server_per_host {
-                None => None,
-                Some(v) => {
+            let max_server_per_host = g
+                .max_server_per_host
+                .as_ref()
+                .map(|v| {
                     let text = as_text(v);
                     let limit = parse_py_int(&text).and_then(|n| u32::try_from(n).ok()).filter(|&n| n >= 1);
-                    Some(limit.ok_or_else(|| BuildError::Config {
+                    limit.ok_or_else(|| BuildError::Config {
                         message: format!(
                             "server group: max_server_per_host `{text}` is not a whole number from 1 to {}",
                             u32::MAX
                         ),
-                    })?)
-                }
-            };
+                    })
+                })
+                .transpose()?;
             let mut members = g.members;
             if g.add_request_instances_to_members.unwrap_or(true) {
                 let mut known: InputSet<String> = members.iter().cloned().collect();
