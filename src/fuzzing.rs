@@ -29,6 +29,7 @@ use crate::spread::{SpreadRequest, SpreadScheduler};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+pub mod json_mutate;
 pub mod nova_draw;
 
 /// What an entry reports: `Err` names the broken invariant.
