@@ -35,13 +35,20 @@
 //! from 1, as Nova's API demands; the reference tool would raise only once the anti-affinity
 //! filter reads it, placewise refuses the scenario as it reads it.
 //!
+//! The `config` must list `weighers`, as the tool demands (Nova's default, every weigher, has no
+//! stable order); without `enabled_filters` Nova's [`DEFAULT_FILTERS`] run. The image's
+//! architecture, hypervisor type, VM mode and version predicate (under current or legacy names)
+//! and each host's `supported_instances` entries are checked as Nova's fields check them, before
+//! any filter runs: a name Nova does not know is an error, as it is in Nova. So is a request for
+//! no instance; an empty `instance_uuids` list counts as none given, as in the tool.
+//!
 //! Scenario features placewise does not model (NUMA topology, PCI requests, a requested
 //! destination) are reported as errors, never ignored.
 
 use crate::error::BuildError;
 use crate::explain::Explanation;
 use crate::expr::pyvalue::parse_py_int;
-use crate::filter::builtin::nova_attribute_warnings;
+use crate::filter::builtin::{check_image_properties, check_supported_instance, nova_attribute_warnings};
 use crate::id::InputSet;
 use crate::request::{Flavor, Image, Request, ServerGroup, VmSpec};
 use crate::schedule::{Placement, SchedulerConfig};
@@ -230,6 +237,35 @@ pub struct Scenario {
     pub labels: Vec<String>,
 }
 
+/// Nova 34's default `[filter_scheduler] enabled_filters`, which a scenario's `config` without
+/// `enabled_filters` runs.
+pub const DEFAULT_FILTERS: &[&str] = &[
+    "ComputeFilter",
+    "ComputeCapabilitiesFilter",
+    "ImagePropertiesFilter",
+    "ServerGroupAntiAffinityFilter",
+    "ServerGroupAffinityFilter",
+];
+
+/// A scenario's `config` as the tool reads it: `weighers` is required (Nova's default, every
+/// weigher, comes in no stable order, and weights are float sums), and without
+/// `enabled_filters` Nova's [`DEFAULT_FILTERS`] run.
+fn scenario_config(config: Value) -> Result<SchedulerConfig, BuildError> {
+    let given = |key: &str| config.get(key).is_some();
+    if matches!(config, Value::Object(_) | Value::Null) && !given("weighers") {
+        return Err(BuildError::Config {
+            message: "the scenario's `config` must list `weighers`: Nova's default (every weigher) has no stable order"
+                .into(),
+        });
+    }
+    let defaults = !given("enabled_filters");
+    let mut config = SchedulerConfig::try_from(config)?;
+    if defaults {
+        config.enabled_filters = DEFAULT_FILTERS.iter().map(|&f| f.to_owned()).collect();
+    }
+    Ok(config)
+}
+
 fn unsupported(what: &str) -> BuildError {
     BuildError::Config { message: format!("unsupported scenario feature: {what}") }
 }
@@ -262,10 +298,7 @@ impl Scenario {
     pub fn from_json(json: &str) -> Result<Scenario, BuildError> {
         let raw: RawScenario = crate::json::from_str(json)?;
         let _ = raw.generator;
-        let config = match raw.config {
-            Value::Null => SchedulerConfig::default(),
-            other => SchedulerConfig::try_from(other)?,
-        };
+        let config = scenario_config(raw.config)?;
         let ratio = |kind: &str, default: f64| config.allocation_ratios.get(kind).copied().unwrap_or(default);
         let (cpu_ratio, ram_ratio, disk_ratio) = (ratio("cpu", 4.0), ratio("ram", 1.0), ratio("disk", 1.0));
 
@@ -452,6 +485,11 @@ impl Scenario {
             Some(other) => host = host.attribute("cpu_info", json!(other.to_string())),
         }
         if let Some(si) = &h.supported_instances {
+            // Nova builds an HVSpec from each entry and refuses the record if one is invalid.
+            for entry in si {
+                check_supported_instance(entry)
+                    .map_err(|e| BuildError::Config { message: format!("host `{}`: {e}", h.name) })?;
+            }
             host = host.attribute("supported_instances", json!(si));
         }
         for (name, value) in metric_values(&h.name, h.metrics.as_ref())? {
@@ -483,6 +521,10 @@ impl Scenario {
             return Err(unsupported("PCI requests"));
         }
         let count = r.num_instances.unwrap_or(1);
+        // Nova's API asks for at least one instance; the tool raises on none.
+        if count == 0 {
+            return Err(BuildError::Config { message: "request.num_instances must be at least 1".into() });
+        }
         // The reader writes per-instance ids into the server group: bounded by the count limit
         // the scheduler would apply anyway.
         if count > max_count {
@@ -490,7 +532,8 @@ impl Scenario {
                 message: format!("request.num_instances {count} is above the largest request count {max_count}"),
             });
         }
-        let uuids = match r.instance_uuids {
+        // An empty list is no list, as in the tool (Python's `or`).
+        let uuids = match r.instance_uuids.filter(|list| !list.is_empty()) {
             Some(list) if list.len() != count as usize => {
                 return Err(BuildError::Config {
                     message: "request.instance_uuids must have num_instances entries".into(),
@@ -521,6 +564,7 @@ impl Scenario {
         if let Some(props) = r.image_props {
             image.properties.extend(props);
         }
+        check_image_properties(&image.properties).map_err(|message| BuildError::Config { message })?;
         let server_group = r.instance_group.map(|g| -> Result<ServerGroup, BuildError> {
             // Nova's API takes a positive whole number only; its scheduler reads the rule with
             // Python's int().
@@ -877,6 +921,52 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Regression (campaign 16's mutants against Nova): a `config` without `enabled_filters`
+    /// ran no filter; the tool runs Nova's five defaults. A `config` without `weighers` was
+    /// accepted; the tool refuses it.
+    #[test]
+    fn a_config_without_filters_runs_novas_defaults_and_one_without_weighers_is_refused() {
+        let without = |key: &str| {
+            let mut scenario: Value = serde_json::from_str(SMALL).unwrap();
+            scenario["config"].as_object_mut().unwrap().remove(key);
+            scenario.to_string()
+        };
+        let s = Scenario::from_json(&without("enabled_filters")).unwrap();
+        assert_eq!(s.config.enabled_filters, DEFAULT_FILTERS);
+        assert_eq!(s.config.weighers, ["FreeRamWeigher"]);
+        assert!(s.config.build().is_ok());
+        // Given, even empty, the list is the scenario's.
+        let mut empty: Value = serde_json::from_str(SMALL).unwrap();
+        empty["config"]["enabled_filters"] = json!([]);
+        assert!(Scenario::from_json(&empty.to_string()).unwrap().config.enabled_filters.is_empty());
+
+        let mut no_config: Value = serde_json::from_str(SMALL).unwrap();
+        no_config.as_object_mut().unwrap().remove("config");
+        for json in [without("weighers"), no_config.to_string()] {
+            let err = Scenario::from_json(&json).unwrap_err();
+            assert!(
+                matches!(&err, BuildError::Config { message } if message.contains("must list `weighers`")),
+                "{err}"
+            );
+        }
+        // A configuration that is no object keeps its own error.
+        no_config["config"] = json!(3);
+        let err = Scenario::from_json(&no_config.to_string()).unwrap_err();
+        assert!(err.to_string().contains("must be a JSON object"), "{err}");
+    }
+
+    /// Regression (campaign 16's mutants against Nova): a request for no instance was placed
+    /// (the tool raises), and an empty `instance_uuids` was refused (the tool draws the ids).
+    #[test]
+    fn a_request_needs_an_instance_and_an_empty_uuid_list_is_none() {
+        let err = Scenario::from_json(&SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 0,")).unwrap_err();
+        assert!(err.to_string().contains("num_instances must be at least 1"), "{err}");
+        let empty = SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 2, \"instance_uuids\": [],");
+        assert_eq!(Scenario::from_json(&empty).unwrap().request.count, 2);
+        let short = SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 2, \"instance_uuids\": [\"u\"],");
+        assert!(Scenario::from_json(&short).unwrap_err().to_string().contains("must have num_instances entries"));
     }
 
     #[test]

@@ -161,6 +161,9 @@ impl Default for SchedulerConfig {
     }
 }
 
+/// The `[metrics]` options by the names the `metrics` section gives them.
+const METRICS_OPTIONS: [&str; 4] = ["required", "weight_multiplier", "weight_of_unavailable", "weight_setting"];
+
 fn config_error(message: impl Into<String>) -> BuildError {
     BuildError::Config { message: message.into() }
 }
@@ -408,6 +411,24 @@ impl TryFrom<Value> for SchedulerConfig {
         // An option set twice keeps the value set last, in the reference tool's order: the
         // `multipliers` and `filter_scheduler` sections, the top level, the `metrics` section.
         let section = |name: &str| map.get(name).and_then(Value::as_object).into_iter().flatten();
+        // The `metrics` section holds Nova's `[metrics]` options, by their own names; elsewhere
+        // they carry the `metrics_` prefix, as the reference tool reads them.
+        for (key, _) in section("metrics") {
+            if !METRICS_OPTIONS.contains(&key.as_str()) {
+                return Err(config_error(format!(
+                    "unknown `metrics` option `{key}`; known: {}",
+                    METRICS_OPTIONS.join(", ")
+                )));
+            }
+        }
+        let elsewhere = section("multipliers").chain(section("filter_scheduler")).map(|(k, _)| k);
+        if let Some(key) =
+            elsewhere.chain(top_level.iter().map(|(k, _)| *k)).find(|k| METRICS_OPTIONS.contains(&k.as_str()))
+        {
+            return Err(config_error(format!(
+                "`{key}` is a `metrics` option: give it in the `metrics` section or as `metrics_{key}`"
+            )));
+        }
         let ordered =
             section("multipliers").chain(section("filter_scheduler")).chain(top_level).chain(section("metrics"));
         for (key, value) in ordered {
@@ -761,5 +782,33 @@ mod max_count_tests {
             assert!(SchedulerConfig::from_json(&json).is_err(), "{bad}");
         }
         assert_eq!(SchedulerConfig::default().max_count, crate::schedule::DEFAULT_MAX_COUNT);
+    }
+
+    /// Regression (campaign 16's mutants against Nova): the `metrics` section took any option,
+    /// and a `[metrics]` option's short name counted anywhere; the reference tool refuses the
+    /// first and refuses or ignores the second.
+    #[test]
+    fn metrics_options_go_by_their_short_names_in_the_metrics_section_only() {
+        let c = SchedulerConfig::from_json(
+            r#"{"metrics": {"weight_multiplier": 2.0, "required": false},
+            "metrics_weight_of_unavailable": -5.0}"#,
+        )
+        .unwrap();
+        assert_eq!(c.options.metrics_weight_multiplier, 2.0);
+        assert!(!c.options.metrics_required);
+        assert_eq!(c.options.metrics_weight_of_unavailable, -5.0);
+        let err = SchedulerConfig::from_json(r#"{"metrics": {"build_failure_weight_multiplier": 2.0}}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown `metrics` option `build_failure_weight_multiplier`"), "{err}");
+        for json in [
+            r#"{"weight_setting": "cpu.frequency=1"}"#,
+            r#"{"filter_scheduler": {"required": true}}"#,
+            r#"{"multipliers": {"weight_multiplier": 1.0}}"#,
+        ] {
+            let err = SchedulerConfig::from_json(json).unwrap_err().to_string();
+            assert!(err.contains("is a `metrics` option"), "{json}: {err}");
+        }
+        // What a configuration writes reads back.
+        let again: SchedulerConfig = serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
+        assert_eq!(again, c);
     }
 }

@@ -2,7 +2,7 @@
 //! VM mode, and the hypervisor version it asks for.
 
 use super::classes::{ClassKey, ClassMemo, KeyPart};
-use super::nova::{canon, image_property};
+use super::nova::{canon, image_property, LEGACY_IMAGE_PROPERTIES};
 use crate::error::ScheduleError;
 use crate::expr::pyvalue::{py_str, py_truthy, PyValue};
 use crate::filter::{Filter, Reason, Rejections, Verdict};
@@ -11,6 +11,7 @@ use crate::request::{Cx, Prepared};
 use regex::Regex;
 use serde_json::Value;
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// Reason: the host reports no supported instances.
@@ -24,6 +25,68 @@ const ERROR: u32 = 3;
 
 /// The property names, in the order of the checked triple.
 const PROPERTIES: [&str; 3] = ["hw_architecture", "img_hv_type", "hw_vm_mode"];
+
+/// The names Nova 34's architecture, hypervisor type and VM mode fields accept, after
+/// canonicalisation ([`canon`]), in the order of the checked triple, separated by spaces.
+const KNOWN_NAMES: [&str; 3] = [
+    "alpha armv6 armv7l armv7b aarch64 cris i686 ia64 lm32 m68k microblaze microblazeel mips mipsel mips64 mips64el openrisc parisc parisc64 ppc ppcle ppc64 ppc64le ppcemb s390 s390x sh4 sh4eb sparc sparc64 unicore32 x86_64 xtensa xtensaeb",
+    "baremetal bhyve docker fake hyperv ironic kqemu kvm lxc lxd openvz parallels phyp qemu test uml vbox vz vmware xen zvm prsm",
+    "hvm xen uml exe",
+];
+
+/// Checks `name` as field `field` of the triple (0 architecture, 1 hypervisor type, 2 VM mode)
+/// the way Nova's field does: canonicalised, it must be a name Nova knows.
+fn known_name(field: usize, name: &str) -> Result<(), String> {
+    let (canonical, what) = match field {
+        0 => (canon::architecture(name), "architecture"),
+        1 => (canon::hv_type(name), "hypervisor type"),
+        _ => (canon::vm_mode(name), "VM mode"),
+    };
+    if KNOWN_NAMES[field].split(' ').any(|known| known == canonical) {
+        Ok(())
+    } else {
+        Err(format!("`{name}` is no {what} Nova knows"))
+    }
+}
+
+/// Nova's checks of the image properties this filter reads, which its image metadata loader
+/// applies to every request before any filter runs (reference §7.2), under the current and the
+/// legacy names alike: architecture, hypervisor type and VM mode must be strings naming what
+/// Nova knows, and the version predicate a string that parses.
+///
+/// # Errors
+///
+/// A message naming the property and its value.
+pub(crate) fn check_image_properties(properties: &BTreeMap<String, Value>) -> Result<(), String> {
+    for &(legacy, current) in LEGACY_IMAGE_PROPERTIES {
+        for name in [legacy, current] {
+            let Some(value) = properties.get(name) else { continue };
+            let Value::String(text) = value else {
+                return Err(format!("image property `{name}` must be a string, not {value}"));
+            };
+            match PROPERTIES.iter().position(|&p| p == current) {
+                Some(field) => known_name(field, text).map_err(|e| format!("image property `{name}`: {e}"))?,
+                None => {
+                    Predicate::parse(text)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Nova's check of one `supported_instances` entry of a host (its `HVSpec`): an architecture,
+/// a hypervisor type and a VM mode Nova knows; further items are not read.
+///
+/// # Errors
+///
+/// A message naming the entry.
+pub(crate) fn check_supported_instance(entry: &[String]) -> Result<(), String> {
+    if entry.len() < 3 {
+        return Err(format!("supported_instances entry {entry:?} is not [architecture, hypervisor type, VM mode]"));
+    }
+    entry.iter().take(3).enumerate().try_for_each(|(field, name)| known_name(field, name))
+}
 
 /// Nova's `ImagePropertiesFilter` (reference §7.2).
 ///
@@ -431,6 +494,36 @@ mod tests {
     use crate::snapshot::HostSpec;
     use crate::{Cluster, Request};
     use serde_json::json;
+
+    /// Regression (campaign 16's mutants against Nova): names Nova's fields refuse were read as
+    /// given; Nova raises for them before any filter runs.
+    #[test]
+    fn image_properties_and_supported_instances_are_checked_as_novas_fields_check_them() {
+        let props = |v: serde_json::Value| v.as_object().unwrap().clone().into_iter().collect::<BTreeMap<_, _>>();
+        let good = props(json!({"hw_architecture": "AMD64", "img_hv_type": "XAPI", "vm_mode": "pv",
+            "img_hv_requested_version": ">=1, < 2.5", "os_distro": "anything"}));
+        assert_eq!(check_image_properties(&good), Ok(()));
+        for (bad, says) in [
+            (json!({"hw_architecture": "x86"}), "`hw_architecture`: `x86` is no architecture"),
+            (json!({"architecture": ""}), "`architecture`: `` is no architecture"),
+            (json!({"hw_architecture": "x86_64", "architecture": "foo"}), "`architecture`: `foo`"),
+            (json!({"img_hv_type": "qemuu"}), "`qemuu` is no hypervisor type"),
+            (json!({"hw_vm_mode": "h"}), "`h` is no VM mode"),
+            (json!({"hw_vm_mode": null}), "`hw_vm_mode` must be a string, not null"),
+            (json!({"img_hv_requested_version": 5}), "must be a string, not 5"),
+            (json!({"hypervisor_version_requires": "= 5"}), "invalid img_hv_requested_version `= 5`"),
+        ] {
+            let err = check_image_properties(&props(bad.clone())).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+
+        let entry = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(check_supported_instance(&entry(&["I386", "QEMU", "HV", "extra"])), Ok(()));
+        assert!(check_supported_instance(&entry(&["x86_64", "qemu"])).unwrap_err().contains("is not [architecture"));
+        assert!(check_supported_instance(&entry(&["x86_64", "kvm", "pvm"]))
+            .unwrap_err()
+            .contains("`pvm` is no VM mode"));
+    }
 
     fn request(props: serde_json::Value) -> Request {
         let properties = props.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect();

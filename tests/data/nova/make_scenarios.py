@@ -32,8 +32,13 @@ def host(i, **kw):
 
 def scenario(name, filters, weighers=("RAMWeigher",), hosts=None, request=None, config=None,
              aggregates=None):
-    cfg = {"enabled_filters": list(filters), "weighers": list(weighers)}
+    cfg = {"enabled_filters": list(filters or ()), "weighers": list(weighers or ())}
     cfg.update(config or {})
+    # None leaves the key out (Nova's default filters; the tool refuses a missing weigher list).
+    if filters is None:
+        del cfg["enabled_filters"]
+    if weighers is None:
+        del cfg["weighers"]
     req = {"num_instances": 1, "project_id": "tenant-a",
            "flavor": {"name": "m1.small", "memory_mb": 2048, "vcpus": 1, "root_gb": 10}}
     req.update(request or {})
@@ -193,6 +198,7 @@ def main():
 
     fidelity()
     drawn_findings()
+    mutated_findings()
 
 
 def plain(name, free_ram_mb, **kw):
@@ -339,6 +345,47 @@ def drawn_findings():
     for attr in ("metrics", "pci_stats", "updated", "numa_topology", "instances", "limits"):
         scenario("json_lookup_in_" + attr, ["JsonFilter"],
                  request={"scheduler_hints": {"query": ["=", "$%s.cpu.percent" % attr, 1]}})
+
+
+def mutated_findings():
+    """Rules that the `nova_scenario` fuzz target's JSON mutants showed differing
+    (fuzz/CAMPAIGN.md, campaign 16), one scenario each."""
+    # Without enabled_filters Nova runs its five default filters: ComputeFilter drops h1,
+    # ComputeCapabilitiesFilter h2, ImagePropertiesFilter h3.
+    defaults = [host(0), host(1, enabled=False), host(2, hypervisor_version=1000),
+                host(3, supported_instances=[["aarch64", "qemu", "hvm"]]), host(4)]
+    scenario("default_filters", None, hosts=defaults,
+             request={"num_instances": 2,
+                      "flavor": flavor(**{"capabilities:hypervisor_version": ">= 8000000"}),
+                      "image": {"id": "11111111-2222-3333-4444-555555555555",
+                                "properties": {"hw_architecture": "x86_64"}}})
+    # Without weighers the tool raises: Nova's default weigher list has no stable order.
+    scenario("no_weighers", ["ComputeFilter"], weighers=None)
+    # Nova's image metadata loader and HVSpec check names: every request and host record, not
+    # only when ImagePropertiesFilter runs. Canonical spellings pass; others raise.
+    image = lambda **props: {"image": {"id": "11111111-2222-3333-4444-555555555555", "properties": props}}
+    scenario("image_names_canonicalised", ["ImagePropertiesFilter"],
+             hosts=[host(0, supported_instances=[["AMD64", "XAPI", "PV"]]), host(1)],
+             request=image(hw_architecture="X86_64", img_hv_type="xapi", vm_mode="pv"))
+    invalid = {"arch": {"hw_architecture": "x86"}, "legacy_arch": {"architecture": "foo"},
+               "hv_type": {"img_hv_type": "qemuu"}, "vm_mode": {"hw_vm_mode": "h"},
+               "arch_empty": {"hw_architecture": ""}, "arch_number": {"hw_architecture": 64},
+               "version_predicate": {"img_hv_requested_version": "= 8002000"},
+               "version_number": {"img_hv_requested_version": 8002000}}
+    for name, props in invalid.items():
+        scenario("image_property_invalid_" + name, ["ComputeFilter"], request=image(**props))
+    # No instance: the tool raises. An empty instance_uuids list: the tool draws the ids.
+    scenario("request_no_instance", ["ComputeFilter"], request={"num_instances": 0})
+    scenario("request_empty_uuid_list", ["ComputeFilter"], request={"num_instances": 2, "instance_uuids": []})
+    # The metrics section holds [metrics] options only; their short names belong there alone.
+    scenario("metrics_section_unknown_option", ["ComputeFilter"],
+             config={"metrics": {"build_failure_weight_multiplier": 2.0}})
+    scenario("metrics_option_in_filter_scheduler", ["ComputeFilter"], weighers=["MetricsWeigher"],
+             config={"filter_scheduler": {"weight_setting": ["cpu.frequency=1.0"]}})
+    for name, entry in {"short": ["x86_64", "qemu"], "arch": ["x86", "qemu", "hvm"],
+                        "vm_mode": ["x86_64", "qemu", "hv m"]}.items():
+        scenario("supported_instances_invalid_" + name, ["ComputeFilter"],
+                 hosts=[host(0), host(1, supported_instances=[["x86_64", "qemu", "hvm"], entry])])
 
 
 if __name__ == "__main__":
