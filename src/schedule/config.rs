@@ -25,6 +25,7 @@
 
 use super::{Scheduler, SchedulerBuilder, Ties};
 use crate::error::BuildError;
+use crate::filter::builtin::is_architecture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -274,7 +275,14 @@ impl SchedulerConfig {
                 o.restrict_isolated_hosts_to_isolated_images = boolean(key, value)?
             }
             "image_properties_default_architecture" => {
-                o.image_properties_default_architecture = (!value.is_null()).then(|| string(key, value)).transpose()?
+                let arch = (!value.is_null()).then(|| string(key, value)).transpose()?;
+                // Nova's option takes its architecture names as choices, spelt exactly.
+                if let Some(bad) = arch.as_deref().filter(|a| !is_architecture(a)) {
+                    return Err(config_error(format!(
+                        "`{key}` must be an architecture name as Nova spells it, not `{bad}`"
+                    )));
+                }
+                o.image_properties_default_architecture = arch
             }
             "aggregate_image_properties_isolation_namespace" => {
                 o.aggregate_image_properties_isolation_namespace =
@@ -810,5 +818,21 @@ mod max_count_tests {
         // What a configuration writes reads back.
         let again: SchedulerConfig = serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
         assert_eq!(again, c);
+    }
+
+    /// Regression (campaign 16's mutants against Nova): any default architecture was taken.
+    #[test]
+    fn the_default_architecture_is_one_of_novas_names_as_spelt() {
+        let arch =
+            |v: &str| SchedulerConfig::from_json(&format!(r#"{{"image_properties_default_architecture": {v}}}"#));
+        assert_eq!(
+            arch(r#""aarch64""#).unwrap().options.image_properties_default_architecture.as_deref(),
+            Some("aarch64")
+        );
+        assert_eq!(arch("null").unwrap().options.image_properties_default_architecture, None);
+        for bad in [r#""AARCH64""#, r#""amd64""#, r#""""#, r#""aarch6c""#] {
+            let err = arch(bad).unwrap_err().to_string();
+            assert!(err.contains("must be an architecture name as Nova spells it"), "{bad}: {err}");
+        }
     }
 }

@@ -34,6 +34,12 @@ const KNOWN_NAMES: [&str; 3] = [
     "hvm xen uml exe",
 ];
 
+/// Whether `name` is, exactly as spelt, an architecture Nova knows: the choices of the
+/// `image_properties_default_architecture` option, which is not canonicalised.
+pub(crate) fn is_architecture(name: &str) -> bool {
+    KNOWN_NAMES[0].split(' ').any(|known| known == name)
+}
+
 /// Checks `name` as field `field` of the triple (0 architecture, 1 hypervisor type, 2 VM mode)
 /// the way Nova's field does: canonicalised, it must be a name Nova knows.
 fn known_name(field: usize, name: &str) -> Result<(), String> {

@@ -61,7 +61,7 @@ pub use disk::DiskFilter;
 pub use group_affinity::GroupAffinityFilter;
 pub use group_anti_affinity::GroupAntiAffinityFilter;
 pub use image_properties::ImagePropertiesFilter;
-pub(crate) use image_properties::{check_image_properties, check_supported_instance};
+pub(crate) use image_properties::{check_image_properties, check_supported_instance, is_architecture};
 pub use io_ops::IoOpsFilter;
 pub use isolated_hosts::IsolatedHostsFilter;
 pub use json::JsonFilter;

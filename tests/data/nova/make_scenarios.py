@@ -377,6 +377,13 @@ def mutated_findings():
     # No instance: the tool raises. An empty instance_uuids list: the tool draws the ids.
     scenario("request_no_instance", ["ComputeFilter"], request={"num_instances": 0})
     scenario("request_empty_uuid_list", ["ComputeFilter"], request={"num_instances": 2, "instance_uuids": []})
+    # image_properties_default_architecture has Nova's architecture names as choices, exactly.
+    for name, arch in {"upper": "X86_64", "alias": "amd64"}.items():
+        scenario("default_architecture_" + name, ["ImagePropertiesFilter"],
+                 config={"filter_scheduler": {"image_properties_default_architecture": arch}})
+    scenario("default_architecture_exact", ["ImagePropertiesFilter"],
+             hosts=[host(0), host(1, supported_instances=[["aarch64", "qemu", "hvm"]])],
+             config={"filter_scheduler": {"image_properties_default_architecture": "aarch64"}})
     # The metrics section holds [metrics] options only; their short names belong there alone.
     scenario("metrics_section_unknown_option", ["ComputeFilter"],
              config={"metrics": {"build_failure_weight_multiplier": 2.0}})
