@@ -18,7 +18,7 @@
 //! | `aggregates` | memberships |
 //! | `instances` | running instances (ids only), on the node that lists them; the group and affinity rules read the service host's list ([`Cluster::service_instances`]) |
 //! | `metrics` | metrics, truncated to integers (`cpu.*percent` × 100 first) |
-//! | everything else (`hypervisor_type`, `hypervisor_version`, `cpu_info`, `supported_instances`, `host_ip`, `stats`, counters, `nodename`) | host attributes; `cpu_info` as a JSON string; `stats` with the counters added as strings (`num_instances`, `io_workload`, `failed_builds`); a `host_ip` that is no IPv4 or IPv6 address is an error, as in Nova's compute node record |
+//! | everything else (`hypervisor_type`, `hypervisor_version`, `cpu_info`, `supported_instances`, `host_ip`, `stats`, counters, `nodename`) | host attributes; `cpu_info` as a JSON string; `stats` with the counters added as strings (`num_instances`, `io_workload`, `failed_builds`), and a counter the record does not give read from `stats` with Python's `int()`, as Nova's host state reads it; a `host_ip` that is no IPv4 or IPv6 address is an error, as in Nova's compute node record |
 //!
 //! The request's `scheduler_hints` become [`VmSpec::hints`] as the tool hands them to the
 //! filters (a one-item list reads as the bare string). A rebuild is said the tool's way, with the
@@ -447,10 +447,23 @@ impl Scenario {
             ("failed_builds", "failed_builds", h.failed_builds),
         ];
         for (attribute, stat, value) in counters {
-            if let Some(v) = value {
-                stats.insert(stat.into(), Value::from(v.to_string()));
-            }
-            host = host.attribute(attribute, json!(value.unwrap_or(0)));
+            let count = match value {
+                Some(v) => {
+                    stats.insert(stat.into(), Value::from(v.to_string()));
+                    v
+                }
+                // Nova's host state reads the counters from the stats, with Python's int().
+                None => match stats.get(stat).and_then(Value::as_str) {
+                    Some(text) => parse_py_int(text).ok_or_else(|| BuildError::Config {
+                        message: format!(
+                            "host `{}`: stats `{stat}` is `{text}`, not a whole number (Nova reads it with int())",
+                            h.name
+                        ),
+                    })?,
+                    None => 0,
+                },
+            };
+            host = host.attribute(attribute, json!(count));
         }
         host = host
             .attribute("stats", Value::Object(stats))
@@ -743,7 +756,10 @@ impl Scenario {
 /// `cpu.*percent` metrics multiplied by 100 first. Unknown names are an error.
 fn metric_values(host: &str, metrics: Option<&Value>) -> Result<Vec<(String, f64)>, BuildError> {
     let entries: Vec<(String, f64)> = match metrics {
-        None | Some(Value::Null) => Vec::new(),
+        // The tool reads `metrics or {}`: every value Python counts as false is no metric.
+        None | Some(Value::Null) | Some(Value::Bool(false)) => Vec::new(),
+        Some(Value::Number(n)) if n.as_f64() == Some(0.0) => Vec::new(),
+        Some(Value::String(text)) if text.is_empty() => Vec::new(),
         Some(Value::Object(map)) => map.iter().map(|(k, v)| (k.clone(), v.as_f64().unwrap_or(f64::NAN))).collect(),
         Some(Value::Array(list)) => list
             .iter()
@@ -967,6 +983,35 @@ mod tests {
         assert_eq!(Scenario::from_json(&empty).unwrap().request.count, 2);
         let short = SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 2, \"instance_uuids\": [\"u\"],");
         assert!(Scenario::from_json(&short).unwrap_err().to_string().contains("must have num_instances entries"));
+    }
+
+    /// Regression (campaign 16's mutants against Nova): a counter given only in `stats` read as
+    /// 0; Nova's host state reads the counters from the stats with `int()`, and raises when one
+    /// is no whole number. A falsy `metrics` is no metric, as in the tool.
+    #[test]
+    fn counters_missing_from_the_record_are_read_from_the_stats_with_int() {
+        let with_stats = |stats: &str| {
+            SMALL.replace(r#""num_io_ops": 2, "stats": {"rack": "r1"},"#, &format!(r#""stats": {stats},"#))
+        };
+        let s = Scenario::from_json(&with_stats(r#"{"io_workload": " +4 ", "failed_builds": "1_2"}"#)).unwrap();
+        let a = s.cluster.host(s.cluster.host_id("a").unwrap()).unwrap();
+        assert_eq!((a.attribute("num_io_ops"), a.attribute("failed_builds")), (Some(&json!(4)), Some(&json!(12))));
+        assert_eq!(a.attribute("num_instances"), Some(&json!(0)));
+        let err = Scenario::from_json(&with_stats(r#"{"failed_builds": "<in> a"}"#)).unwrap_err().to_string();
+        assert!(err.contains("host `a`: stats `failed_builds` is `<in> a`, not a whole number"), "{err}");
+        // The record's own counter wins over the stats.
+        let both = SMALL.replace(r#""stats": {"rack": "r1"}"#, r#""stats": {"io_workload": "x"}"#);
+        let s = Scenario::from_json(&both).unwrap();
+        assert_eq!(s.cluster.host(s.cluster.host_id("a").unwrap()).unwrap().attribute("num_io_ops"), Some(&json!(2)));
+
+        let metrics = |value: &str| {
+            let given = r#""metrics": {"cpu.percent": 12.34, "cpu.frequency": 2400.9}"#;
+            Scenario::from_json(&SMALL.replace(given, &format!(r#""metrics": {value}"#)))
+        };
+        for falsy in ["0", "false", r#""""#, "[]", "{}"] {
+            assert!(metrics(falsy).is_ok(), "{falsy}");
+        }
+        assert!(metrics("5").unwrap_err().to_string().contains("metrics must be an object or a list"));
     }
 
     #[test]

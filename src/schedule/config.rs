@@ -16,7 +16,10 @@
 //! }
 //! ```
 //!
-//! Every option may also stand at the top level. An unknown filter, weigher or option name is a
+//! Every option may also stand at the top level, except that the `metrics` section's options go
+//! by their short names there only (`weight_setting`) and by `metrics_weight_setting` anywhere
+//! else. `image_properties_default_architecture` must be an architecture name exactly as Nova
+//! spells it (`x86_64`, not `X86_64` or `amd64`). An unknown filter, weigher or option name is a
 //! [`BuildError::Config`] that lists the known ones, and so is a value below the lower bound
 //! Nova declares for its option: `host_subset_size` and `max_instances_per_host` at least 1,
 //! `max_io_ops_per_host` at least 0, `soft_affinity_weight_multiplier`,

@@ -384,6 +384,26 @@ def mutated_findings():
     scenario("default_architecture_exact", ["ImagePropertiesFilter"],
              hosts=[host(0), host(1, supported_instances=[["aarch64", "qemu", "hvm"]])],
              config={"filter_scheduler": {"image_properties_default_architecture": "aarch64"}})
+    # Nova's host state reads its counters from the stats, with int(); the record's own
+    # counters, when given, overwrite them. A metrics value Python counts as false is none.
+    counted = []
+    for i in range(4):
+        h = host(i, stats={"num_instances": [" 7 ", "2", "+3", "1_0"][i], "io_workload": str(i * 3),
+                           "failed_builds": str(i % 2)})
+        for counter in ("num_instances", "num_io_ops", "failed_builds"):
+            del h[counter]
+        counted.append(h)
+    counted[3]["num_io_ops"] = 1
+    scenario("stats_counters", ["NumInstancesFilter", "IoOpsFilter"],
+             weighers=["NumInstancesWeigher", "IoOpsWeigher", "BuildFailureWeigher"], hosts=counted,
+             config={"filter_scheduler": {"max_instances_per_host": 5, "max_io_ops_per_host": 5}})
+    bad = host(1, stats={"failed_builds": "<in> a"})
+    del bad["failed_builds"]
+    scenario("stats_counter_not_a_number", ["ComputeFilter"], hosts=[host(0), bad])
+    scenario("metrics_falsy", ["ComputeFilter"], weighers=["MetricsWeigher"],
+             hosts=[host(0, metrics=0), host(1, metrics=""), host(2, metrics=False), host(3)],
+             config={"metrics": {"weight_setting": ["cpu.frequency=1.0"], "required": False,
+                                 "weight_of_unavailable": -1.0}})
     # The metrics section holds [metrics] options only; their short names belong there alone.
     scenario("metrics_section_unknown_option", ["ComputeFilter"],
              config={"metrics": {"build_failure_weight_multiplier": 2.0}})
