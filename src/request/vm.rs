@@ -218,8 +218,11 @@ impl VmSpec {
 /// them counts no earlier pick, and one with some of them counts exactly those.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemberPicks {
-    /// `member[j]`: whether instance `j`'s id is a member.
-    member: Vec<bool>,
+    /// The instances whose ids are members, in order, when they are the fewer; else the ones
+    /// that are not members (`counted` says which).
+    exceptions: Vec<u32>,
+    /// Whether `exceptions` lists the members (else the non-members).
+    counted: bool,
     /// Every instance is a member.
     all: bool,
     /// No instance is a member.
@@ -231,25 +234,34 @@ impl MemberPicks {
     /// [`instance_uuid`](VmSpec::instance_uuid)) under `is_member`. Computes in O(count).
     pub fn new(vm: &VmSpec, count: u32, is_member: impl Fn(&str) -> bool) -> Self {
         let member: Vec<bool> = (0..count).map(|j| is_member(&vm.instance_uuid(j))).collect();
-        let all = member.iter().all(|&m| m);
-        let none = !member.iter().any(|&m| m);
-        MemberPicks { member, all, none }
+        let members = member.iter().filter(|&&m| m).count();
+        // Keep the smaller side: a request with a few members (or a few non-members) then
+        // costs O(those) per host, not O(picks so far).
+        let counted = members <= member.len() - members;
+        let exceptions = (0..count).filter(|&j| member[j as usize] == counted).collect();
+        MemberPicks { exceptions, counted, all: members == member.len(), none: members == 0 }
     }
 
     /// The earlier picks recorded in `overlay` (instance `j` = the `j`-th pick) that landed on
     /// `host`'s service host (on any of its nodes, [`Cluster::service_nodes`]) and are members.
     /// Computes in O(nodes of the service host) when all or none of the instances are members,
-    /// else O(picks so far × nodes).
+    /// else O((the members or the non-members, whichever are fewer, picked so far) × nodes).
     pub fn on_host(&self, cluster: &Cluster, overlay: &Overlay, host: HostId) -> u32 {
         if self.none {
             return 0;
         }
+        let placed = || cluster.service_nodes(host).map(|n| overlay.placed(n)).sum::<u32>();
         if self.all {
-            return cluster.service_nodes(host).map(|n| overlay.placed(n)).sum();
+            return placed();
         }
-        let picks = overlay.picks().iter().enumerate();
-        let member = |j: usize| self.member.get(j).copied().unwrap_or(false);
-        picks.filter(|&(j, &h)| member(j) && cluster.service_nodes(host).any(|n| n == h)).count() as u32
+        let picks = overlay.picks();
+        let picked = self.exceptions.iter().map(|&j| j as usize).take_while(|&j| j < picks.len());
+        let exceptions = picked.filter(|&j| cluster.service_nodes(host).any(|n| n == picks[j])).count() as u32;
+        if self.counted {
+            exceptions
+        } else {
+            placed() - exceptions
+        }
     }
 }
 
