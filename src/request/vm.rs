@@ -260,7 +260,7 @@ impl MemberPicks {
         if self.counted {
             exceptions
         } else {
-            placed() - exceptions
+            placed().saturating_sub(exceptions)
         }
     }
 }
