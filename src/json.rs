@@ -193,6 +193,75 @@ fn array_for_object(input: &Value, shape: &Value) -> Option<String> {
     None
 }
 
+/// A JSON object kept as `(key, value)` pairs in the order it was written, for a field
+/// declared `#[serde(with = "crate::json::ordered")]` of type `Vec<(String, V)>`.
+///
+/// Nova reads a flavor's extra specs with Python's `json`, whose dicts keep their keys in the
+/// order written, and checks them in that order. A key written twice keeps its first place and
+/// its last value, as a Python dict built from the pairs does. Written back, the pairs form an
+/// object in the same order.
+pub(crate) mod ordered {
+    use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+    use serde::{Serialize, Serializer};
+    use std::collections::HashMap;
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    /// Writes the pairs as a JSON object, in order.
+    pub(crate) fn serialize<S: Serializer, V: Serialize>(
+        pairs: &[(String, V)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+    }
+
+    /// Reads a JSON object into pairs, in order, a repeated key merged as [`dedup`] does.
+    pub(crate) fn deserialize<'de, D, V>(deserializer: D) -> Result<Vec<(String, V)>, D::Error>
+    where
+        D: Deserializer<'de>,
+        V: Deserialize<'de>,
+    {
+        deserializer.deserialize_map(Pairs(PhantomData))
+    }
+
+    /// Merges repeated keys the way a Python dict does when it is built from the pairs in order:
+    /// a key keeps the place where it first stood and takes the value it was last given.
+    pub(crate) fn dedup<V>(pairs: Vec<(String, V)>) -> Vec<(String, V)> {
+        let mut merged: Vec<(String, V)> = Vec::with_capacity(pairs.len());
+        let mut place: HashMap<String, usize> = HashMap::with_capacity(pairs.len());
+        for (key, value) in pairs {
+            match place.get(&key) {
+                Some(&at) => merged[at].1 = value,
+                None => {
+                    place.insert(key.clone(), merged.len());
+                    merged.push((key, value));
+                }
+            }
+        }
+        merged
+    }
+
+    /// Reads a map into pairs.
+    struct Pairs<V>(PhantomData<V>);
+
+    impl<'de, V: Deserialize<'de>> Visitor<'de> for Pairs<V> {
+        type Value = Vec<(String, V)>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a map")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            // The hint comes from the input: trust it only so far.
+            let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
+            while let Some(pair) = map.next_entry::<String, V>()? {
+                pairs.push(pair);
+            }
+            Ok(dedup(pairs))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,7 +123,8 @@ pub use replica::{
     ReplicaScheduler, ReplicaSettings, Volume, VolumeSchedule,
 };
 pub use request::{
-    CompiledRequest, Cx, ExplainOptions, Flavor, HostStateView, Image, Prepared, Request, ServerGroup, VmSpec,
+    CompiledRequest, Cx, ExplainOptions, ExtraSpecs, Flavor, HostStateView, Image, Prepared, Request, ServerGroup,
+    VmSpec,
 };
 pub use schedule::{Options, Placement, Scheduler, SchedulerBuilder, SchedulerConfig, Scratch, Selection, Ties};
 pub use snapshot::{

@@ -197,8 +197,9 @@ struct RawFlavor {
     ephemeral_gb: i64,
     #[serde(default)]
     swap: i64,
-    #[serde(default)]
-    extra_specs: BTreeMap<String, Value>,
+    /// In the order written: Nova checks the specs in the flavor's order.
+    #[serde(default, with = "crate::json::ordered")]
+    extra_specs: Vec<(String, Value)>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -567,7 +568,7 @@ impl Scenario {
             root_gb: f.root_gb as f64,
             ephemeral_gb: f.ephemeral_gb as f64,
             swap: f.swap as f64,
-            extra_specs: f.extra_specs.iter().map(|(k, v)| (k.clone(), as_text(v))).collect(),
+            extra_specs: f.extra_specs.iter().map(|(k, v)| (k.as_str(), as_text(v))).collect(),
         };
         let mut image = Image::default();
         if let Some(img) = r.image {

@@ -5,7 +5,7 @@ mod vm;
 
 pub use host_state::{derived_index, derived_is_number, HostStateView, DERIVED_ATTRIBUTES};
 pub(crate) use vm::GroupMembers;
-pub use vm::{Flavor, Image, MemberPicks, ServerGroup, VmSpec};
+pub use vm::{ExtraSpecs, Flavor, Image, MemberPicks, ServerGroup, VmSpec};
 
 use crate::error::{BuildError, ScheduleError};
 use crate::expr::{CompiledExpr, LabelExpr};

@@ -33,9 +33,10 @@ pub struct Flavor {
     pub ephemeral_gb: f64,
     /// Swap in MiB (the disk filter counts it; consumption does not).
     pub swap: f64,
-    /// Extra specs, `key → requirement` (see [`extra_specs`](crate::expr::extra_specs)).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub extra_specs: BTreeMap<String, String>,
+    /// Extra specs, `key → requirement` in the order given (see
+    /// [`extra_specs`](crate::expr::extra_specs)).
+    #[serde(skip_serializing_if = "ExtraSpecs::is_empty")]
+    pub extra_specs: ExtraSpecs,
 }
 
 impl Flavor {
@@ -46,8 +47,101 @@ impl Flavor {
 
     /// Adds an extra spec.
     pub fn extra_spec(mut self, key: impl Into<String>, requirement: impl Into<String>) -> Self {
-        self.extra_specs.insert(key.into(), requirement.into());
+        self.extra_specs.insert(key, requirement);
         self
+    }
+}
+
+/// A flavor's extra specs: `key → requirement` pairs, in the order they were given.
+///
+/// The filters that read them (ComputeCapabilitiesFilter, AggregateInstanceExtraSpecsFilter)
+/// check them in this order and stop at the first that fails a host, as Nova does with the
+/// flavor's dict. So the order decides whether a requirement that cannot be evaluated (a bare
+/// `<or>`, a non-number under `>=`) fails the request or is never reached.
+///
+/// Keys are unique. [`insert`](Self::insert) on a key already there replaces its requirement
+/// in place; read from JSON, a key written twice keeps its first place and its last value, as
+/// Python's `json` builds a dict.
+///
+/// ```
+/// use placewise::request::ExtraSpecs;
+///
+/// let mut specs: ExtraSpecs = [("trust:trusted_host", "trusted"), ("capabilities:rack", "r1")].into_iter().collect();
+/// specs.insert("trust:trusted_host", "untrusted");
+/// let order: Vec<_> = specs.iter().collect();
+/// assert_eq!(order, [("trust:trusted_host", "untrusted"), ("capabilities:rack", "r1")]);
+/// let json = serde_json::to_string(&specs).unwrap();
+/// assert_eq!(json, r#"{"trust:trusted_host":"untrusted","capabilities:rack":"r1"}"#);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtraSpecs {
+    pairs: Vec<(String, String)>,
+}
+
+impl ExtraSpecs {
+    /// No extra specs.
+    pub fn new() -> Self {
+        ExtraSpecs::default()
+    }
+
+    /// Sets the requirement of `key`: a new key goes last, a key already there keeps its place.
+    /// Returns the requirement it replaced.
+    pub fn insert(&mut self, key: impl Into<String>, requirement: impl Into<String>) -> Option<String> {
+        let key = key.into();
+        let requirement = requirement.into();
+        match self.pairs.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, slot)) => Some(std::mem::replace(slot, requirement)),
+            None => {
+                self.pairs.push((key, requirement));
+                None
+            }
+        }
+    }
+
+    /// The requirement of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs.iter().find(|(k, _)| k == key).map(|(_, r)| r.as_str())
+    }
+
+    /// Removes `key`, keeping the others in order; returns its requirement.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        let at = self.pairs.iter().position(|(k, _)| k == key)?;
+        Some(self.pairs.remove(at).1)
+    }
+
+    /// The `(key, requirement)` pairs, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.pairs.iter().map(|(k, r)| (k.as_str(), r.as_str()))
+    }
+
+    /// How many specs there are.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+impl<K: Into<String>, R: Into<String>> FromIterator<(K, R)> for ExtraSpecs {
+    /// Collects pairs in order; a key given twice keeps its first place and its last requirement.
+    fn from_iter<I: IntoIterator<Item = (K, R)>>(pairs: I) -> Self {
+        let pairs = pairs.into_iter().map(|(k, r)| (k.into(), r.into())).collect();
+        ExtraSpecs { pairs: crate::json::ordered::dedup(pairs) }
+    }
+}
+
+impl Serialize for ExtraSpecs {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        crate::json::ordered::serialize(&self.pairs, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExtraSpecs {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::json::ordered::deserialize(deserializer).map(|pairs| ExtraSpecs { pairs })
     }
 }
 
@@ -301,6 +395,51 @@ impl GroupMembers {
 mod tests {
     use super::*;
     use crate::snapshot::{HostSpec, Overlay};
+
+    fn pairs(specs: &ExtraSpecs) -> Vec<(&str, &str)> {
+        specs.iter().collect()
+    }
+
+    #[test]
+    fn extra_specs_keep_the_order_given_and_unique_keys() {
+        let mut specs = ExtraSpecs::new();
+        assert_eq!(specs.insert("z", "1"), None);
+        assert_eq!(specs.insert("a", "2"), None);
+        assert_eq!(specs.insert("m", "3"), None);
+        // Replacing keeps the place.
+        assert_eq!(specs.insert("z", "4"), Some("1".to_owned()));
+        assert_eq!(pairs(&specs), [("z", "4"), ("a", "2"), ("m", "3")]);
+        assert_eq!((specs.get("a"), specs.get("b"), specs.len()), (Some("2"), None, 3));
+        assert_eq!(specs.remove("a"), Some("2".to_owned()));
+        assert_eq!(specs.remove("a"), None);
+        assert_eq!(pairs(&specs), [("z", "4"), ("m", "3")]);
+        // Collected: a repeated key keeps its first place and its last requirement.
+        let collected: ExtraSpecs = [("b", "1"), ("a", "2"), ("b", "3"), ("c", "4"), ("a", "5")].into_iter().collect();
+        assert_eq!(pairs(&collected), [("b", "3"), ("a", "5"), ("c", "4")]);
+        assert!(ExtraSpecs::new().is_empty() && !collected.is_empty());
+    }
+
+    #[test]
+    fn extra_specs_read_and_write_json_in_the_order_written() {
+        let json = r#"{"z": "1", "a": "2", "z": "3", "m": "4"}"#;
+        let specs: ExtraSpecs = serde_json::from_str(json).unwrap();
+        assert_eq!(pairs(&specs), [("z", "3"), ("a", "2"), ("m", "4")]);
+        assert_eq!(serde_json::to_string(&specs).unwrap(), r#"{"z":"3","a":"2","m":"4"}"#);
+        // Through a flavor, and back.
+        let flavor: Flavor = serde_json::from_str(r#"{"name": "f", "extra_specs": {"y": "1", "b": "2"}}"#).unwrap();
+        assert_eq!(pairs(&flavor.extra_specs), [("y", "1"), ("b", "2")]);
+        let again: Flavor = serde_json::from_str(&serde_json::to_string(&flavor).unwrap()).unwrap();
+        assert_eq!(again, flavor);
+        // Only an object of strings.
+        for bad in [r#"["a", "b"]"#, r#"{"a": 1}"#, r#"{"a": null}"#, r#""a""#] {
+            let err = serde_json::from_str::<ExtraSpecs>(bad).unwrap_err().to_string();
+            assert!(err.starts_with("invalid type"), "{bad}: {err}");
+        }
+        // Equality sees the order.
+        let ab: ExtraSpecs = [("a", "1"), ("b", "2")].into_iter().collect();
+        let ba: ExtraSpecs = [("b", "2"), ("a", "1")].into_iter().collect();
+        assert_ne!(ab, ba);
+    }
 
     #[test]
     fn member_picks_count_the_member_instances_on_the_host() {

@@ -68,7 +68,7 @@ impl RequestKey {
         let flavor = request.vm.flavor.as_ref();
         match self {
             RequestKey::Flavor(table) => flavor.and_then(|f| table.get(&f.name)).cloned(),
-            RequestKey::Aggregate(spec) => flavor.and_then(|f| f.extra_specs.get(spec)).cloned(),
+            RequestKey::Aggregate(spec) => flavor.and_then(|f| f.extra_specs.get(spec)).map(str::to_owned),
             RequestKey::Fn(f) => f(request),
         }
     }

@@ -29,10 +29,11 @@ const ERROR: u32 = SPEC_ERROR;
 /// - A host none of whose aggregates sets the key fails; otherwise one of the key's values must
 ///   satisfy the requirement ([`Requirement`]).
 ///
-/// Specs are checked in key order. When a requirement cannot be evaluated against one of the
-/// values (a non-number under a numeric operator, a bare `<or>`), the request fails, even if
-/// another value matches: Nova's outcome would depend on set iteration order (the reference's
-/// recommended rule). Runs once per request, not on rebuilds. Reasons: `no aggregate sets <key>`,
+/// Specs are checked in the flavor's order ([`ExtraSpecs`](crate::request::ExtraSpecs)); the first
+/// that fails rejects the host, and the specs after it are not evaluated. When a requirement
+/// cannot be evaluated against one of the values (a non-number under a numeric operator, a bare
+/// `<or>`), the request fails, even if another value matches: Nova's outcome would depend on set
+/// iteration order (the reference's recommended rule). Runs once per request, not on rebuilds. Reasons: `no aggregate sets <key>`,
 /// `extra spec <key> does not match aggregate metadata`.
 ///
 /// **Host classes.** The verdict reads the host's aggregate set alone, so the filter judges each
@@ -68,10 +69,10 @@ impl Checks {
                 let metadata_key = match key.split_once(':') {
                     Some((scope, rest)) if scope == SCOPE => rest,
                     Some(_) => return None,
-                    None => key.as_str(),
+                    None => key,
                 };
                 Some(Check {
-                    key: key.clone(),
+                    key: key.to_owned(),
                     metadata_key: metadata_key.to_owned(),
                     requirement: Requirement::parse(req),
                 })
@@ -172,7 +173,7 @@ mod tests {
         let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);
         let f = r.vm.flavor.as_mut().unwrap();
         for (k, v) in specs {
-            f.extra_specs.insert(k.to_string(), v.to_string());
+            f.extra_specs.insert(*k, *v);
         }
         r
     }
@@ -243,7 +244,24 @@ mod tests {
         assert_eq!(run(&f, &only_numbers, &request(&[("cores", ">= 4")])).unwrap(), names(&["h"]));
         assert_eq!(run(&f, &only_numbers, &request(&[("cores", "= 16")])).unwrap(), Vec::<String>::new());
         assert!(run(&f, &only_numbers, &request(&[("cores", "<or>")])).is_err());
-        // An earlier failing spec stops before the erroring one ("a" sorts before "cores").
+        // An earlier failing spec stops before the erroring one.
         assert_eq!(run(&f, &c, &request(&[("a", "x"), ("cores", ">= 4")])).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn specs_are_checked_in_the_flavor_order_not_key_order() {
+        let c = Cluster::builder()
+            .aggregate(AggregateSpec::new("eight").metadata("cores", "8"))
+            .host(HostSpec::new("h").aggregate("eight"))
+            .build()
+            .unwrap();
+        let f = AggregateInstanceExtraSpecsFilter;
+        // "zz" is set by no aggregate, so the host fails on it before the bare `<or>` is reached,
+        // although "cores" sorts first.
+        assert_eq!(run(&f, &c, &request(&[("zz", "x"), ("cores", "<or>")])).unwrap(), Vec::<String>::new());
+        assert_eq!(reason(&f, &c, &request(&[("zz", "x"), ("cores", "<or>")]), "h"), "no aggregate sets zz");
+        // Given the other way round, the bare `<or>` is evaluated first and fails the request.
+        let err = run(&f, &c, &request(&[("cores", "<or>"), ("zz", "x")])).unwrap_err();
+        assert!(err.to_string().contains("extra spec cores"), "{err}");
     }
 }

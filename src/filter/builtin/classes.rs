@@ -592,7 +592,7 @@ mod tests {
             // Rarely the unevaluable ones, so most cases judge every class.
             let wanted = if i + 2 >= SPECS.len() { specs & 0x7000 == 0x7000 } else { specs >> i & 1 == 1 };
             if wanted {
-                flavor.extra_specs.insert(k.to_string(), v.to_string());
+                flavor.extra_specs.insert(*k, *v);
             }
         }
         let mut image = Image { id: None, properties: Default::default() };

@@ -41,7 +41,8 @@ const ERROR: u32 = SPEC_ERROR;
 ///   map to this filter, as in Nova).
 /// - The value is printed as Python's `str()` (`True`, `4.0`, `['avx', 'avx2']`) and matched.
 ///
-/// Specs are checked in key order; the first that fails rejects the host. A requirement that
+/// Specs are checked in the flavor's order ([`ExtraSpecs`](crate::request::ExtraSpecs)); the
+/// first that fails rejects the host, and the specs after it are not evaluated. A requirement that
 /// Nova cannot evaluate (a non-number under a numeric operator, a bare `<or>`) fails the request.
 /// Runs once per request, not on rebuilds. Reasons: `extra spec <key> has no host value`,
 /// `extra spec <key> does not match`.
@@ -116,8 +117,7 @@ fn check_parts(cluster: &Cluster, checks: &[Check]) -> Option<Vec<KeyPart>> {
 impl Checks {
     fn new(cx: &Cx<'_>) -> Checks {
         let Some(f) = flavor(cx) else { return Checks::default() };
-        let mut specs: Vec<(&str, Cow<'_, str>)> =
-            f.extra_specs.iter().map(|(k, v)| (k.as_str(), Cow::Borrowed(v.as_str()))).collect();
+        let mut specs: Vec<(&str, Cow<'_, str>)> = f.extra_specs.iter().map(|(k, v)| (k, Cow::Borrowed(v))).collect();
         if let Some(bits) = f.extra_specs.get(MAXPHYSADDR) {
             let rewritten = Cow::Owned(format!(">= {bits}"));
             match specs.iter_mut().find(|(k, _)| *k == MAXPHYSADDR_CAPABILITY) {
@@ -342,7 +342,7 @@ mod tests {
         let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);
         let f = r.vm.flavor.as_mut().unwrap();
         for (k, v) in specs {
-            f.extra_specs.insert(k.to_string(), v.to_string());
+            f.extra_specs.insert(*k, *v);
         }
         r
     }
@@ -455,5 +455,19 @@ mod tests {
         // A host without the value never reaches the operator.
         assert_eq!(run(&f, &c, &request(&[("capabilities:nosuch", "= x")])).unwrap(), Vec::<String>::new());
         assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+    }
+
+    #[test]
+    fn specs_are_checked_in_the_flavor_order_not_key_order() {
+        let c = cluster();
+        let f = ComputeCapabilitiesFilter;
+        // Every host fails on the rack before the numeric operator meets "x86_64", although
+        // `capabilities:cpu_info:arch` sorts first.
+        let rack_first = request(&[("capabilities:rack", "r9"), ("capabilities:cpu_info:arch", "= 1")]);
+        assert_eq!(run(&f, &c, &rack_first).unwrap(), Vec::<String>::new());
+        assert_eq!(reason(&f, &c, &rack_first, "x86"), "extra spec capabilities:rack does not match");
+        let arch_first = request(&[("capabilities:cpu_info:arch", "= 1"), ("capabilities:rack", "r9")]);
+        let err = run(&f, &c, &arch_first).unwrap_err();
+        assert!(err.to_string().contains("capabilities:cpu_info:arch"), "{err}");
     }
 }

@@ -19,7 +19,7 @@ const TRUST_SPEC: &str = "trust:trusted_host";
 pub struct TrustedFilter;
 
 fn wanted<'a>(cx: &Cx<'a>) -> Option<&'a str> {
-    flavor(cx)?.extra_specs.get(TRUST_SPEC).map(String::as_str).filter(|t| !t.is_empty())
+    flavor(cx)?.extra_specs.get(TRUST_SPEC).filter(|t| !t.is_empty())
 }
 
 impl Filter for TrustedFilter {
@@ -61,7 +61,7 @@ mod tests {
     fn request(trust: Option<&str>) -> crate::Request {
         let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);
         if let Some(t) = trust {
-            r.vm.flavor.as_mut().unwrap().extra_specs.insert(TRUST_SPEC.into(), t.into());
+            r.vm.flavor.as_mut().unwrap().extra_specs.insert(TRUST_SPEC, t);
         }
         r
     }

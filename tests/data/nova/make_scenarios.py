@@ -31,7 +31,7 @@ def host(i, **kw):
 
 
 def scenario(name, filters, weighers=("RAMWeigher",), hosts=None, request=None, config=None,
-             aggregates=None):
+             aggregates=None, sort_keys=True):
     cfg = {"enabled_filters": list(filters or ()), "weighers": list(weighers or ())}
     cfg.update(config or {})
     # None leaves the key out (Nova's default filters; the tool refuses a missing weigher list).
@@ -45,7 +45,8 @@ def scenario(name, filters, weighers=("RAMWeigher",), hosts=None, request=None, 
     scn = {"config": cfg, "aggregates": aggregates or [],
            "hosts": hosts if hosts is not None else [host(i) for i in range(6)], "request": req}
     with open(os.path.join(HERE, name + ".scenario.json"), "w") as fh:
-        json.dump(scn, fh, indent=1, sort_keys=True)
+        # Unsorted where the order written is what the scenario is about (extra specs).
+        json.dump(scn, fh, indent=1, sort_keys=sort_keys)
         fh.write("\n")
 
 
@@ -413,6 +414,24 @@ def mutated_findings():
                         "vm_mode": ["x86_64", "qemu", "hv m"]}.items():
         scenario("supported_instances_invalid_" + name, ["ComputeFilter"],
                  hosts=[host(0), host(1, supported_instances=[["x86_64", "qemu", "hvm"], entry])])
+    # Nova checks a flavor's extra specs in the flavor's order and stops at the first that fails
+    # a host: a spec it cannot evaluate after that one is never reached. Written unsorted.
+    eight = [{"name": "eight", "metadata": {"cores": "8"}, "hosts": ["h%d" % i for i in range(6)]}]
+    for name, specs in {"missing_first": {"zz": "x", "cores": "<or>"},
+                        "unevaluable_first": {"cores": "<or>", "zz": "x"}}.items():
+        scenario("spec_order_aggregate_" + name, ["AggregateInstanceExtraSpecsFilter"], aggregates=eight,
+                 request={"flavor": flavor(**specs)}, sort_keys=False)
+    for name, specs in {"mismatch_first": {"capabilities:stats:rack": "r9", "capabilities:hypervisor_type": "= 1"},
+                        "unevaluable_first": {"capabilities:hypervisor_type": "= 1", "capabilities:stats:rack": "r9"},
+                        # The flavor-side maxphysaddr spec replaces an explicit one in its place
+                        # (the hosts have no maxphysaddr: each fails there first)...
+                        "maxphysaddr_in_place": {"capabilities:cpu_info:maxphysaddr:bits": "1",
+                                                 "capabilities:hypervisor_type": "= 1",
+                                                 "hw:maxphysaddr_bits": "40"},
+                        # ... and otherwise goes last.
+                        "maxphysaddr_last": {"hw:maxphysaddr_bits": "40", "capabilities:hypervisor_type": "= 1"}}.items():
+        scenario("spec_order_capabilities_" + name, ["ComputeCapabilitiesFilter"],
+                 request={"flavor": flavor(**specs)}, sort_keys=False)
 
 
 if __name__ == "__main__":
