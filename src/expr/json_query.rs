@@ -64,8 +64,9 @@ use std::sync::Arc;
 pub trait Vars {
     /// The value of the attribute `name` (`free_ram_mb`, `stats`, `service` …), or
     /// [`PyValue::None`] when the host has no such attribute. Dotted lookups (`$stats.rack`) are
-    /// done by the query on the returned [`PyValue::Dict`]. Called once per variable occurrence
-    /// per evaluation.
+    /// done by the query on the returned [`PyValue::Dict`]; in anything else they raise, as in
+    /// an attribute that holds an object without `get` (Nova's `metrics`, answered as a
+    /// [`PyValue::Object`]). Called once per variable occurrence per evaluation.
     fn attribute(&self, name: &str) -> PyValue;
 
     /// The value of the attribute `name`, which [`Query::bind`] resolved to `slot` ahead of
@@ -74,14 +75,6 @@ pub trait Vars {
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         let _ = slot;
         self.attribute(name)
-    }
-
-    /// The Python type of the attribute `name` when it is an object without a `get` method
-    /// (Nova's `metrics` is a `MonitorMetricList`), so that a dotted lookup in it raises as in
-    /// Nova; `None` for attributes [`attribute`](Vars::attribute) answers. The default: none.
-    fn object_type(&self, name: &str) -> Option<&'static str> {
-        let _ = name;
-        None
     }
 }
 
@@ -93,10 +86,6 @@ impl<T: Vars + ?Sized> Vars for &T {
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         (**self).attribute_at(slot, name)
     }
-
-    fn object_type(&self, name: &str) -> Option<&'static str> {
-        (**self).object_type(name)
-    }
 }
 
 impl<T: Vars + ?Sized> Vars for Box<T> {
@@ -107,10 +96,6 @@ impl<T: Vars + ?Sized> Vars for Box<T> {
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         (**self).attribute_at(slot, name)
     }
-
-    fn object_type(&self, name: &str) -> Option<&'static str> {
-        (**self).object_type(name)
-    }
 }
 
 impl<T: Vars + ?Sized> Vars for Arc<T> {
@@ -120,10 +105,6 @@ impl<T: Vars + ?Sized> Vars for Arc<T> {
 
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         (**self).attribute_at(slot, name)
-    }
-
-    fn object_type(&self, name: &str) -> Option<&'static str> {
-        (**self).object_type(name)
     }
 }
 
@@ -652,16 +633,6 @@ fn resolve(
     if name.is_empty() {
         return Ok(PyValue::None);
     }
-    if let Some(key) = keys.first() {
-        if let Some(found) = vars.object_type(name) {
-            return Err(QueryError::NotADict {
-                variable: text.to_owned(),
-                key: key.clone(),
-                found,
-                path: path_string(path),
-            });
-        }
-    }
     let mut value = match slot {
         Some(slot) => vars.attribute_at(slot, name),
         None => vars.attribute(name),
@@ -970,18 +941,24 @@ mod tests {
         assert!(matches!(run(json!(["=", "$enabled.", 1])), Err(QueryError::NotADict { found: "bool", .. })));
     }
 
+    /// Nova's three object attributes; `metrics` as reported (`has_metrics`).
+    fn objects(has_metrics: bool) -> impl Vars {
+        use crate::expr::pyvalue::PyObject;
+        vars_fn(move |name| {
+            let (type_name, truthy, ordered) = match name {
+                "metrics" => ("MonitorMetricList", has_metrics, false),
+                "pci_stats" => ("PciDeviceStats", true, false),
+                "updated" => ("datetime.datetime", true, true),
+                "free_ram_mb" => return PyValue::Int(1024),
+                _ => return PyValue::None,
+            };
+            PyValue::Object(PyObject { type_name, truthy, ordered })
+        })
+    }
+
     #[test]
     fn a_dotted_lookup_in_an_object_without_get_raises() {
-        struct Objects;
-        impl Vars for Objects {
-            fn attribute(&self, _: &str) -> PyValue {
-                PyValue::None
-            }
-            fn object_type(&self, name: &str) -> Option<&'static str> {
-                (name == "metrics").then_some("MonitorMetricList")
-            }
-        }
-        let passes = |q| Query::parse(&q).unwrap().unwrap().passes(&Box::new(Objects));
+        let passes = |q| Query::parse(&q).unwrap().unwrap().passes(&objects(true));
         assert_eq!(
             passes(json!(["=", "$metrics.cpu.percent", 1])),
             Err(QueryError::NotADict {
@@ -994,6 +971,39 @@ mod tests {
         // Without a key nothing is looked up; other attributes answer as before.
         assert_eq!(passes(json!(["=", "$metrics", 1])), Ok(false));
         assert_eq!(passes(json!(["=", "$stats.x", 1])), Ok(false));
+    }
+
+    #[test]
+    fn objects_alone_are_tested_compared_and_refused_ordering_as_in_python() {
+        let passes = |has_metrics, q| Query::parse(&q).unwrap().unwrap().passes(&objects(has_metrics));
+        // Truth: a metric list is true when the host reports a metric; the others always.
+        for (q, with, without) in [
+            (json!(["or", "$metrics"]), true, false),
+            (json!(["not", "$metrics"]), false, true),
+            (json!(["and", "$metrics", ["=", 1, 1]]), true, false),
+            (json!(["or", "$pci_stats"]), true, true),
+            (json!(["or", "$updated"]), true, true),
+        ] {
+            assert_eq!((passes(true, q.clone()), passes(false, q.clone())), (Ok(with), Ok(without)), "{q}");
+        }
+        // An object equals itself only; `in` tests equality.
+        for q in [json!(["=", "$metrics", "$metrics"]), json!(["in", "$metrics", 1, "$metrics"])] {
+            assert_eq!(passes(false, q.clone()), Ok(true), "{q}");
+        }
+        for q in [json!(["=", "$metrics", "$pci_stats"]), json!(["=", "$metrics", []]), json!(["in", 1, "$metrics"])] {
+            assert_eq!(passes(true, q.clone()), Ok(false), "{q}");
+        }
+        // Ordering raises, except a datetime against itself.
+        let unorderable = |q: serde_json::Value, left: &str, right: &str| match passes(true, q.clone()) {
+            Err(QueryError::Unorderable { left: l, right: r, .. }) => assert_eq!((l, r), (left, right), "{q}"),
+            other => panic!("{q}: {other:?}"),
+        };
+        unorderable(json!(["<", "$metrics", 1]), "MonitorMetricList", "int");
+        unorderable(json!([">", 1, "$metrics"]), "int", "MonitorMetricList");
+        unorderable(json!(["<", "$pci_stats", "$pci_stats"]), "PciDeviceStats", "PciDeviceStats");
+        unorderable(json!([">=", "$free_ram_mb", "$updated"]), "int", "datetime.datetime");
+        assert_eq!(passes(true, json!(["<", "$updated", "$updated"])), Ok(false));
+        assert_eq!(passes(true, json!(["<=", "$updated", "$updated"])), Ok(true));
     }
 
     #[test]

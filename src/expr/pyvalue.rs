@@ -54,11 +54,40 @@ pub enum PyValue {
     /// A `dict` with string keys, in insertion order. Keys are expected to be unique; if one
     /// repeats, the last occurrence counts, as when Python builds a dict from pairs.
     Dict(Vec<(String, PyValue)>),
+    /// An object known by its type and truth value only (see [`PyObject`]).
+    Object(PyObject),
+}
+
+/// An object whose value is not modelled, known by its type and its truth value: Nova's host
+/// state holds three, `metrics` (a `MonitorMetricList`), `pci_stats` (a `PciDeviceStats`) and
+/// `updated` (a `datetime`), which a JSON query can name alone (`["or", "$metrics"]`).
+///
+/// The host state holds one object of each such type, so two objects of the same type are
+/// taken to be that one object: [`py_eq`] holds between them (Python's default `==` is
+/// identity), and a type that orders its values (`datetime`) orders them as equal. Ordered
+/// against anything else, an object is a [`TypeError`], as in Python.
+///
+/// ```
+/// use placewise::expr::pyvalue::{py_compare, py_eq, py_truthy, CompareOp, PyObject, PyValue};
+///
+/// let metrics = PyValue::Object(PyObject { type_name: "MonitorMetricList", truthy: false, ordered: false });
+/// assert!(!py_truthy(&metrics) && py_eq(&metrics, &metrics) && !py_eq(&metrics, &PyValue::Int(0)));
+/// let err = py_compare(CompareOp::Lt, &metrics, &PyValue::Int(1)).unwrap_err();
+/// assert_eq!((err.left, err.right), ("MonitorMetricList", "int"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PyObject {
+    /// Python's name for the type (`MonitorMetricList`, `datetime.datetime`).
+    pub type_name: &'static str,
+    /// `bool(object)`: a `MonitorMetricList` is false when empty; most objects are true.
+    pub truthy: bool,
+    /// Whether the type orders its values (`datetime` does, `MonitorMetricList` does not).
+    pub ordered: bool,
 }
 
 impl PyValue {
-    /// Python's name for the value's type: `NoneType`, `bool`, `int`, `float`, `str`, `list` or
-    /// `dict`.
+    /// Python's name for the value's type: `NoneType`, `bool`, `int`, `float`, `str`, `list`,
+    /// `dict`, or an object's type name.
     pub fn type_name(&self) -> &'static str {
         match self {
             PyValue::None => "NoneType",
@@ -68,6 +97,7 @@ impl PyValue {
             PyValue::Str(_) => "str",
             PyValue::List(_) => "list",
             PyValue::Dict(_) => "dict",
+            PyValue::Object(o) => o.type_name,
         }
     }
 
@@ -113,7 +143,8 @@ impl From<&serde_json::Value> for PyValue {
 }
 
 impl From<&PyValue> for serde_json::Value {
-    /// The JSON form. JSON has no NaN or infinity, so a non-finite float becomes `null`.
+    /// The JSON form. JSON has no NaN or infinity, so a non-finite float becomes `null`; an
+    /// object, whose value is not modelled, is `null` too.
     fn from(v: &PyValue) -> Self {
         match v {
             PyValue::None => serde_json::Value::Null,
@@ -125,6 +156,7 @@ impl From<&PyValue> for serde_json::Value {
             PyValue::Dict(pairs) => {
                 serde_json::Value::Object(pairs.iter().map(|(k, v)| (k.clone(), v.into())).collect())
             }
+            PyValue::Object(_) => serde_json::Value::Null,
         }
     }
 }
@@ -451,7 +483,9 @@ fn increment_digits(digits: &str) -> Option<String> {
 }
 
 /// Python's `str()`: integers plainly, floats as [`py_repr_float`], `True`, `False`, `None`,
-/// strings as they are, lists and dicts in their repr form (`['avx', 'avx2']`, `{'a': 1}`).
+/// strings as they are, lists and dicts in their repr form (`['avx', 'avx2']`, `{'a': 1}`). An
+/// object, whose value is not modelled, prints as `<type object>`, where Python prints its
+/// own form.
 pub fn py_str(v: &PyValue) -> String {
     match v {
         PyValue::Str(s) => s.clone(),
@@ -495,6 +529,11 @@ fn write_repr(out: &mut String, v: &PyValue) {
                 write_repr(out, item);
             }
             out.push('}');
+        }
+        PyValue::Object(o) => {
+            out.push('<');
+            out.push_str(o.type_name);
+            out.push_str(" object>");
         }
     }
 }
@@ -675,11 +714,12 @@ fn dict_entries(pairs: &[(String, PyValue)]) -> impl Iterator<Item = &(String, P
 
 /// Python's `a == b`: numbers (`bool`, `int`, `float`) compare numerically and exactly
 /// (`True == 1`, `1 == 1.0`, NaN equal to nothing); strings by content; lists element by
-/// element; dicts by key set and values, whatever the order; `None` only to `None`; values of
-/// different kinds are unequal. Computes in O(size) for lists, O(keys²) for dicts.
+/// element; dicts by key set and values, whatever the order; `None` only to `None`; an object
+/// only to an object of its type ([`PyObject`]); values of different kinds are unequal. Computes in O(size) for lists, O(keys²) for dicts.
 pub fn py_eq(a: &PyValue, b: &PyValue) -> bool {
     match (a, b) {
         (PyValue::None, PyValue::None) => true,
+        (PyValue::Object(x), PyValue::Object(y)) => x.type_name == y.type_name,
         (PyValue::Str(x), PyValue::Str(y)) => x == y,
         (PyValue::List(x), PyValue::List(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q)),
         (PyValue::Dict(x), PyValue::Dict(y)) => {
@@ -700,6 +740,8 @@ pub fn py_eq(a: &PyValue, b: &PyValue) -> bool {
 /// - Strings compare by code point (the same as Rust's byte order on UTF-8).
 /// - Lists compare lexicographically: the first pair of elements that are not `==` decides
 ///   (and may itself raise); if there is none, the shorter list is smaller.
+/// - An object of a type that orders its values is equal to an object of its type
+///   ([`PyObject`]).
 ///
 /// # Errors
 ///
@@ -708,6 +750,9 @@ pub fn py_eq(a: &PyValue, b: &PyValue) -> bool {
 pub fn py_cmp(a: &PyValue, b: &PyValue) -> Result<Option<Ordering>, TypeError> {
     match (a, b) {
         (PyValue::Str(x), PyValue::Str(y)) => Ok(Some(x.cmp(y))),
+        (PyValue::Object(x), PyValue::Object(y)) if x.ordered && x.type_name == y.type_name => {
+            Ok(Some(Ordering::Equal))
+        }
         (PyValue::List(x), PyValue::List(y)) => match x.iter().zip(y).find(|(p, q)| !py_eq(p, q)) {
             Some((p, q)) => py_cmp(p, q),
             None => Ok(Some(x.len().cmp(&y.len()))),
@@ -728,8 +773,8 @@ pub fn py_compare(op: CompareOp, a: &PyValue, b: &PyValue) -> Result<bool, TypeE
     py_cmp(a, b).map(|ord| op.holds(ord))
 }
 
-/// Python's `bool(v)`: `None`, `False`, zero, and empty strings, lists and dicts are false;
-/// everything else is true, NaN included.
+/// Python's `bool(v)`: `None`, `False`, zero, and empty strings, lists and dicts are false; an
+/// object is as its [`PyObject::truthy`] says; everything else is true, NaN included.
 pub fn py_truthy(v: &PyValue) -> bool {
     match v {
         PyValue::None => false,
@@ -739,6 +784,7 @@ pub fn py_truthy(v: &PyValue) -> bool {
         PyValue::Str(s) => !s.is_empty(),
         PyValue::List(items) => !items.is_empty(),
         PyValue::Dict(pairs) => !pairs.is_empty(),
+        PyValue::Object(o) => o.truthy,
     }
 }
 

@@ -180,6 +180,11 @@ impl<'a> HostStateView<'a> {
         self.counter("hypervisor_version")
     }
 
+    /// Whether the host reports any metric.
+    pub fn has_metrics(&self) -> bool {
+        !self.host.metrics.is_empty()
+    }
+
     /// The metric `name`.
     pub fn metric(&self, name: &str) -> Option<f64> {
         let sym = self.cx.cluster().symbols().get(name)?;

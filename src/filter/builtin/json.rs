@@ -3,7 +3,7 @@
 use super::nova::is_host_state_attribute;
 use crate::error::ScheduleError;
 use crate::expr::json_query::{NumericQuery, Query, QueryError, Vars};
-use crate::expr::pyvalue::PyValue;
+use crate::expr::pyvalue::{PyObject, PyValue};
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::{derived_index, derived_is_number, Cx, HostStateView, Prepared};
@@ -25,6 +25,10 @@ const ERROR: u32 = 1;
 /// evaluate (not JSON, an unknown operator, a number ordered against a string, a dotted lookup
 /// through a non-map, such as `$metrics.cpu.percent`: Nova's `metrics`, `pci_stats` and
 /// `updated` are objects without `get`) fails the request. Runs for every instance, not on rebuilds.
+///
+/// Named alone, those three are objects ([`PyObject`]): `$metrics` is true when the host reports
+/// a metric, `$pci_stats` and `$updated` always; each equals only itself; ordering one raises,
+/// except `$updated` against itself.
 ///
 /// A query that reads only numeric attributes (`free_ram_mb`, `num_io_ops` …) and compares
 /// them with number literals, under `and` and `or`, is judged on plain numbers
@@ -83,29 +87,34 @@ struct HostVars<'a> {
     view: HostStateView<'a>,
 }
 
+impl HostVars<'_> {
+    /// A `HostState` attribute that is not derived: one of the objects, or the stored value.
+    fn stored(&self, name: &str) -> PyValue {
+        // The attributes that hold objects, not values (Nova's host state sets all three).
+        let (type_name, truthy, ordered) = match name {
+            // A list: false when empty.
+            "metrics" => ("MonitorMetricList", self.view.has_metrics(), false),
+            "pci_stats" => ("PciDeviceStats", true, false),
+            "updated" => ("datetime.datetime", true, true),
+            _ => return PyValue::from(&self.view.attribute(name)),
+        };
+        PyValue::Object(PyObject { type_name, truthy, ordered })
+    }
+}
+
 impl Vars for HostVars<'_> {
     fn attribute(&self, name: &str) -> PyValue {
-        if !is_host_state_attribute(name) {
-            return PyValue::None;
+        match slot(name) {
+            Some(slot) => self.attribute_at(slot, name),
+            None => PyValue::None,
         }
-        PyValue::from(&self.view.attribute(name))
     }
 
     fn attribute_at(&self, slot: u32, name: &str) -> PyValue {
         match slot {
             NOT_HOST_STATE => PyValue::None,
-            STORED => PyValue::from(&self.view.attribute(name)),
+            STORED => self.stored(name),
             derived => PyValue::from(&self.view.derived(derived as usize)),
-        }
-    }
-
-    fn object_type(&self, name: &str) -> Option<&'static str> {
-        // The HostState attributes that hold objects without `get`: a dotted lookup raises.
-        match name {
-            "metrics" => Some("MonitorMetricList"),
-            "pci_stats" => Some("PciDeviceStats"),
-            "updated" => Some("datetime.datetime"),
-            _ => None,
         }
     }
 }

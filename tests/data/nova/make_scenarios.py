@@ -432,6 +432,21 @@ def mutated_findings():
                         "maxphysaddr_last": {"hw:maxphysaddr_bits": "40", "capabilities:hypervisor_type": "= 1"}}.items():
         scenario("spec_order_capabilities_" + name, ["ComputeCapabilitiesFilter"],
                  request={"flavor": flavor(**specs)}, sort_keys=False)
+    # JsonFilter: HostState's metrics, pci_stats and updated are objects, not values. Alone, a
+    # MonitorMetricList is true when the host reports a metric, the other two always; each
+    # equals only itself, and ordering raises (a datetime against itself excepted).
+    reporting = [host(0), host(1, metrics={}), host(2)]
+    del reporting[2]["metrics"]
+    objects = {"metrics_or": ["or", "$metrics"], "metrics_not": ["not", "$metrics"],
+               "metrics_and": ["and", "$metrics", ["=", 1, 1]], "metrics_eq_self": ["=", "$metrics", "$metrics"],
+               "metrics_in": ["in", "$metrics", 1, "$metrics"], "metrics_eq_number": ["=", "$metrics", 1],
+               "metrics_lt": ["<", "$metrics", 1], "metrics_gt_reversed": [">", 1, "$metrics"],
+               "pci_stats_or": ["or", "$pci_stats"], "pci_stats_lt_self": ["<", "$pci_stats", "$pci_stats"],
+               "updated_not": ["not", "$updated"], "updated_eq_self": ["=", "$updated", "$updated"],
+               "updated_le_self": ["<=", "$updated", "$updated"], "updated_ge_number": [">=", "$updated", 0]}
+    for name, query in objects.items():
+        scenario("json_object_" + name, ["JsonFilter"], hosts=reporting,
+                 request={"scheduler_hints": {"query": json.dumps(query)}})
 
 
 if __name__ == "__main__":
