@@ -715,7 +715,8 @@ fn dict_entries(pairs: &[(String, PyValue)]) -> impl Iterator<Item = &(String, P
 /// Python's `a == b`: numbers (`bool`, `int`, `float`) compare numerically and exactly
 /// (`True == 1`, `1 == 1.0`, NaN equal to nothing); strings by content; lists element by
 /// element; dicts by key set and values, whatever the order; `None` only to `None`; an object
-/// only to an object of its type ([`PyObject`]); values of different kinds are unequal. Computes in O(size) for lists, O(keys²) for dicts.
+/// only to an object of its type ([`PyObject`]); values of different kinds are unequal.
+/// Computes in O(size) for lists, O(keys²) for dicts.
 pub fn py_eq(a: &PyValue, b: &PyValue) -> bool {
     match (a, b) {
         (PyValue::None, PyValue::None) => true,

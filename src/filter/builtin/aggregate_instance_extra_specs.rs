@@ -33,8 +33,8 @@ const ERROR: u32 = SPEC_ERROR;
 /// that fails rejects the host, and the specs after it are not evaluated. When a requirement
 /// cannot be evaluated against one of the values (a non-number under a numeric operator, a bare
 /// `<or>`), the request fails, even if another value matches: Nova's outcome would depend on set
-/// iteration order (the reference's recommended rule). Runs once per request, not on rebuilds. Reasons: `no aggregate sets <key>`,
-/// `extra spec <key> does not match aggregate metadata`.
+/// iteration order (the reference's recommended rule). Runs once per request, not on rebuilds.
+/// Reasons: `no aggregate sets <key>`, `extra spec <key> does not match aggregate metadata`.
 ///
 /// **Host classes.** The verdict reads the host's aggregate set alone, so the filter judges each
 /// distinct set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)) once per request

@@ -42,8 +42,9 @@ const ERROR: u32 = SPEC_ERROR;
 /// - The value is printed as Python's `str()` (`True`, `4.0`, `['avx', 'avx2']`) and matched.
 ///
 /// Specs are checked in the flavor's order ([`ExtraSpecs`](crate::request::ExtraSpecs)); the
-/// first that fails rejects the host, and the specs after it are not evaluated. A requirement that
-/// Nova cannot evaluate (a non-number under a numeric operator, a bare `<or>`) fails the request.
+/// first that fails rejects the host, and the specs after it are not evaluated. A requirement
+/// that Nova cannot evaluate (a non-number under a numeric operator, a bare `<or>`) fails the
+/// request.
 /// Runs once per request, not on rebuilds. Reasons: `extra spec <key> has no host value`,
 /// `extra spec <key> does not match`.
 ///
