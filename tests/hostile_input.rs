@@ -244,6 +244,29 @@ fn spread_task_counts_that_sum_past_u32_saturate_instead_of_wrapping() {
     assert_eq!(outcome.per_host().get("idle"), Some(&2), "{:?}", outcome.per_host());
 }
 
+/// Found by the `spread` fuzz target with `json_mutate` (campaign 17): in the balanced mode, a
+/// batch of 65,536 tasks made the check for narrow heap keys subtract past zero, a panic with
+/// overflow checks on. Batches on both sides of the 2^16 - 1 boundary are placed in full.
+#[test]
+fn a_balanced_batch_of_2_pow_16_tasks_is_placed_without_an_overflow() {
+    let cluster = Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).build().unwrap();
+    for tasks in [65_534u32, 65_535, 65_536, 70_000] {
+        let json = format!(r#"{{"service": "web", "tasks": {tasks}, "mode": "balanced"}}"#);
+        let outcome = SpreadScheduler::new().schedule(&cluster, &SpreadRequest::from_json(&json).unwrap()).unwrap();
+        assert!(outcome.is_complete(), "{tasks}");
+        let mut counts: Vec<u32> = outcome.per_host().into_values().collect();
+        counts.sort_unstable();
+        assert_eq!(counts, [tasks / 2, tasks.div_ceil(2)], "{tasks}");
+    }
+    // The fuzz input itself: its constraint's key (`engine.labelh2s.disk`) is none SwarmKit knows,
+    // so no node matches; spelt `engine.labels.disk`, one task per node (`max_replicas`).
+    let found = std::fs::read_to_string("fuzz/regressions/spread/balanced_batch_of_65536.json").unwrap();
+    for (json, placed) in [(found.clone(), 0), (found.replace("labelh2s", "labels"), 2)] {
+        let outcome = SpreadScheduler::new().schedule(&cluster, &SpreadRequest::from_json(&json).unwrap()).unwrap();
+        assert_eq!(outcome.assignments.len(), placed, "{json}: {:?}", outcome.per_host());
+    }
+}
+
 #[test]
 fn an_expression_longer_than_the_limit_is_a_parse_error_at_the_limit() {
     let long = format!("a = {}", "x".repeat(MAX_EXPR_LEN));

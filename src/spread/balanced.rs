@@ -97,9 +97,11 @@ impl Run<'_> {
     /// or a penalty).
     pub(crate) fn narrow_heaps(&self) -> bool {
         let n = &*self.nodes;
-        let room = u64::from(u16::MAX) - u64::from(self.left);
+        // A batch of 2^16 - 1 tasks or more never fits: no room is left for counts.
+        let Some(room) = u64::from(u16::MAX).checked_sub(u64::from(self.left)).filter(|&room| room > 0) else {
+            return false;
+        };
         !self.scored
-            && u64::from(self.left) < u64::from(u16::MAX)
             && [&n.with_tasks, &n.changed].into_iter().all(|hosts| {
                 hosts.iter().all(|&i| {
                     let i = i as usize;
