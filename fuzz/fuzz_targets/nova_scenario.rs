@@ -10,17 +10,7 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-// Half the mutations change one JSON value, key or member and keep the rest of the scenario
-// (`json_mutate`); the other half are libFuzzer's byte mutations, which also reach the reader's
-// malformed-text paths and use the dictionary.
+// Half JSON-aware mutations, half libFuzzer's own (see `json_mutate::mutate_half`).
 fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
-    if seed % 2 == 0 {
-        if let Some(mutant) = json_mutate::mutate(&data[..size], u64::from(seed)) {
-            if mutant.len() <= max_size {
-                data[..mutant.len()].copy_from_slice(&mutant);
-                return mutant.len();
-            }
-        }
-    }
-    fuzzer_mutate(data, size, max_size)
+    json_mutate::mutate_half(data, size, max_size, seed, fuzzer_mutate)
 });

@@ -7,8 +7,9 @@
 //! where a string was, a string spelt with an escape, a member deleted, repeated, or copied in
 //! from elsewhere in the input, a boundary number in a field that holds counts.
 //!
-//! The `nova_scenario` fuzz target draws half of its mutations from here and half from
-//! libFuzzer's byte mutations, which keep exploring malformed text. The scan works on text that
+//! The JSON fuzz targets (`nova_scenario`, `cluster_json`, `request_json`, `config_json`,
+//! `spread`, `replica`) draw half of their mutations from here and half from libFuzzer's byte
+//! mutations, which keep exploring malformed text ([`mutate_half`]). The scan works on text that
 //! is only roughly JSON (bare words, missing commas): what it needs is balanced brackets and
 //! closed strings, and an input without them gets `None`.
 
@@ -242,6 +243,28 @@ pub fn mutate(input: &[u8], seed: u64) -> Option<Vec<u8>> {
     (0..8).find_map(|_| one(input, &shape, &mut rng))
 }
 
+/// A libFuzzer custom mutator (the body of `fuzz_mutator!`): an even `seed` takes [`mutate`]'s
+/// mutant of `data[..size]`, written into `data`; an odd one, an input without JSON shape, or a
+/// mutant longer than `max_size` goes to `fallback`, libFuzzer's own `fuzzer_mutate`, which also
+/// reaches the malformed-text paths and uses the dictionary. Returns the new size.
+pub fn mutate_half(
+    data: &mut [u8],
+    size: usize,
+    max_size: usize,
+    seed: u32,
+    fallback: impl FnOnce(&mut [u8], usize, usize) -> usize,
+) -> usize {
+    if seed % 2 == 0 {
+        if let Some(mutant) = data.get(..size).and_then(|input| mutate(input, u64::from(seed))) {
+            if mutant.len() <= max_size.min(data.len()) {
+                data[..mutant.len()].copy_from_slice(&mutant);
+                return mutant.len();
+            }
+        }
+    }
+    fallback(data, size, max_size)
+}
+
 fn pick<'a, T>(rng: &mut SplitMix64, items: &'a [T]) -> Option<&'a T> {
     (!items.is_empty()).then(|| &items[rng.below(items.len())])
 }
@@ -462,6 +485,34 @@ mod tests {
         assert!(any(&|m| m.contains("18446744073709551616")));
         // A key replaced by another key.
         assert!(any(&|m| m.contains(r#""vcpus": "h1""#) || m.contains(r#"{"vcpus": "h1""#)));
+    }
+
+    #[test]
+    fn mutate_half_takes_even_seeds_and_falls_back_otherwise() {
+        let input = br#"{"a": [1, "x"], "b": {}}"#;
+        // The fallback marks the buffer so that its use shows.
+        let run = |seed: u32, size: usize, max_size: usize| {
+            let mut data = vec![b' '; 64];
+            data[..input.len()].copy_from_slice(input);
+            let mut fell_back = false;
+            let len = mutate_half(&mut data, size, max_size, seed, |d: &mut [u8], _, _| {
+                fell_back = true;
+                d[0] = b'!';
+                1
+            });
+            (fell_back, data[..len].to_vec())
+        };
+        let n = input.len();
+        // Even: `mutate`'s mutant of the input, written in place.
+        let (fell_back, out) = run(4, n, 64);
+        assert!(!fell_back);
+        assert_eq!(Some(out), mutate(input, 4));
+        // Odd, no JSON shape (a cut string), or no room: the fallback.
+        assert_eq!(run(5, n, 64), (true, b"!".to_vec()));
+        assert_eq!(run(4, 9, 64), (true, b"!".to_vec()));
+        assert_eq!(run(4, n, 2), (true, b"!".to_vec()));
+        // A size beyond the buffer is the fallback's to handle, not a panic here.
+        assert_eq!(run(4, 65, 64), (true, b"!".to_vec()));
     }
 
     #[test]
