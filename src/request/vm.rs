@@ -317,10 +317,6 @@ pub struct MemberPicks {
     exceptions: Vec<u32>,
     /// Whether `exceptions` lists the members (else the non-members).
     counted: bool,
-    /// Every instance is a member.
-    all: bool,
-    /// No instance is a member.
-    none: bool,
 }
 
 impl MemberPicks {
@@ -333,7 +329,7 @@ impl MemberPicks {
         // costs O(those) per host, not O(picks so far).
         let counted = members <= member.len() - members;
         let exceptions = (0..count).filter(|&j| member[j as usize] == counted).collect();
-        MemberPicks { exceptions, counted, all: members == member.len(), none: members == 0 }
+        MemberPicks { exceptions, counted }
     }
 
     /// The earlier picks recorded in `overlay` (instance `j` = the `j`-th pick) that landed on
@@ -341,20 +337,15 @@ impl MemberPicks {
     /// Computes in O(nodes of the service host) when all or none of the instances are members,
     /// else O((the members or the non-members, whichever are fewer, picked so far) × nodes).
     pub fn on_host(&self, cluster: &Cluster, overlay: &Overlay, host: HostId) -> u32 {
-        if self.none {
-            return 0;
-        }
-        let placed = || cluster.service_nodes(host).map(|n| overlay.placed(n)).sum::<u32>();
-        if self.all {
-            return placed();
-        }
+        // When all or none of the instances are members, `exceptions` is empty.
         let picks = overlay.picks();
         let picked = self.exceptions.iter().map(|&j| j as usize).take_while(|&j| j < picks.len());
         let exceptions = picked.filter(|&j| cluster.service_nodes(host).any(|n| n == picks[j])).count() as u32;
         if self.counted {
             exceptions
         } else {
-            placed().saturating_sub(exceptions)
+            let placed = cluster.service_nodes(host).map(|n| overlay.placed(n)).sum::<u32>();
+            placed.saturating_sub(exceptions)
         }
     }
 }
