@@ -1,10 +1,16 @@
 //! Fuzz target `json_query`: see `placewise::fuzzing::json_query`.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{fuzz_mutator, fuzz_target, fuzzer_mutate};
+use placewise::fuzzing::json_mutate;
 
 fuzz_target!(|data: &[u8]| {
     if let Err(broken) = placewise::fuzzing::json_query(data) {
         panic!("invariant broken: {broken}");
     }
+});
+
+// Half JSON-aware mutations, half libFuzzer's own (see `json_mutate::mutate_half`).
+fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
+    json_mutate::mutate_half(data, size, max_size, seed, fuzzer_mutate)
 });

@@ -8,10 +8,10 @@
 //! from elsewhere in the input, a boundary number in a field that holds counts.
 //!
 //! The JSON fuzz targets (`nova_scenario`, `cluster_json`, `request_json`, `config_json`,
-//! `spread`, `replica`) draw half of their mutations from here and half from libFuzzer's byte
-//! mutations, which keep exploring malformed text ([`mutate_half`]). The scan works on text that
-//! is only roughly JSON (bare words, missing commas): what it needs is balanced brackets and
-//! closed strings, and an input without them gets `None`.
+//! `spread`, `replica`, `json_query`) draw half of their mutations from here and half from
+//! libFuzzer's byte mutations, which keep exploring malformed text ([`mutate_half`]). The scan
+//! works on text that is only roughly JSON (bare words, missing commas): what it needs is
+//! balanced brackets and closed strings, and an input without them gets `None`.
 
 use crate::rng::SplitMix64;
 
