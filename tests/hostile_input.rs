@@ -3,7 +3,7 @@
 //! position.
 
 use placewise::compat::nova::Scenario;
-use placewise::error::{BuildError, EventError, ScheduleError};
+use placewise::error::{BuildError, EventError, ParseError, ScheduleError};
 use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
 use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN, MAX_REGEX_NEST};
 use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
@@ -274,6 +274,35 @@ fn an_expression_longer_than_the_limit_is_a_parse_error_at_the_limit() {
     assert_eq!(err.position, MAX_EXPR_LEN);
     assert!(err.expected.contains("at most 4096 bytes"), "{err}");
     assert_eq!(MatchExpr::parse(&long).unwrap_err().position, MAX_EXPR_LEN);
+}
+
+/// Text within the length limit can print longer (`,` prints as ` and `, `~` with spaces around
+/// it): the fuzzer's `label_expr` found one whose `Display` the parser then refused. Such text is
+/// refused itself, in both dialects, so what `Display` prints always parses back.
+#[test]
+fn an_expression_whose_canonical_form_exceeds_the_length_limit_is_refused() {
+    let term = format!("kk~{}", "x".repeat(30));
+    let chain = |terms: usize, and: &str| vec![term.as_str(); terms].join(and);
+    let refused = |err: ParseError| {
+        assert!(err.expected.contains("canonical form is at most 4096 bytes"), "{err}");
+    };
+    // 100 terms print in 3,995 bytes: accepted, and the print parses back.
+    let expr = LabelExpr::parse(&chain(100, ",")).unwrap();
+    let shown = expr.to_string();
+    assert_eq!(shown.len(), 3_995);
+    assert_eq!(LabelExpr::parse(&shown).unwrap(), expr);
+    // 110 terms are 3,739 bytes as written and 4,395 printed.
+    let long = chain(110, ",");
+    assert_eq!(long.len(), 3_739);
+    refused(LabelExpr::parse(&long).unwrap_err());
+    // The product dialect has no `,`: 105 terms are 3,985 bytes as written, 4,195 printed.
+    let long = chain(105, " and ");
+    assert_eq!(long.len(), 3_985);
+    refused(MatchExpr::parse(&long).unwrap_err());
+    assert!(MatchExpr::parse(&chain(100, " and ")).is_ok());
+    // The fuzz input: 2,747 bytes.
+    let found = std::fs::read_to_string("fuzz/regressions/label_expr/canonical_form_longer_than_the_limit").unwrap();
+    refused(LabelExpr::parse(&found).unwrap_err());
 }
 
 /// An `and` chain is a tree as tall as it is long: the longest one the height limit allows

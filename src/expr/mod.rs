@@ -29,9 +29,10 @@
 //!
 //! [`Display`](std::fmt::Display) prints a canonical form that parses back to the same tree.
 //!
-//! Limits: an expression is at most [`MAX_EXPR_LEN`] bytes long, its tree is at most
-//! [`MAX_EXPR_DEPTH`] levels tall (counting `not`, parentheses and every `and`/`or` of a
-//! chain), and each regular expression nests at most [`MAX_REGEX_NEST`] deep and compiles
+//! Limits: an expression is at most [`MAX_EXPR_LEN`] bytes long, as written and in its
+//! canonical form (so every expression the parser accepts prints as text it accepts), its tree
+//! is at most [`MAX_EXPR_DEPTH`] levels tall (counting `not`, parentheses and every `and`/`or`
+//! of a chain), and each regular expression nests at most [`MAX_REGEX_NEST`] deep and compiles
 //! within [`MAX_REGEX_SIZE`] bytes; anything beyond is a [`ParseError`](crate::error::ParseError)
 //! naming the position, never a stack overflow.
 //!
@@ -57,7 +58,8 @@ pub mod weight_setting;
 pub use compile::CompiledExpr;
 
 /// The longest expression text, in bytes, that the parsers accept (label expressions, the
-/// product dialect).
+/// product dialect). The limit holds for the canonical form too: text that fits but prints
+/// longer (`a,b` prints as `a and b`) is refused, so what `Display` prints always parses back.
 pub const MAX_EXPR_LEN: usize = 4096;
 
 /// The tallest expression tree the parsers accept: nested `not`s and parentheses, and each

@@ -1,7 +1,8 @@
 //! Lexer and recursive-descent parser for label expressions.
 
-use super::{Dialect, LabelExpr, Pattern, MAX_EXPR_DEPTH, MAX_EXPR_LEN};
+use super::{Dialect, LabelExpr, Pattern, Printed, MAX_EXPR_DEPTH, MAX_EXPR_LEN};
 use crate::error::ParseError;
+use std::fmt::{self, Write as _};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -176,7 +177,28 @@ pub(crate) fn parse_in(input: &str, dialect: Dialect) -> Result<LabelExpr, Parse
     match (parsed, cut) {
         (Err(e), Some(_)) if e.position < MAX_EXPR_LEN => Err(e),
         (_, Some(_)) => Err(too_long()),
-        (parsed, None) => parsed,
+        (parsed, None) => parsed.and_then(|e| printed_within_limit(input, e, dialect)),
+    }
+}
+
+/// `e` if its canonical form also fits the length limit. Text the parser accepts can print
+/// longer (`a,b` prints as `a and b`, bare patterns print quoted); refusing those keeps
+/// `Display` a form that parses back, in every dialect.
+fn printed_within_limit(input: &str, e: LabelExpr, dialect: Dialect) -> Result<LabelExpr, ParseError> {
+    /// Counts bytes, and fails (ending the print) once past the limit.
+    struct Budget(usize);
+    impl fmt::Write for Budget {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.0 = self.0.checked_sub(s.len()).ok_or(fmt::Error)?;
+            Ok(())
+        }
+    }
+    match write!(Budget(MAX_EXPR_LEN), "{}", Printed(&e, dialect)) {
+        Ok(()) => Ok(e),
+        Err(_) => {
+            let expected = format!("expected an expression whose canonical form is at most {MAX_EXPR_LEN} bytes");
+            Err(ParseError::new(input, 0, expected))
+        }
     }
 }
 
@@ -372,6 +394,18 @@ mod tests {
         ] {
             parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
         }
+    }
+
+    #[test]
+    fn the_length_limit_holds_for_the_canonical_form_to_the_byte() {
+        // `k~x…` prints as `k ~ x…`, two bytes longer.
+        let fits = format!("k~{}", "x".repeat(MAX_EXPR_LEN - 4));
+        assert_eq!(parse(&fits).unwrap().to_string().len(), MAX_EXPR_LEN);
+        let over = format!("k~{}", "x".repeat(MAX_EXPR_LEN - 3));
+        assert_eq!(over.len(), MAX_EXPR_LEN - 1);
+        let err = parse(&over).unwrap_err();
+        assert_eq!(err.position, 0);
+        assert!(err.expected.contains("canonical form"), "{err}");
     }
 
     #[test]
