@@ -305,6 +305,21 @@ fn an_expression_whose_canonical_form_exceeds_the_length_limit_is_refused() {
     refused(LabelExpr::parse(&found).unwrap_err());
 }
 
+/// The limit is "at most 4,096 bytes": the parser used to refuse text of exactly 4,096 bytes (its
+/// end counted as past the limit), so an expression whose canonical form was exactly that long
+/// printed as text it refused. The fuzzer found that the run after the canonical-form limit.
+#[test]
+fn an_expression_of_exactly_the_length_limit_parses_and_prints_back() {
+    let longest = format!("a = {}", "x".repeat(MAX_EXPR_LEN - 4));
+    assert_eq!(LabelExpr::parse(&longest).unwrap().to_string(), longest);
+    assert_eq!(MatchExpr::parse(&longest).unwrap().to_string(), longest);
+    let found = std::fs::read_to_string("fuzz/regressions/label_expr/canonical_form_of_exactly_the_limit").unwrap();
+    let expr = LabelExpr::parse(&found).unwrap();
+    let shown = expr.to_string();
+    assert_eq!((found.len(), shown.len()), (2_286, MAX_EXPR_LEN));
+    assert_eq!(LabelExpr::parse(&shown).unwrap(), expr);
+}
+
 /// An `and` chain is a tree as tall as it is long: the longest one the height limit allows
 /// parses, displays, matches and drops on a test thread's stack, and one term more is refused.
 #[test]

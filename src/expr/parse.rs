@@ -163,11 +163,13 @@ pub(crate) fn parse_in(input: &str, dialect: Dialect) -> Result<LabelExpr, Parse
         let expected = format!("expected an expression of at most {MAX_EXPR_LEN} bytes");
         ParseError::new(input, MAX_EXPR_LEN, expected)
     };
+    // Text of exactly the limit ends at it: only longer text is cut.
+    let over = input.len() > MAX_EXPR_LEN;
     let mut toks = match lex(input, dialect) {
-        Err(e) if e.position >= MAX_EXPR_LEN => return Err(too_long()),
+        Err(e) if over && e.position >= MAX_EXPR_LEN => return Err(too_long()),
         other => other?,
     };
-    let cut = toks.iter().position(|t| t.1 >= MAX_EXPR_LEN);
+    let cut = if over { toks.iter().position(|t| t.1 >= MAX_EXPR_LEN) } else { None };
     if let Some(cut) = cut {
         toks.truncate(cut);
         toks.push((Tok::End, MAX_EXPR_LEN));
@@ -397,10 +399,19 @@ mod tests {
     }
 
     #[test]
-    fn the_length_limit_holds_for_the_canonical_form_to_the_byte() {
+    fn the_length_limit_holds_as_written_and_for_the_canonical_form_to_the_byte() {
+        let longest = format!("a = {}", "x".repeat(MAX_EXPR_LEN - 4));
+        assert_eq!(parse(&longest).unwrap().to_string(), longest);
+        assert_eq!(parse(&format!("{longest}x")).unwrap_err().position, MAX_EXPR_LEN);
+        // An error at the end of text of exactly the limit is that error, not the limit's.
+        let open = format!("a = \"{}", "x".repeat(MAX_EXPR_LEN - 5));
+        assert_eq!(open.len(), MAX_EXPR_LEN);
+        assert!(!parse(&open).unwrap_err().expected.contains("at most"));
         // `k~x…` prints as `k ~ x…`, two bytes longer.
         let fits = format!("k~{}", "x".repeat(MAX_EXPR_LEN - 4));
-        assert_eq!(parse(&fits).unwrap().to_string().len(), MAX_EXPR_LEN);
+        let shown = parse(&fits).unwrap().to_string();
+        assert_eq!(shown.len(), MAX_EXPR_LEN);
+        assert_eq!(parse(&shown).unwrap(), parse(&fits).unwrap());
         let over = format!("k~{}", "x".repeat(MAX_EXPR_LEN - 3));
         assert_eq!(over.len(), MAX_EXPR_LEN - 1);
         let err = parse(&over).unwrap_err();
