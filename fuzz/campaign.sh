@@ -81,6 +81,10 @@ for t in "$@"; do
       why=plateau; kill -INT "$pid" 2>/dev/null; break
     fi
   done
+  # libFuzzer exits on SIGINT within a second; once (campaign 18) it hung in its exit path
+  # instead, asleep, until killed. A minute, then SIGKILL (rc 137 in the summary line).
+  for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+  kill -KILL "$pid" 2>/dev/null
   wait "$pid"
   rc=$?
   end=$(date +%s)
