@@ -184,8 +184,8 @@ pub(crate) fn parse_in(input: &str, dialect: Dialect) -> Result<LabelExpr, Parse
 }
 
 /// `e` if its canonical form also fits the length limit. Text the parser accepts can print
-/// longer (`a,b` prints as `a and b`, bare patterns print quoted); refusing those keeps
-/// `Display` a form that parses back, in every dialect.
+/// longer (`a,b` prints as `a and b`, `k~v` as `k ~ v`); refusing those keeps `Display` a form
+/// that parses back, in every dialect.
 fn printed_within_limit(input: &str, e: LabelExpr, dialect: Dialect) -> Result<LabelExpr, ParseError> {
     /// Counts bytes, and fails (ending the print) once past the limit.
     struct Budget(usize);
