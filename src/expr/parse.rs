@@ -163,12 +163,13 @@ pub(crate) fn parse_in(input: &str, dialect: Dialect) -> Result<LabelExpr, Parse
         let expected = format!("expected an expression of at most {MAX_EXPR_LEN} bytes");
         ParseError::new(input, MAX_EXPR_LEN, expected)
     };
-    // Text of exactly the limit ends at it: only longer text is cut.
-    let over = input.len() > MAX_EXPR_LEN;
+    // Lexing errors name where their token starts, always before the end of the text.
     let mut toks = match lex(input, dialect) {
-        Err(e) if over && e.position >= MAX_EXPR_LEN => return Err(too_long()),
+        Err(e) if e.position >= MAX_EXPR_LEN => return Err(too_long()),
         other => other?,
     };
+    // Text of exactly the limit ends at it (its `End` token): only longer text is cut.
+    let over = input.len() > MAX_EXPR_LEN;
     let cut = if over { toks.iter().position(|t| t.1 >= MAX_EXPR_LEN) } else { None };
     if let Some(cut) = cut {
         toks.truncate(cut);
@@ -403,7 +404,7 @@ mod tests {
         let longest = format!("a = {}", "x".repeat(MAX_EXPR_LEN - 4));
         assert_eq!(parse(&longest).unwrap().to_string(), longest);
         assert_eq!(parse(&format!("{longest}x")).unwrap_err().position, MAX_EXPR_LEN);
-        // An error at the end of text of exactly the limit is that error, not the limit's.
+        // A lexing error in text of exactly the limit is that error, not the limit's.
         let open = format!("a = \"{}", "x".repeat(MAX_EXPR_LEN - 5));
         assert_eq!(open.len(), MAX_EXPR_LEN);
         assert!(!parse(&open).unwrap_err().expected.contains("at most"));
