@@ -17,14 +17,17 @@ set -euo pipefail
 cd "$(dirname "$0")"
 bin=${BIN:-target/x86_64-unknown-linux-gnu/release}
 jobs=${JOBS:-1}
-launch=(nice -n 15)
-[ -n "${CPU:-}" ] && launch=(taskset -c "$CPU" "${launch[@]}")
-# merge CPU TARGET CONTROL_FILE LOG OUT_DIR IN_DIR...: libFuzzer's set-cover merge into OUT_DIR.
+# merge CPU TARGET CONTROL_FILE LOG OUT_DIR IN_DIR...: libFuzzer's set-cover merge into OUT_DIR,
+# niced, on core CPU unless that is empty.
 merge() {
   local cpu=$1 t=$2 ctl=$3 log=$4
   shift 4
-  local run=("${launch[@]}")
-  [ -n "$cpu" ] && run=(taskset -c "$cpu" nice -n 15)
+  local run=(nice -n 15)
+  [ -n "$cpu" ] && run=(taskset -c "$cpu" "${run[@]}")
+  # libFuzzer resumes the merge an existing control file records, and one left by an earlier
+  # merge over as many files counts as finished: OUT_DIR stayed empty, and the committed corpus
+  # was replaced by nothing.
+  rm -f "$ctl"
   "${run[@]}" "$bin/$t" -merge=1 -set_cover_merge=1 -merge_control_file="$ctl" \
     -use_counters=0 -use_cmp=0 -use_value_profile=0 -max_len=16384 -timeout=10 -rss_limit_mb="${RSS_MB:-2048}" \
     "$@" > "$log" 2>&1
@@ -46,7 +49,7 @@ for t in "$@"; do
     done
     for p in "${pids[@]}"; do wait "$p"; done
   fi
-  merge "" "$t" "work/$t.merge.ctl" "work/$t.merge.log" "corpus/$t.new" "corpus/$t" "${inputs[@]}"
+  merge "${CPU:-}" "$t" "work/$t.merge.ctl" "work/$t.merge.log" "corpus/$t.new" "corpus/$t" "${inputs[@]}"
   note="every edge of the merge"
   if [ -n "${MAX_FILES:-}" ] && [ "$(ls "corpus/$t.new" | wc -l)" -gt "$MAX_FILES" ]; then
     rm -rf "corpus/$t.new" && mkdir "corpus/$t.new"
