@@ -11,7 +11,8 @@
 # more, for the control file it parses (1.7 GB for campaign 18's 136,408 Nova scenarios).
 # JOBS=N: split the working corpus into N parts, reduce each part to its own set cover in
 # parallel (part K on CPU K), then merge those with the committed corpus. Every edge of the
-# working corpus is still kept, and a large merge takes about 1/N of the wall time (CPU unused).
+# working corpus is still kept, and a large merge takes about 1/N of the wall time (CPU pins
+# only the final merge).
 # Usage: [MAX_FILES=N] [CPU=N | JOBS=N] [BIN=DIR] fuzz/minimise.sh TARGET...
 set -euo pipefail
 cd "$(dirname "$0")"
