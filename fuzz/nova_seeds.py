@@ -125,6 +125,7 @@ KINDS = [None, True, False, 0, -1, 1, 1.5, -1.5, 4294967296, 9223372036854775808
 
 
 def fields(out):
+    """Each field of each record repeated, left out or retyped; an unknown key in each record."""
     base = full_scenario()
     out.save(base)
     for r, record in enumerate(records(base)):
@@ -218,6 +219,7 @@ HOST_VERSIONS = [0, 1, 999, 1000, 1000000, 1001001, -1, -8002000, 8002000.5, 0.5
 
 
 def versions(out):
+    """Version predicates against hosts at 8.2.0, 8.3.0 and 9.0.0, and odd host versions."""
     for release in RELEASES:
         for suffix in SUFFIXES:
             for op in OPERATORS:
@@ -259,10 +261,11 @@ SCALARS = [True, False, None, [], ["x86_64"], [0], [None], {}, {"a": 1}, {"": 0}
 
 
 def text(out):
+    """Floats and other values where a value is read as text or for its truth."""
     rng = random.Random(22)
     for i, f in enumerate(floats(1500, rng)):
         # AggregateImagePropertiesIsolation reads a custom image property as text; the reader
-        # refuses a number for the three properties ImagePropertiesFilter canonicalises.
+        # refuses a number for the properties ImagePropertiesFilter reads (its message quotes it).
         key = PROPERTIES[i % len(PROPERTIES)]
         out.save(scenario({key: f, "os_distro": f}, metadata={"os_distro": repr(f)} if i % 3 else {}))
         # ComputeCapabilitiesFilter reads a host's capability as text.
@@ -319,6 +322,7 @@ def options(out):
 
 
 def conformance(out):
+    """The committed conformance scenarios, byte for byte."""
     for path in sorted(glob.glob(os.path.join(HERE, "..", "tests", "data", "nova", "*.scenario.json"))):
         with open(path, "rb") as fh:
             out.save_bytes(fh.read())
