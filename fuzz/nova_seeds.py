@@ -2,7 +2,7 @@
 """Writes targeted seed inputs for the `nova_scenario` fuzz target: inputs that the campaigns'
 mutations reach only slowly, if at all (campaign 22 in CAMPAIGN.md measures what they add).
 
-Six families:
+Seven families:
 
   fields       one scenario that sets every field of the reader's format, then each field of each
                record (scenario, aggregate, host, request, flavor, image, server group) repeated,
@@ -20,6 +20,10 @@ Six families:
                weight multipliers) as odd text and numbers, in metadata and in the configuration.
   conformance  the committed conformance scenarios (tests/data/nova/*.scenario.json): each aims
                at one of Nova's rules, which random mutation of other inputs seldom assembles.
+  many_hosts   2 to 64 short host records whose scores rise, fall, tie, saw or scatter, under
+               no weigher, one, or several, for one and several instances: the ranking's sorts
+               over more hosts than the standard library's small-sort length (campaign 23 found
+               them only after two hours, in a 9.8 KB scenario of 21 hosts and no weigher).
 
 Usage (from fuzz/):
 
@@ -328,11 +332,42 @@ def conformance(out):
             out.save_bytes(fh.read())
 
 
+def many_hosts(out):
+    """Scenarios of many short hosts, each ranking order shape under each weigher set."""
+    rng = random.Random(23)
+    weigher_sets = [[], ["RAMWeigher"], ["RAMWeigher", "CPUWeigher", "DiskWeigher"],
+                    ["IoOpsWeigher", "NumInstancesWeigher", "BuildFailureWeigher", "HypervisorVersionWeigher"]]
+    shapes = {
+        "rising": lambda i, n: i,
+        "falling": lambda i, n: n - i,
+        "tied": lambda i, n: 0,
+        "saw": lambda i, n: i % 5,
+        "two": lambda i, n: i % 2,
+        "scattered": lambda i, n: rng.randrange(n),
+    }
+    for n in [2, 3, 4, 5, 8, 9, 16, 17, 19, 20, 21, 22, 24, 31, 32, 33, 40, 48, 64]:
+        for shape, level in shapes.items():
+            levels = [level(i, n) for i in range(n)]
+            hosts = [{"name": f"h{i}", "total_usable_ram_mb": 65536, "free_ram_mb": 1024 + 512 * v, "vcpus_total": 64,
+                      "vcpus_used": v % 64, "free_disk_mb": 10240 * (v + 1), "num_io_ops": v % 8,
+                      "num_instances": v % 16, "failed_builds": v % 3, "hypervisor_version": 8000000 + v}
+                     for i, v in enumerate(levels)]
+            for weighers in weigher_sets:
+                for count in (1, 4):
+                    for subset in (1, 2):
+                        filters = ["AllHostsFilter"] if shape != "saw" else ["ComputeFilter", "RamFilter"]
+                        out.save({"config": {"enabled_filters": filters, "weighers": weighers,
+                                             "filter_scheduler": {"host_subset_size": subset}},
+                                  "hosts": hosts,
+                                  "request": {"num_instances": count,
+                                              "flavor": {"memory_mb": 1024, "vcpus": 1, "root_gb": 1}}})
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = Out(sys.argv[1])
-    for family in (fields, layouts, versions, text, options, conformance):
+    for family in (fields, layouts, versions, text, options, conformance, many_hosts):
         before = out.count
         family(out)
         print(f"{family.__name__}: {out.count - before} files")
