@@ -2,7 +2,7 @@
 """Writes targeted seed inputs for the `nova_scenario` fuzz target: inputs that the campaigns'
 mutations reach only slowly, if at all (campaign 22 in CAMPAIGN.md measures what they add).
 
-Seven families:
+Eight families:
 
   fields       one scenario that sets every field of the reader's format, then each field of each
                record (scenario, aggregate, host, request, flavor, image, server group) repeated,
@@ -24,6 +24,10 @@ Seven families:
                no weigher, one, or several, for one and several instances: the ranking's sorts
                over more hosts than the standard library's small-sort length (campaign 23 found
                them only after two hours, in a 9.8 KB scenario of 21 hosts and no weigher).
+  long_maps    5 to 100 keys, in rising, falling and mixed order, in a host's stats, metrics and
+               CPU features, an aggregate's metadata, the flavor's extra specs and the image's
+               properties, each beside the filters and weigher that read it: maps past a B-tree
+               node and the lookups in them.
 
 Usage (from fuzz/):
 
@@ -363,11 +367,53 @@ def many_hosts(out):
                                               "flavor": {"memory_mb": 1024, "vcpus": 1, "root_gb": 1}}})
 
 
+def long_maps(out):
+    """One long map per scenario, in each place a filter or weigher reads keys from."""
+    def doc(n, where, order):
+        keys = [f"k{i:02d}" for i in range(n)]
+        if order == "falling":
+            keys.reverse()
+        elif order == "mixed":
+            keys = keys[1::2] + keys[0::2]
+        values = {k: str(i) for i, k in enumerate(keys)}
+        hosts = [{"name": f"h{i}", "total_usable_ram_mb": 8192, "free_ram_mb": 8192, "vcpus_total": 8,
+                  "vcpus_used": 0, "free_disk_mb": 102400} for i in range(2)]
+        flavor = {"memory_mb": 512, "vcpus": 1, "extra_specs": {}}
+        aggregate = {"name": "a0", "hosts": ["h0"], "metadata": {}}
+        properties = {}
+        if where == "stats":
+            hosts[0]["stats"] = values
+        elif where == "metrics":
+            hosts[0]["metrics"] = {k: float(i) for i, k in enumerate(keys)}
+        elif where == "cpu_info":
+            hosts[0]["cpu_info"] = {"arch": "x86_64", "features": keys}
+        elif where == "metadata":
+            aggregate["metadata"] = values
+        elif where == "extra_specs":
+            flavor["extra_specs"] = {f"aggregate_instance_extra_specs:{k}": v for k, v in values.items()}
+        elif where == "capabilities":
+            flavor["extra_specs"] = {f"capabilities:stats:{k}": v for k, v in values.items()}
+            hosts[0]["stats"] = values
+        else:
+            properties = values
+        return {"config": {"enabled_filters": ["ComputeCapabilitiesFilter", "AggregateInstanceExtraSpecsFilter",
+                                               "ImagePropertiesFilter", "AggregateImagePropertiesIsolation",
+                                               "MetricsFilter"],
+                           "weighers": ["MetricsWeigher"], "metrics": {"weight_setting": "k00=1.0"}},
+                "aggregates": [aggregate], "hosts": hosts,
+                "request": {"flavor": flavor, "image": {"properties": properties}}}
+
+    for n in [5, 11, 12, 13, 23, 24, 25, 40, 60, 100]:
+        for where in ["stats", "metrics", "metadata", "extra_specs", "capabilities", "properties", "cpu_info"]:
+            for order in ["rising", "falling", "mixed"]:
+                out.save(doc(n, where, order))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = Out(sys.argv[1])
-    for family in (fields, layouts, versions, text, options, conformance, many_hosts):
+    for family in (fields, layouts, versions, text, options, conformance, many_hosts, long_maps):
         before = out.count
         family(out)
         print(f"{family.__name__}: {out.count - before} files")
