@@ -2,7 +2,7 @@
 """Writes targeted seed inputs for the `nova_scenario` fuzz target: inputs that the campaigns'
 mutations reach only slowly, if at all (campaign 22 in CAMPAIGN.md measures what they add).
 
-Eight families:
+Ten families:
 
   fields       one scenario that sets every field of the reader's format, then each field of each
                record (scenario, aggregate, host, request, flavor, image, server group) repeated,
@@ -28,6 +28,10 @@ Eight families:
                CPU features, an aggregate's metadata, the flavor's extra specs and the image's
                properties, each beside the filters and weigher that read it: maps past a B-tree
                node and the lookups in them.
+  many_aggregates  1 to 33 aggregates over 2 to 12 hosts (each on all hosts, on pairs, on one),
+               each overriding every option the aggregate filters and weighers read.
+  many_members 0 to 64 server group members spread over 3 or 21 hosts, for every policy and 1 to
+               20 instances.
 
 Usage (from fuzz/):
 
@@ -409,11 +413,73 @@ def long_maps(out):
                 out.save(doc(n, where, order))
 
 
+AGGREGATE_FILTERS = ["AggregateRamFilter", "AggregateCoreFilter", "AggregateDiskFilter", "AggregateIoOpsFilter",
+                     "AggregateNumInstancesFilter", "AggregateInstanceExtraSpecsFilter",
+                     "AggregateImagePropertiesIsolation", "AggregateTypeAffinityFilter",
+                     "AggregateMultiTenancyIsolation", "AvailabilityZoneFilter"]
+
+
+def small_hosts(n):
+    """`n` short host records whose free memory, vCPUs, I/O and instance counts differ."""
+    return [{"name": f"h{i}", "total_usable_ram_mb": 8192, "free_ram_mb": 8192 - 256 * i, "vcpus_total": 8,
+             "vcpus_used": i % 8, "free_disk_mb": 102400, "num_io_ops": i % 4, "num_instances": i % 6}
+            for i in range(n)]
+
+
+def many_aggregates(out):
+    """Many aggregates, each overriding every option the aggregate filters and weighers read."""
+    for n_aggregates in [1, 2, 3, 5, 8, 9, 16, 17, 24, 33]:
+        for n_hosts in [2, 5, 12]:
+            for overlap in ("all", "pairs", "one"):
+                aggregates = []
+                for a in range(n_aggregates):
+                    if overlap == "all":
+                        members = [f"h{i}" for i in range(n_hosts)]
+                    elif overlap == "pairs":
+                        members = [f"h{a % n_hosts}", f"h{(a + 1) % n_hosts}"]
+                    else:
+                        members = [f"h{a % n_hosts}"]
+                    metadata = {"cpu_allocation_ratio": str(1 + a % 4), "ram_allocation_ratio": str(1.0 + a / 10),
+                                "disk_allocation_ratio": "1.5", "max_io_ops_per_host": str(2 + a % 3),
+                                "max_instances_per_host": str(3 + a % 5), "availability_zone": f"az{a % 3}",
+                                "instance_type": "m1", "filter_tenant_id": f"p{a % 2}", "k": str(a),
+                                "ram_weight_multiplier": str(a % 3 - 1), "cpu_weight_multiplier": str(a % 2)}
+                    aggregates.append({"name": f"a{a}", "hosts": members, "metadata": metadata})
+                for weighers in ([], ["RAMWeigher", "CPUWeigher", "IoOpsWeigher", "NumInstancesWeigher"]):
+                    flavor = {"name": "m1", "memory_mb": 512, "vcpus": 1, "root_gb": 1,
+                              "extra_specs": {"aggregate_instance_extra_specs:k": "3"}}
+                    out.save({"config": {"enabled_filters": AGGREGATE_FILTERS, "weighers": weighers},
+                              "aggregates": aggregates, "hosts": small_hosts(n_hosts),
+                              "request": {"num_instances": 2, "project_id": "p0", "availability_zone": "az1",
+                                          "flavor": flavor}})
+
+
+def many_members(out):
+    """Server groups of many members spread over the hosts, for every policy and several instances."""
+    for policy in ["affinity", "anti-affinity", "soft-affinity", "soft-anti-affinity"]:
+        for n_members in [0, 1, 7, 8, 9, 16, 17, 33, 64]:
+            for count in [1, 2, 5, 9, 20]:
+                for n_hosts in [3, 21]:
+                    hosts = small_hosts(n_hosts)
+                    for i, host in enumerate(hosts):
+                        host["instances"] = [f"m{j}" for j in range(n_members) if j % n_hosts == i]
+                    group = {"policy": policy, "members": [f"m{j}" for j in range(n_members)],
+                             "hosts": [f"h{j % n_hosts}" for j in range(min(n_members, n_hosts))]}
+                    out.save({"config": {"enabled_filters": ["ServerGroupAffinityFilter",
+                                                             "ServerGroupAntiAffinityFilter", "RamFilter"],
+                                         "weighers": ["ServerGroupSoftAffinityWeigher",
+                                                      "ServerGroupSoftAntiAffinityWeigher"]},
+                              "hosts": hosts,
+                              "request": {"num_instances": count, "instance_uuids": [f"n{k}" for k in range(count)],
+                                          "flavor": {"memory_mb": 256, "vcpus": 1}, "instance_group": group}})
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = Out(sys.argv[1])
-    for family in (fields, layouts, versions, text, options, conformance, many_hosts, long_maps):
+    for family in (fields, layouts, versions, text, options, conformance, many_hosts, long_maps,
+                   many_aggregates, many_members):
         before = out.count
         family(out)
         print(f"{family.__name__}: {out.count - before} files")
