@@ -9,17 +9,18 @@
 //! the bytes as a small program ([`Bytes`]): one byte picks the operation, the next ones its
 //! host, amounts and names from short tables, so nearly every input is a meaningful sequence.
 
-use crate::compat::nova::Scenario;
 use crate::error::BuildError;
-use crate::expr::extra_specs::Requirement;
-use crate::expr::json_query::{vars_fn, Query};
-use crate::expr::pyvalue::PyValue;
 use crate::expr::LabelExpr;
-use crate::filter::builtin::nova_attribute_warnings;
 use crate::id::{HostId, ResourceId};
+use crate::nova::config::SchedulerConfig;
+use crate::nova::extra_specs::Requirement;
+use crate::nova::filters::nova_attribute_warnings;
+use crate::nova::json_query::{vars_fn, Query};
+use crate::nova::pyvalue::PyValue;
+use crate::nova::scenario::Scenario;
 use crate::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use crate::request::Request;
-use crate::schedule::{Placement, Scheduler, SchedulerConfig};
+use crate::schedule::{Placement, Scheduler};
 use crate::service::{MatchExpr, ServiceScheduler};
 use crate::snapshot::{
     check_attributes, Cluster, ClusterEvent, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange,

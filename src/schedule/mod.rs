@@ -37,7 +37,6 @@
 //! kept raw values). The answers are the same as recomputing everything, bit for bit.
 
 mod capacity_hook;
-mod config;
 mod rank;
 mod single;
 
@@ -53,7 +52,6 @@ use crate::request::{Cx, Prepared, Request};
 use crate::rng::SplitMix64;
 use crate::snapshot::{push_lanes, Cluster, Overlay, CHUNK};
 use crate::weigh::Weigher;
-pub use config::{Options, SchedulerConfig, MULTIPLIER_DEFAULTS, OPTION_NAMES};
 use rank::Ranking;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -739,11 +737,11 @@ fn filter_chunk(active: &[ActiveFilter<'_, '_>], chunk: usize, mut mask: u64, re
     mask
 }
 
-/// Applies the request's host lists to the candidate masks ([`VmSpec::keeps`](crate::request::VmSpec::keeps)):
+/// Applies the request's host lists to the candidate masks ([`VmSpec::keeps`](crate::nova::request::VmSpec::keeps)):
 /// `ignore_hosts` removes hosts (names compared case-insensitively); `force_hosts`
 /// (case-insensitive) and `force_nodes` (exact `nodename` attribute, default the host name)
 /// keep only the hosts they name.
-fn restrict_hosts(cluster: &Cluster, vm: &crate::request::VmSpec, masks: &mut [u64]) {
+fn restrict_hosts(cluster: &Cluster, vm: &crate::nova::request::VmSpec, masks: &mut [u64]) {
     if vm.ignore_hosts.is_empty() && !vm.forces() {
         return;
     }

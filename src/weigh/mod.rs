@@ -452,7 +452,7 @@ mod tests {
         ) {
             use crate::request::Request;
             use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, Overlay};
-            use crate::weigh::builtin::{BuildFailureWeigher, RamWeigher};
+            use crate::nova::weighers::{BuildFailureWeigher, RamWeigher};
             let mut spec = ClusterSpec::default();
             for (a, v) in values.iter().enumerate() {
                 let mut agg = AggregateSpec::new(format!("a{a}"));
