@@ -481,6 +481,12 @@ impl placewise::weigh::Weigher for BadMultiplier {
         f64::from(cx.overlay().placed(host)) + host.index() as f64
     }
 
+    fn extension(&self) -> Option<&dyn placewise::weigh::Extension> {
+        Some(self)
+    }
+}
+
+impl placewise::weigh::Extension for BadMultiplier {
     fn multiplier(&self, cx: &placewise::request::Cx<'_>, host: placewise::id::HostId, configured: f64) -> f64 {
         if cx.cluster().host_name(host) == self.host {
             self.bad

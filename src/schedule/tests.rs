@@ -475,6 +475,16 @@ impl crate::weigh::Weigher for Local {
         self.base[host.index()] + self.step * f64::from(placed)
     }
 
+    fn host_local(&self) -> bool {
+        true
+    }
+
+    fn extension(&self) -> Option<&dyn crate::weigh::Extension> {
+        Some(self)
+    }
+}
+
+impl crate::weigh::Extension for Local {
     fn multiplier(&self, _: &Cx<'_>, host: HostId, configured: f64) -> f64 {
         if self.infinite == Some(host.0) {
             f64::INFINITY
@@ -485,10 +495,6 @@ impl crate::weigh::Weigher for Local {
 
     fn per_host_multiplier(&self) -> bool {
         self.infinite.is_some()
-    }
-
-    fn host_local(&self) -> bool {
-        true
     }
 }
 

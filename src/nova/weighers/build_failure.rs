@@ -3,7 +3,7 @@
 use super::aggregate_multiplier;
 use crate::id::HostId;
 use crate::request::Cx;
-use crate::weigh::{Bounds, Weigher};
+use crate::weigh::{Bounds, Extension, Weigher};
 
 /// The filter scheduler's `BuildFailureWeigher`. A host's raw value is `failed_builds` (the
 /// compute node's count of recent failed builds), normalised min–max over the candidates.
@@ -57,6 +57,16 @@ impl Weigher for BuildFailureWeigher {
         Bounds::NONE
     }
 
+    fn host_local(&self) -> bool {
+        true
+    }
+
+    fn extension(&self) -> Option<&dyn Extension> {
+        Some(self)
+    }
+}
+
+impl Extension for BuildFailureWeigher {
     /// `−(smallest aggregate override, else the configured value)`.
     fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
         -aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
@@ -73,9 +83,5 @@ impl Weigher for BuildFailureWeigher {
 
     fn validates(&self) -> bool {
         false
-    }
-
-    fn host_local(&self) -> bool {
-        true
     }
 }

@@ -5,7 +5,7 @@ use crate::error::ScheduleError;
 use crate::id::{HostId, Symbol};
 use crate::nova::weight_setting::{parse_weight_setting, SettingProblem};
 use crate::request::{Cx, Prepared};
-use crate::weigh::{Bounds, Weigher};
+use crate::weigh::{Bounds, Extension, Weigher};
 
 /// The filter scheduler's `MetricsWeigher`, configured like its `[metrics]` options.
 ///
@@ -14,7 +14,7 @@ use crate::weigh::{Bounds, Weigher};
 /// `ratio`. Normalised min–max over the candidates. When a host lacks a metric:
 ///
 /// - with [`required`](MetricsWeigher::required) (the default), the request fails: with at least
-///   two candidates, [`validate`](Weigher::validate) returns an error naming the metric and the
+///   two candidates, [`validate`](Extension::validate) returns an error naming the metric and the
 ///   host (Nova raises `ComputeHostMetricNotFound`). A lone candidate is never weighed, so it
 ///   cannot fail; a `MetricsFilter` placed before the weigher avoids the error;
 /// - otherwise, if `ratio × multiplier(host)` is not 0, the raw value is
@@ -176,6 +176,16 @@ impl Weigher for MetricsWeigher {
         Bounds::NONE
     }
 
+    fn host_local(&self) -> bool {
+        true
+    }
+
+    fn extension(&self) -> Option<&dyn Extension> {
+        Some(self)
+    }
+}
+
+impl Extension for MetricsWeigher {
     /// With `required`, fails on the first candidate (in candidate order) that lacks a metric of
     /// the setting, naming both. Computes in O(candidates × entries).
     fn validate(&self, cx: &Cx<'_>, hosts: &[HostId]) -> Result<(), ScheduleError> {
@@ -204,10 +214,6 @@ impl Weigher for MetricsWeigher {
     }
 
     fn multiplier_by_aggregates(&self) -> bool {
-        true
-    }
-
-    fn host_local(&self) -> bool {
         true
     }
 }

@@ -62,6 +62,16 @@ macro_rules! nova_weigher {
                 $bounds
             }
 
+            fn host_local(&self) -> bool {
+                true
+            }
+
+            fn extension(&self) -> Option<&dyn $crate::weigh::Extension> {
+                Some(self)
+            }
+        }
+
+        impl $crate::weigh::Extension for $ty {
             fn multiplier(&self, cx: &$crate::request::Cx<'_>, host: $crate::id::HostId, configured: f64) -> f64 {
                 $crate::nova::weighers::aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
             }
@@ -76,10 +86,6 @@ macro_rules! nova_weigher {
 
             fn validates(&self) -> bool {
                 false
-            }
-
-            fn host_local(&self) -> bool {
-                true
             }
         }
     };

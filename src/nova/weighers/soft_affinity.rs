@@ -7,7 +7,7 @@ use crate::error::ScheduleError;
 use crate::id::HostId;
 use crate::nova::request::GroupMembers;
 use crate::request::{Cx, Prepared};
-use crate::weigh::{Bounds, Weigher};
+use crate::weigh::{Bounds, Extension, Weigher};
 
 /// What a soft-affinity weigher prepares once per request: the group's members, when the
 /// request's group has the weigher's policy.
@@ -101,6 +101,16 @@ impl Weigher for ServerGroupSoftAffinityWeigher {
         Bounds::NONE
     }
 
+    fn host_local(&self) -> bool {
+        true
+    }
+
+    fn extension(&self) -> Option<&dyn Extension> {
+        Some(self)
+    }
+}
+
+impl Extension for ServerGroupSoftAffinityWeigher {
     fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
         aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
     }
@@ -115,9 +125,5 @@ impl Weigher for ServerGroupSoftAffinityWeigher {
 
     fn validates(&self) -> bool {
         false
-    }
-
-    fn host_local(&self) -> bool {
-        true
     }
 }

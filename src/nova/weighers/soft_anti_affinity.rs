@@ -6,7 +6,7 @@ use super::soft_affinity::{members_on_host, PolicyMembers};
 use crate::error::ScheduleError;
 use crate::id::HostId;
 use crate::request::{Cx, Prepared};
-use crate::weigh::{Bounds, Weigher};
+use crate::weigh::{Bounds, Extension, Weigher};
 
 /// The filter scheduler's `ServerGroupSoftAntiAffinityWeigher`. When the request's server group
 /// has the policy `soft-anti-affinity` (exactly), a host's raw value is **minus** the number of
@@ -70,6 +70,16 @@ impl Weigher for ServerGroupSoftAntiAffinityWeigher {
         Bounds::NONE
     }
 
+    fn host_local(&self) -> bool {
+        true
+    }
+
+    fn extension(&self) -> Option<&dyn Extension> {
+        Some(self)
+    }
+}
+
+impl Extension for ServerGroupSoftAntiAffinityWeigher {
     fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
         aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
     }
@@ -84,9 +94,5 @@ impl Weigher for ServerGroupSoftAntiAffinityWeigher {
 
     fn validates(&self) -> bool {
         false
-    }
-
-    fn host_local(&self) -> bool {
-        true
     }
 }
