@@ -46,6 +46,7 @@ pub const DEFAULT_MAX_COUNT: u32 = 100_000;
 
 use crate::error::{BuildError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
+use crate::filter::chain::judge_chunk;
 use crate::filter::{Filter, Rejections};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, Request};
@@ -726,15 +727,8 @@ fn run_active<'s, 'a: 's>(
 
 /// [`run_active`] over the one chunk `chunk` with candidates `mask`: the lanes left.
 #[inline]
-fn filter_chunk(active: &[ActiveFilter<'_, '_>], chunk: usize, mut mask: u64, rejections: &mut Rejections) -> u64 {
-    for (fi, f, fcx) in active {
-        if mask == 0 {
-            break;
-        }
-        rejections.set_filter(*fi);
-        mask = f.check_chunk(fcx, chunk, mask, rejections);
-    }
-    mask
+fn filter_chunk(active: &[ActiveFilter<'_, '_>], chunk: usize, mask: u64, rejections: &mut Rejections) -> u64 {
+    judge_chunk(active.iter().map(|(fi, f, fcx)| (*fi, *f, fcx)), chunk, mask, rejections)
 }
 
 /// Applies the request's host lists to the candidate masks ([`VmSpec::keeps`](crate::nova::request::VmSpec::keeps)):
