@@ -14,6 +14,9 @@
 //! ```
 
 pub mod builtin;
+mod pass;
+
+pub use pass::WeighPass;
 
 use crate::error::ScheduleError;
 use crate::id::HostId;
