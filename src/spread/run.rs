@@ -252,6 +252,17 @@ pub(crate) fn narrow_key(key: u128, tie: u32) -> Option<u64> {
     Some(svc << 48 | total << 32 | u64::from(tie))
 }
 
+/// How the compatible modes revisit a leaf, from the request's [`Mode`](super::request::Mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RevisitOrder {
+    /// Drop failing candidates in place, then sort stably
+    /// ([`Mode::SwarmCompatibleStable`](super::request::Mode::SwarmCompatibleStable)).
+    Stable,
+    /// Drop failing candidates by moving the last into their slot, then heap-sort
+    /// ([`Mode::SwarmCompatible`](super::request::Mode::SwarmCompatible)).
+    GoHeap,
+}
+
 pub(crate) struct Run<'a> {
     pub(crate) cluster: &'a Cluster,
     pub(crate) request: &'a Request,
@@ -272,7 +283,7 @@ pub(crate) struct Run<'a> {
     pub(crate) placed: Vec<HostId>,
     /// The leaf of each placed task.
     pub(crate) leaves: Vec<u32>,
-    pub(crate) revisit: super::scheduler::RevisitOrder,
+    pub(crate) revisit: RevisitOrder,
     /// Whether the user weighers gave any node a score.
     pub(crate) scored: bool,
     /// Sort keys of a leaf's candidates, each with its tie-break in the low 32 bits.
