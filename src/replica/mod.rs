@@ -269,8 +269,8 @@ use crate::rng::SplitMix64;
 use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
 use crate::weigh::Weigher;
 use choice::{Agg, Candidate, Entry, Pool};
-use hooks::{weighed_choice, HookCx, Hooks, LevelPasses};
-use node_stage::Used;
+use hooks::{weighed_choice, HookCx, Hooks};
+use node_stage::{LevelPasses, Used};
 use prep::Prep;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -832,7 +832,7 @@ impl ReplicaScheduler {
         // Without a hard node affinity and without notes the candidate nodes are the prepared
         // ones: try the first tier from the zone lists before building anything.
         if let (true, None, Ok(plain)) = (replica.hard_node_affinity.is_empty(), &node_notes, &prep.plain_cands) {
-            let used = node_stage::used(prep, plain, replicas, replenishing);
+            let used = node_stage::used(&prep.hosts, &prep.replica_at, plain, replicas, replenishing);
             if let Some(placement) = self.first_tier_pick(cx, prep, replica, &used) {
                 out.explanation.tier = Some(Tier::UnusedNodesInUnusedZones);
                 out.placement = Some(placement);
@@ -840,13 +840,14 @@ impl ReplicaScheduler {
             }
         }
         let mut cands = std::mem::take(&mut prep.cand_hosts);
-        if let Err(r) = node_stage::candidates(cx, prep, replica, &mut cands, &mut node_notes) {
+        if let Err(r) = node_stage::candidates(cx, &prep.hosts, &prep.plain_cands, replica, &mut cands, &mut node_notes)
+        {
             out.reasons.insert(r);
             out.explanation.nodes = node_notes.unwrap_or_default();
             prep.cand_hosts = cands;
             return out;
         }
-        let used = node_stage::used(prep, &cands, replicas, replenishing);
+        let used = node_stage::used(&prep.hosts, &prep.replica_at, &cands, replicas, replenishing);
         let hooks = cx.hooks;
         // Caller node filters that rejected a node this call (by position).
         let mut caller_nodes = 0u64;

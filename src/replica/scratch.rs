@@ -343,7 +343,7 @@ mod tests {
             let cx = Ctx::new(&s, &cluster, &v);
             let prep = Prep::new(&cx, &[]);
             let (mut one, mut staged) = (Vec::new(), Vec::new());
-            let got = node_stage::plain_candidates(&cx, &prep, &mut one);
+            let got = node_stage::plain_candidates(&cx, &prep.hosts, &mut one);
             prop_assert_eq!(&prep.plain_cands, &got.map(|()| one.clone()));
             // The zone lists, naively: zone after zone in the order of their lowest listed host,
             // each zone's listed candidate nodes in id order (hosts of four zones and none, in
@@ -370,7 +370,7 @@ mod tests {
             prop_assert_eq!(lists, want);
             prop_assert_eq!(prep.zones.hosts.len(), listed.len());
             // With notes asked for, the stage-by-stage path is taken.
-            let want = node_stage::candidates(&cx, &prep, &Replica::new("r"), &mut staged, &mut Some(Vec::new()));
+            let want = node_stage::candidates(&cx, &prep.hosts, &prep.plain_cands, &Replica::new("r"), &mut staged, &mut Some(Vec::new()));
             prop_assert_eq!(got, want);
             if want.is_ok() {
                 prop_assert_eq!(one, staged);
