@@ -34,6 +34,7 @@ mod classes;
 mod event;
 mod host;
 mod intern;
+mod lineage;
 mod names;
 mod overlay;
 mod service;
@@ -49,6 +50,7 @@ pub use attribute_check::{
 pub use event::{ClusterEvent, StateChange};
 pub use host::{Attributes, Disk, DiskType, Domains, Host, HostState, Instance, Labels, Metrics, ResourceKinds};
 pub use intern::Interner;
+pub(crate) use lineage::{refresh_pays, Lineage};
 pub use overlay::Overlay;
 pub use shape::{HostResources, Resource};
 pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec};
