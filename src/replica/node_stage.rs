@@ -212,7 +212,6 @@ pub(crate) fn used(
 /// added first; the last keeps only the hard ones).
 pub(crate) struct LevelPasses<'a> {
     hooks: &'a Hooks,
-    values: &'a [Option<Symbol>],
     /// Per level, the domains holding a replica.
     used: Vec<Vec<Option<Symbol>>>,
     /// Per pass, a mask of the levels kept.
@@ -220,7 +219,11 @@ pub(crate) struct LevelPasses<'a> {
 }
 
 impl<'a> LevelPasses<'a> {
-    pub(crate) fn new(hooks: &'a Hooks, values: &'a [Option<Symbol>], used: &Used) -> Self {
+    /// The levels of `hooks` for a replica whose used nodes are `used`; `values` holds each
+    /// host's domain per level (`hosts × levels`, row-major: [`Prep::level_values`]).
+    ///
+    /// [`Prep::level_values`]: super::prep::Prep::level_values
+    pub(crate) fn new(hooks: &'a Hooks, values: &[Option<Symbol>], used: &Used) -> Self {
         let n = hooks.levels.len();
         let mut domains = vec![Vec::new(); n];
         // Nodes holding a counted replica that is not only being evicted.
@@ -239,16 +242,17 @@ impl<'a> LevelPasses<'a> {
         let soft: Vec<usize> = (0..n).filter(|&i| !hooks.levels[i].is_hard()).collect();
         let passes =
             (0..=soft.len()).map(|p| soft[..soft.len() - p].iter().fold(hard, |m, &i| m | 1u64 << i)).collect();
-        LevelPasses { hooks, values, used: domains, passes }
+        LevelPasses { hooks, used: domains, passes }
     }
 
-    /// The first kept level of pass `pass` whose domain of `id` holds a replica, if any.
-    pub(crate) fn excludes(&self, id: HostId, pass: usize) -> Option<usize> {
+    /// The first kept level of pass `pass` whose domain of `id` holds a replica, if any
+    /// (`values` as for [`LevelPasses::new`]).
+    pub(crate) fn excludes(&self, values: &[Option<Symbol>], id: HostId, pass: usize) -> Option<usize> {
         let n = self.used.len();
         let kept = self.passes.get(pass).copied().unwrap_or(0);
         (0..n).find(|&l| {
             kept & (1u64 << l) != 0 && {
-                let v = self.values.get(id.index() * n + l).copied().flatten();
+                let v = values.get(id.index() * n + l).copied().flatten();
                 self.used[l].contains(&v)
             }
         })
