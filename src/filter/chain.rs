@@ -46,7 +46,7 @@ pub(crate) fn judge_chunk<'a, 'f: 'a>(
 /// let overlay = Overlay::new();
 /// let cx = Cx::new(&cluster, &request, &compiled, &overlay, 0);
 ///
-/// let filters: Vec<Box<dyn Filter>> = vec![Box::new(filter_fn("not a", |cx, h| cx.host(h).name != "a"))];
+/// let filters: Vec<Box<dyn Filter>> = vec![Box::new(filter_fn("not a", |cx, h| &*cx.host(h).name != "a"))];
 /// let chain = FilterChain::prepare(&filters, &cx)?;
 /// let mut rejections = Rejections::new(false);
 /// assert_eq!(chain.judge_chunk(&cx, 0, 0b11, &mut rejections), 0b10);
