@@ -1,5 +1,6 @@
-//! Entry points shared by the fuzz targets under `fuzz/` and the stable corpus test
-//! (`tests/fuzz_corpus.rs`). Not part of the supported API.
+//! placewise's fuzz entry points, shared by the cargo-fuzz targets under `fuzz/` and the
+//! corpus replay test (`tests/corpus.rs`). A workspace crate of its own (`publish = false`):
+//! none of this ships in the library.
 //!
 //! Every entry takes the raw bytes libFuzzer produces and returns `Err` with a description when
 //! an invariant is broken; a panic inside the library is a finding as well. Wrong input is not
@@ -8,24 +9,25 @@
 //! The JSON and text targets read the bytes as UTF-8 text. The event-sequence target decodes
 //! the bytes as a small program ([`Bytes`]): one byte picks the operation, the next ones its
 //! host, amounts and names from short tables, so nearly every input is a meaningful sequence.
+//! The entries use the library's public API only.
 
-use crate::compat::nova::Scenario;
-use crate::error::BuildError;
-use crate::expr::extra_specs::Requirement;
-use crate::expr::json_query::{vars_fn, Query};
-use crate::expr::pyvalue::PyValue;
-use crate::expr::LabelExpr;
-use crate::filter::builtin::nova_attribute_warnings;
-use crate::id::{HostId, ResourceId};
-use crate::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume};
-use crate::request::Request;
-use crate::schedule::{Placement, Scheduler, SchedulerConfig};
-use crate::service::{MatchExpr, ServiceScheduler};
-use crate::snapshot::{
+use placewise::compat::nova::Scenario;
+use placewise::error::BuildError;
+use placewise::expr::extra_specs::Requirement;
+use placewise::expr::json_query::{vars_fn, Query};
+use placewise::expr::pyvalue::PyValue;
+use placewise::expr::LabelExpr;
+use placewise::filter::builtin::nova_attribute_warnings;
+use placewise::id::{HostId, ResourceId};
+use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume};
+use placewise::request::Request;
+use placewise::schedule::{Placement, Scheduler, SchedulerConfig};
+use placewise::service::{MatchExpr, ServiceScheduler};
+use placewise::snapshot::{
     check_attributes, Cluster, ClusterEvent, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange,
     CHUNK,
 };
-use crate::spread::{SpreadRequest, SpreadScheduler};
+use placewise::spread::{SpreadRequest, SpreadScheduler};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -98,7 +100,7 @@ pub fn check_hosts(cluster: &Cluster) -> Outcome {
             }
         }
         for r in [ResourceId::VCPUS, ResourceId::MEMORY_MB, ResourceId::DISK_GB] {
-            let hot = cluster.hot_free(id, r.index());
+            let hot = cluster.hot_chunk(id.index() / CHUNK).free[r.index()][id.index() % CHUNK];
             let cold = host.resource(r);
             if cold.is_declared() && hot.to_bits() != cold.free().to_bits() {
                 return Err(format!("host `{}`: hot free {hot} but record free {}", host.name, cold.free()));
@@ -192,8 +194,8 @@ pub fn cluster_json(data: &[u8]) -> Outcome {
             }
             check_cluster(&cluster)?;
             let engines = [
-                check_attributes(&cluster, crate::replica::ATTRIBUTES),
-                check_attributes(&cluster, crate::spread::ATTRIBUTES),
+                check_attributes(&cluster, placewise::replica::ATTRIBUTES),
+                check_attributes(&cluster, placewise::spread::ATTRIBUTES),
                 ServiceScheduler::new().attribute_warnings(&cluster),
                 nova_attribute_warnings(&cluster),
             ];

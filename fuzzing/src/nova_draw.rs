@@ -15,7 +15,7 @@
 //! numbers, no record placewise refuses on purpose): `tests/data/nova/drawn_scenarios.sh`
 //! turns such draws into conformance scenarios, with Nova's own answers.
 
-use super::{nova_scenario, Bytes, Outcome};
+use crate::{nova_scenario, Bytes, Outcome};
 use serde_json::{json, Map, Value};
 use std::ops::{Deref, DerefMut};
 
@@ -646,7 +646,7 @@ pub fn nova_drawn(data: &[u8]) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compat::nova::Scenario;
+    use placewise::compat::nova::Scenario;
 
     #[test]
     fn every_input_draws_a_scenario_that_parses_as_json() {

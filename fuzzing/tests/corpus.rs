@@ -1,13 +1,13 @@
 //! The fuzz corpora on the stable toolchain: every committed input under `fuzz/seeds/<target>/`
 //! and `fuzz/corpus/<target>/` goes through the same entry function as the fuzz target of that
-//! name (`placewise::fuzzing`), so a regression that a fuzzer once covered is caught without
+//! name (`placewise_fuzzing`), so a regression that a fuzzer once covered is caught without
 //! nightly. Each entry returns `Err` when an invariant breaks; a panic fails the test as well.
 
-use placewise::fuzzing::TARGETS;
+use placewise_fuzzing::TARGETS;
 use std::path::Path;
 
 fn inputs(target: &str) -> Vec<std::path::PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
     let mut files = Vec::new();
     for dir in ["seeds", "corpus", "regressions"] {
         let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else { continue };

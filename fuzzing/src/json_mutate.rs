@@ -13,7 +13,7 @@
 //! works on text that is only roughly JSON (bare words, missing commas): what it needs is
 //! balanced brackets and closed strings, and an input without them gets `None`.
 
-use crate::rng::SplitMix64;
+use placewise::rng::SplitMix64;
 
 /// Values a mutated position may take: boundaries of the integer and float types the readers
 /// use, numbers in several spellings, strings that look like numbers, literals or Python
