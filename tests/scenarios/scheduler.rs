@@ -1,6 +1,6 @@
 //! Scenario files: every `tests/data/scenarios/*.json` is a cluster, a scheduler made of built-in
-//! filters and weighers (by name), a request, optional events, and the expected outcome. This one
-//! binary loads and runs them all, and reports every failing file at once.
+//! filters and weighers (by name), a request, optional events, and the expected outcome. This
+//! module loads and runs them all, and reports every failing file at once.
 //!
 //! A file looks like this (every key but `description`, `cluster`, `scheduler` and `expect` is
 //! optional):

@@ -18,11 +18,9 @@ use placewise::replica::{disk_weigher_fn, DiskChoice, LonghornVersion, ReplicaSc
 use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec};
 use proptest::prelude::*;
 
-#[path = "support/replica_gen.rs"]
-mod replica_gen;
+use crate::replica_gen;
 
-#[path = "support/mod.rs"]
-mod support;
+use crate::support;
 
 const G: i64 = 1 << 30;
 

@@ -1,5 +1,5 @@
 //! The reference's replica scheduling test vectors (§9) and the seed's Disk X / Disk Y example,
-//! as data files under `tests/data/replica/`, run by this one binary.
+//! as data files under `tests/data/replica/`, run by this module of the scenario runner.
 //!
 //! A file holds a `description`, defaults for its cases (`cluster` as a `ClusterSpec`,
 //! `settings` under Longhorn's kebab-case names, `version` `head` or `v1-10`, `disk_choice`,
@@ -17,8 +17,7 @@
 //!
 //! Expectations come from the reference's tables, not from the library's output.
 
-#[path = "support/data.rs"]
-mod data;
+use crate::data;
 
 use placewise::replica::{DiskChoice, LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::{Cluster, ClusterSpec};

@@ -1,4 +1,4 @@
-//! Commit scenarios as data files under `tests/data/shared/`, run by this one binary.
+//! Commit scenarios as data files under `tests/data/shared/`, run by this module of the scenario runner.
 //!
 //! A file holds a `description`, a `cluster` (a `ClusterSpec`), the `scheduler` (`"stack"`:
 //! compute and resource filters, fill-first on memory; `"spread"`: the same filters, most free
@@ -17,8 +17,7 @@
 //!
 //! Expectations follow from the commit rules in the module docs, worked out by hand.
 
-#[path = "support/data.rs"]
-mod data;
+use crate::data;
 
 use placewise::id::ResourceId;
 use placewise::shared::{ClaimId, CommitMode, ConflictReason, Plan, SharedCluster, Validation};

@@ -1,5 +1,5 @@
-//! Service scheduler scenarios as data files under `tests/data/service/`, run by this one
-//! binary.
+//! Service scheduler scenarios as data files under `tests/data/service/`, run by this
+//! module of the scenario runner.
 //!
 //! A file holds a `description`, defaults for its cases (`cluster` as a `ClusterSpec`,
 //! `ingress` as an `IngressAllocation`, `services`) and `cases`. A case may override any
@@ -16,8 +16,7 @@
 //!
 //! Expectations are worked out by hand from the rules in the module docs.
 
-#[path = "support/data.rs"]
-mod data;
+use crate::data;
 
 use placewise::service::{Decision, IngressAllocation, Scope, ServiceScheduler, ServiceSpec, Site};
 use placewise::{Cluster, ClusterSpec};

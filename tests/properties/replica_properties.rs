@@ -31,8 +31,7 @@ use placewise::replica::{LonghornVersion, Replica, ReplicaScheduler, ReplicaSett
 use placewise::{Cluster, ClusterSpec, DiskSpec, HostSpec};
 use proptest::prelude::*;
 
-#[path = "support/replica_gen.rs"]
-mod replica_gen;
+use crate::replica_gen;
 use std::collections::BTreeSet;
 
 const G: i64 = 1 << 30;

@@ -18,8 +18,7 @@
 //! hints, groups, forced and ignored hosts). `oracle_batch.py` runs Nova on many of them in one
 //! process.
 
-#[path = "support/data.rs"]
-mod data;
+use crate::data;
 
 use placewise::compat::nova::Scenario;
 use placewise::ExplainOptions;

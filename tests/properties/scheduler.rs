@@ -23,8 +23,7 @@ use proptest::prelude::*;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-#[path = "support/mod.rs"]
-mod support;
+use crate::support;
 
 /// The kinds a generated host may have; the first three always exist, `gpu` sometimes.
 const KINDS: [&str; 4] = ["vcpus", "memory_mb", "disk_gb", "gpu"];

@@ -1,5 +1,5 @@
 //! The reference's 27 spread vectors (§7) as data files under `tests/data/spread/`, run by
-//! this one binary.
+//! this module of the scenario runner.
 //!
 //! A file holds a `description`, the `cluster` (a `ClusterSpec`), the `request` (a
 //! `SpreadRequest`, run `batches` times, each batch's tasks joining the snapshot before the
@@ -13,8 +13,7 @@
 //!
 //! Expectations come from the reference's tables, not from the library's output.
 
-#[path = "support/data.rs"]
-mod data;
+use crate::data;
 
 use placewise::spread::{Mode, SpreadRequest, SpreadScheduler};
 use placewise::{Cluster, ClusterEvent, ClusterSpec, InstanceSpec};

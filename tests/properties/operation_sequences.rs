@@ -11,7 +11,7 @@
 //!   says is unschedulable, and two calls with the same seed give the same answer.
 //!
 //! Cases: `PLACEWISE_SEQUENCE_CASES` (default 64, which CI runs). The long run is
-//! `PLACEWISE_SEQUENCE_CASES=100000 cargo test --release --test operation_sequences`.
+//! `PLACEWISE_SEQUENCE_CASES=100000 cargo test --release --test properties operation_sequences`.
 
 use placewise::error::EventError;
 use placewise::request::Request;
