@@ -61,9 +61,9 @@
 //!   [`Explanation`] (`0/12 hosts are available: 7 insufficient memory, 5 not in zone az2`), not
 //!   an error. `Err` means the input was wrong.
 //! - **The filter scheduler, by name.** Every filter and weigher of OpenStack Nova's filter
-//!   scheduler is built in under its class name ([`filter::builtin`], [`weigh::builtin`]);
+//!   scheduler is built in under its class name in its engine, [`nova`] ([`nova::filters`], [`nova::weighers`]);
 //!   [`SchedulerConfig`] reads a deployer's configuration by name, [`Ties::PreviousOrder`] is
-//!   its selection loop, and [`compat::nova`] replays the reference tool's scenarios, decision
+//!   its selection loop, and [`nova::scenario`] replays the reference tool's scenarios, decision
 //!   for decision.
 //! - **How many more fit.** [`capacity`] counts, for the core scheduler, the replica engine and
 //!   the spread engine, how many more instances, volumes or tasks fit, per zone and rack, and
@@ -81,25 +81,26 @@
 //! | [`snapshot`] | [`Cluster`], its builder and JSON form, [`ClusterEvent`], [`Overlay`] |
 //! | [`expr`] | label expressions ([`LabelExpr`]) and their compiled form |
 //! | [`request`] | [`Request`], and [`Cx`], what filters and weighers see |
-//! | [`filter`] | the [`Filter`] trait, adapters, combinators and [`filter::builtin`] |
-//! | [`weigh`] | the [`Weigher`] trait, [`normalize`] and [`weigh::builtin`] |
+//! | [`filter`] | the [`Filter`] trait, adapters, combinators and the core's built-ins, [`filter::builtin`] |
+//! | [`weigh`] | the [`Weigher`] trait, [`normalize`] and the core's built-in, [`weigh::builtin`] |
+//! | [`nova`] | OpenStack Nova's filter scheduler: its filters and weighers by class name, its request parts and languages, configuration by name, the reference tool's scenarios |
 //! | [`rng`] | the seeded generator behind random picks |
 //! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
 //! | [`explain`] | [`Explanation`] and its parts |
 //! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
-//! | [`compat`] | other schedulers' data formats: the filter scheduler reference tool's scenarios |
+//! | [`compat`] | the old home of the filter scheduler reference tool's scenarios, kept until the surface settles |
 //! | [`service`] | the edge-site service scheduler: match expressions, filters, four-level ranking, sticky restarts, host-failure state machine, rebalance plans |
 //! | [`capacity`] | how many more fit, where, and what runs out first, for the core scheduler, the replica engine and the spread engine |
 //! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |
 
 pub mod capacity;
-pub mod compat;
 pub mod error;
 pub mod explain;
 pub mod expr;
 pub mod filter;
 pub mod id;
 mod json;
+pub mod nova;
 pub mod replica;
 pub mod request;
 pub mod rng;
@@ -116,26 +117,33 @@ pub use expr::{CompiledExpr, LabelExpr};
 pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelFilter, LabelSelectorFilter, ResourceFilter};
 pub use filter::{filter_fn, Filter, FilterExt, Reason, Rejected, Rejections, Verdict};
 pub use id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
+pub use nova::config::{Options, SchedulerConfig};
+pub use nova::host_state::HostStateView;
+pub use nova::request::{ExtraSpecs, Flavor, Image, ServerGroup, VmSpec};
+pub use nova::weighers::{
+    BuildFailureWeigher, CpuWeigher, DiskWeigher, HypervisorVersionWeigher, IoOpsWeigher, MetricsWeigher,
+    NumInstancesWeigher, RamWeigher, ServerGroupSoftAffinityWeigher, ServerGroupSoftAntiAffinityWeigher,
+};
 pub use replica::{
     DiskChoice, FailureReason, LonghornVersion, Replica, ReplicaError, ReplicaOutcome, ReplicaPlacement,
     ReplicaScheduler, ReplicaSettings, Volume, VolumeSchedule,
 };
-pub use request::{
-    CompiledRequest, Cx, ExplainOptions, ExtraSpecs, Flavor, HostStateView, Image, Prepared, Request, ServerGroup,
-    VmSpec,
-};
-pub use schedule::{Options, Placement, Scheduler, SchedulerBuilder, SchedulerConfig, Scratch, Selection, Ties};
+pub use request::{CompiledRequest, Cx, ExplainOptions, Prepared, Request};
+pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection, Ties};
 pub use snapshot::{
     Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk,
     DiskSpec, DiskType, Domains, Host, HostResources, HostSpec, HostState, HotChunk, HotDisk, Instance, InstanceSpec,
     Interner, Labels, Metrics, Overlay, Resource, ResourceKinds, ResourceSpec, StateChange, Topology,
 };
-pub use weigh::builtin::{
-    BuildFailureWeigher, CpuWeigher, DiskWeigher, FreeResourceWeigher, HypervisorVersionWeigher, IoOpsWeigher,
-    MetricsWeigher, NumInstancesWeigher, RamWeigher, ServerGroupSoftAffinityWeigher,
-    ServerGroupSoftAntiAffinityWeigher,
-};
+pub use weigh::builtin::FreeResourceWeigher;
 pub use weigh::{normalize, weigher_fn, Bounds, Column, Weigher};
+
+/// Other schedulers' data formats; the filter scheduler's scenario format now lives in its
+/// engine, [`nova::scenario`], and is re-exported here until the public surface settles.
+pub mod compat {
+    #[doc(no_inline)]
+    pub use crate::nova::scenario as nova;
+}
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

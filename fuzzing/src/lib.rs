@@ -11,17 +11,18 @@
 //! host, amounts and names from short tables, so nearly every input is a meaningful sequence.
 //! The entries use the library's public API only.
 
-use placewise::compat::nova::Scenario;
 use placewise::error::BuildError;
-use placewise::expr::extra_specs::Requirement;
-use placewise::expr::json_query::{vars_fn, Query};
-use placewise::expr::pyvalue::PyValue;
 use placewise::expr::LabelExpr;
-use placewise::filter::builtin::nova_attribute_warnings;
 use placewise::id::{HostId, ResourceId};
+use placewise::nova::config::SchedulerConfig;
+use placewise::nova::extra_specs::Requirement;
+use placewise::nova::filters::nova_attribute_warnings;
+use placewise::nova::json_query::{vars_fn, Query};
+use placewise::nova::pyvalue::PyValue;
+use placewise::nova::scenario::Scenario;
 use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::Request;
-use placewise::schedule::{Placement, Scheduler, SchedulerConfig};
+use placewise::schedule::{Placement, Scheduler};
 use placewise::service::{MatchExpr, ServiceScheduler};
 use placewise::snapshot::{
     check_attributes, Cluster, ClusterEvent, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange,

@@ -646,7 +646,7 @@ pub fn nova_drawn(data: &[u8]) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use placewise::compat::nova::Scenario;
+    use placewise::nova::scenario::Scenario;
 
     #[test]
     fn every_input_draws_a_scenario_that_parses_as_json() {

@@ -48,12 +48,11 @@
 //! ```
 
 mod compile;
-pub mod extra_specs;
-pub mod json_query;
 mod parse;
 pub(crate) use parse::parse_in;
-pub mod pyvalue;
-pub mod weight_setting;
+
+#[doc(no_inline)]
+pub use crate::nova::{extra_specs, json_query, pyvalue, weight_setting};
 
 pub use compile::CompiledExpr;
 

@@ -16,8 +16,10 @@
 //! ```
 
 pub mod builtin;
+pub(crate) mod chain;
 mod combinator;
 
+pub use chain::FilterChain;
 pub use combinator::{And, FilterExt, Named, Not, Or};
 
 use crate::error::ScheduleError;

@@ -1,11 +1,7 @@
 //! What to place, and the context filters and weighers see while placing it.
 
-mod host_state;
-mod vm;
-
-pub use host_state::{derived_index, derived_is_number, HostStateView, DERIVED_ATTRIBUTES};
-pub(crate) use vm::GroupMembers;
-pub use vm::{ExtraSpecs, Flavor, Image, MemberPicks, ServerGroup, VmSpec};
+#[doc(no_inline)]
+pub use crate::nova::request::{ExtraSpecs, Flavor, Image, MemberPicks, ServerGroup, VmSpec};
 
 use crate::error::{BuildError, ScheduleError};
 use crate::expr::{CompiledExpr, LabelExpr};

@@ -4,7 +4,8 @@
 use super::{restrict_hosts, Scheduler};
 use crate::filter::Rejections;
 use crate::id::HostId;
-use crate::request::{Cx, Prepared, VmSpec};
+use crate::nova::request::VmSpec;
+use crate::request::{Cx, Prepared};
 use crate::snapshot::{Cluster, CHUNK};
 
 impl Scheduler {

@@ -37,7 +37,6 @@
 //! kept raw values). The answers are the same as recomputing everything, bit for bit.
 
 mod capacity_hook;
-mod config;
 mod rank;
 mod single;
 
@@ -47,13 +46,13 @@ pub const DEFAULT_MAX_COUNT: u32 = 100_000;
 
 use crate::error::{BuildError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
+use crate::filter::chain::judge_chunk;
 use crate::filter::{Filter, Rejections};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, Request};
 use crate::rng::SplitMix64;
 use crate::snapshot::{push_lanes, Cluster, Overlay, CHUNK};
 use crate::weigh::Weigher;
-pub use config::{Options, SchedulerConfig, MULTIPLIER_DEFAULTS, OPTION_NAMES};
 use rank::Ranking;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -728,22 +727,15 @@ fn run_active<'s, 'a: 's>(
 
 /// [`run_active`] over the one chunk `chunk` with candidates `mask`: the lanes left.
 #[inline]
-fn filter_chunk(active: &[ActiveFilter<'_, '_>], chunk: usize, mut mask: u64, rejections: &mut Rejections) -> u64 {
-    for (fi, f, fcx) in active {
-        if mask == 0 {
-            break;
-        }
-        rejections.set_filter(*fi);
-        mask = f.check_chunk(fcx, chunk, mask, rejections);
-    }
-    mask
+fn filter_chunk(active: &[ActiveFilter<'_, '_>], chunk: usize, mask: u64, rejections: &mut Rejections) -> u64 {
+    judge_chunk(active.iter().map(|(fi, f, fcx)| (*fi, *f, fcx)), chunk, mask, rejections)
 }
 
-/// Applies the request's host lists to the candidate masks ([`VmSpec::keeps`](crate::request::VmSpec::keeps)):
+/// Applies the request's host lists to the candidate masks ([`VmSpec::keeps`](crate::nova::request::VmSpec::keeps)):
 /// `ignore_hosts` removes hosts (names compared case-insensitively); `force_hosts`
 /// (case-insensitive) and `force_nodes` (exact `nodename` attribute, default the host name)
 /// keep only the hosts they name.
-fn restrict_hosts(cluster: &Cluster, vm: &crate::request::VmSpec, masks: &mut [u64]) {
+fn restrict_hosts(cluster: &Cluster, vm: &crate::nova::request::VmSpec, masks: &mut [u64]) {
     if vm.ignore_hosts.is_empty() && !vm.forces() {
         return;
     }

@@ -293,11 +293,11 @@ fn previous_order_differs_from_host_id_ties() {
 fn forced_and_ignored_hosts() {
     let c = cluster();
     let s = standard(1.0);
-    let vm = crate::request::VmSpec { force_hosts: vec!["D".into()], ..Default::default() };
+    let vm = crate::nova::request::VmSpec { force_hosts: vec!["D".into()], ..Default::default() };
     // d is down, but forced hosts skip every filter.
     let p = s.schedule(&c, &Request::new(2).memory_mb(1024.0).vm(vm)).unwrap();
     assert_eq!(names(&p), ["d", "d"]);
-    let vm = crate::request::VmSpec { ignore_hosts: vec!["B".into()], ..Default::default() };
+    let vm = crate::nova::request::VmSpec { ignore_hosts: vec!["B".into()], ..Default::default() };
     let p = s.schedule(&c, &Request::new(1).memory_mb(1024.0).vm(vm)).unwrap();
     assert_eq!(names(&p), ["a"]);
 }
@@ -352,7 +352,7 @@ fn forced_small(hints: serde_json::Value) -> (Cluster, Scheduler, Request) {
         .unwrap();
     let scheduler = Scheduler::builder().filter(ResourceFilter::new()).build().unwrap();
     let hints = serde_json::from_value(hints).unwrap();
-    let vm = crate::request::VmSpec { force_hosts: vec!["SMALL".into()], hints, ..Default::default() };
+    let vm = crate::nova::request::VmSpec { force_hosts: vec!["SMALL".into()], hints, ..Default::default() };
     (cluster, scheduler, Request::new(1).memory_mb(2048.0).vm(vm))
 }
 
@@ -404,7 +404,7 @@ fn rebuild_check_type_makes_non_rebuild_filters_pass_every_host() {
         (serde_json::json!("Rebuild"), false),
     ] {
         let hints = [("_nova_check_type".to_string(), hint.clone())].into_iter().collect();
-        let vm = crate::request::VmSpec { hints, ..Default::default() };
+        let vm = crate::nova::request::VmSpec { hints, ..Default::default() };
         assert_eq!(vm.is_rebuild(), rebuild, "{hint}");
         let p = scheduler.schedule(&cluster, &Request::new(1).memory_mb(2048.0).vm(vm)).unwrap();
         // On a rebuild the memory check passes both hosts and the rebuild filter keeps `b`.
@@ -475,6 +475,16 @@ impl crate::weigh::Weigher for Local {
         self.base[host.index()] + self.step * f64::from(placed)
     }
 
+    fn host_local(&self) -> bool {
+        true
+    }
+
+    fn extension(&self) -> Option<&dyn crate::weigh::Extension> {
+        Some(self)
+    }
+}
+
+impl crate::weigh::Extension for Local {
     fn multiplier(&self, _: &Cx<'_>, host: HostId, configured: f64) -> f64 {
         if self.infinite == Some(host.0) {
             f64::INFINITY
@@ -485,10 +495,6 @@ impl crate::weigh::Weigher for Local {
 
     fn per_host_multiplier(&self) -> bool {
         self.infinite.is_some()
-    }
-
-    fn host_local(&self) -> bool {
-        true
     }
 }
 

@@ -65,6 +65,13 @@ pub enum ServiceError {
         /// The local volume.
         volume: String,
     },
+    /// A filter could not prepare for the call (its input did not parse); the filter's error,
+    /// kept whole.
+    #[error(transparent)]
+    Prepare {
+        /// The filter's error.
+        error: crate::error::ScheduleError,
+    },
     /// The snapshot rejected an event the scheduler produced (a corrupt snapshot).
     #[error("snapshot rejected an event: {message}")]
     Snapshot {

@@ -9,9 +9,9 @@ use super::filters::{
 use super::rank::{best_host, RankKey};
 use super::site::{IngressAllocation, Site, CONTAINER_LAYER_MB, GPU, INGRESS_IP};
 use super::spec::{parse_instance_index, Mode, ServiceSpec};
-use crate::filter::{Filter, Rejections};
+use crate::filter::{Filter, FilterChain, Rejections};
 use crate::id::HostId;
-use crate::request::{Cx, Prepared, Request};
+use crate::request::{Cx, Request};
 use crate::snapshot::{check_attributes, AttributeWarning, Cluster, ClusterEvent, InstanceSpec, Overlay};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -192,11 +192,11 @@ fn run_filters(
     explain: bool,
 ) -> Result<(Vec<HostId>, Vec<Rejection>), ServiceError> {
     let request = Request::new(1);
-    let snapshot = |e: crate::error::ScheduleError| ServiceError::Snapshot { message: e.to_string() };
-    let compiled = request.compile(cluster).map_err(snapshot)?;
+    let prepare = |error| ServiceError::Prepare { error };
+    let compiled = request.compile(cluster).map_err(prepare)?;
     let overlay = Overlay::new();
     let cx = Cx::new(cluster, &request, &compiled, &overlay, 0);
-    let prepared: Vec<Prepared> = filters.iter().map(|f| f.prepare(&cx)).collect::<Result<_, _>>().map_err(snapshot)?;
+    let chain = FilterChain::prepare(filters, &cx).map_err(prepare)?;
     let mut rejections = Rejections::new(false);
     let mut out = Vec::new();
     let mut down = 0u32;
@@ -220,13 +220,7 @@ fn run_filters(
                 m
             }
         };
-        for (i, f) in filters.iter().enumerate() {
-            if mask == 0 {
-                break;
-            }
-            rejections.set_filter(i as u32);
-            mask = f.check_chunk(&cx.with_state(prepared[i].as_deref()), chunk, mask, &mut rejections);
-        }
+        mask = chain.judge_chunk(&cx, chunk, mask, &mut rejections);
         while mask != 0 {
             out.push(HostId((chunk as u32) << 6 | mask.trailing_zeros()));
             mask &= mask - 1;
@@ -240,9 +234,7 @@ fn run_filters(
         let mut counts = rejections.counts().to_vec();
         counts.sort_by_key(|&(i, reason, hosts)| (std::cmp::Reverse(hosts), i, reason));
         for (i, reason, hosts) in counts {
-            let f = &filters[i as usize];
-            let text = f.describe(&cx.with_state(prepared[i as usize].as_deref()), reason);
-            reasons.push(Rejection { filter: f.name().to_owned(), reason: text, hosts });
+            reasons.push(Rejection { filter: chain.name(i).to_owned(), reason: chain.describe(&cx, i, reason), hosts });
         }
     }
     Ok((out, reasons))

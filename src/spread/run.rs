@@ -11,7 +11,7 @@ use crate::filter::Filter;
 use crate::id::{HostId, ResourceId, Symbol};
 use crate::request::{CompiledRequest, Cx, Prepared, Request};
 use crate::snapshot::{Cluster, Host, Overlay, CHUNK, HOT_RESOURCES};
-use crate::weigh::{normalize, Weigher};
+use crate::weigh::{WeighPass, Weigher};
 use std::cmp::Ordering;
 
 /// One pipeline entry: a foundation filter with its prepared state, or a hard spread
@@ -522,27 +522,20 @@ impl<'a> Run<'a> {
         self.left -= 1;
     }
 
-    /// Scores `hosts` with the user weighers (normalised over `hosts`, times their multipliers).
+    /// Scores `hosts` with the user weighers, through the core's [`WeighPass`] (normalised over
+    /// `hosts`, times their multipliers, a non-finite multiplier refused).
     pub(crate) fn weigh(&mut self, weighers: &[(Box<dyn Weigher>, f64)], hosts: &[HostId]) -> Result<(), SpreadError> {
         if weighers.is_empty() || hosts.len() < 2 {
             return Ok(());
         }
-        let mut raw = vec![0.0; hosts.len()];
-        for (w, multiplier) in weighers {
-            let cx = self.cx();
-            let state = w.prepare(&cx).map_err(|error| SpreadError::Prepare { error })?;
-            let wcx = cx.with_state(state.as_deref());
-            w.validate(&wcx, hosts).map_err(|error| SpreadError::Prepare { error })?;
-            w.weigh_batch(&wcx, hosts, &mut raw);
-            normalize(&mut raw, w.bounds());
-            for (&h, r) in hosts.iter().zip(raw.iter_mut()) {
-                *r *= w.multiplier(&wcx, h, *multiplier);
-            }
-            for (&h, &r) in hosts.iter().zip(&raw) {
-                self.nodes.score[h.index()] += r;
-            }
-            self.nodes.scored = true;
+        let mut scores = vec![0.0; hosts.len()];
+        WeighPass::new()
+            .score(weighers, &self.cx(), hosts, &mut scores)
+            .map_err(|error| SpreadError::Prepare { error })?;
+        for (&h, &s) in hosts.iter().zip(&scores) {
+            self.nodes.score[h.index()] += s;
         }
+        self.nodes.scored = true;
         self.scored = true;
         Ok(())
     }

@@ -14,6 +14,9 @@
 //! ```
 
 pub mod builtin;
+mod pass;
+
+pub use pass::WeighPass;
 
 use crate::error::ScheduleError;
 use crate::id::HostId;
@@ -173,16 +176,51 @@ pub trait Weigher: Send + Sync {
         None
     }
 
-    /// Whether [`validate`](Weigher::validate) can refuse anything. The default says yes, so
-    /// a weigher that overrides `validate` is always asked; one whose `validate` is the default
-    /// may say no, and the scheduler's one-pass path then never calls it.
-    fn validates(&self) -> bool {
-        true
-    }
-
     /// Normalisation bounds; default plain min–max.
     fn bounds(&self) -> Bounds {
         Bounds::NONE
+    }
+
+    /// Whether a host's raw value depends only on the snapshot, the request and the consumption
+    /// recorded on that same host (see [`Filter::host_local`](crate::Filter::host_local)).
+    /// The default is `false`, which is always safe.
+    fn host_local(&self) -> bool {
+        false
+    }
+
+    /// This weigher's opt-in [`Extension`]: a multiplier that differs by host, a check of the
+    /// candidates. The default, `None`, is a plain weigher: the configured multiplier for every
+    /// host, every candidate accepted.
+    fn extension(&self) -> Option<&dyn Extension> {
+        None
+    }
+}
+
+/// Opt-in capabilities of a [`Weigher`] beyond its raw values, found through
+/// [`Weigher::extension`]. The filter scheduler's weighers use them (a multiplier overridden
+/// per host by aggregate metadata, a metric every candidate must report); a plain weigher has
+/// none, and the scheduler then never asks.
+pub trait Extension: Send + Sync {
+    /// The multiplier for `host`, given the configured one. The default returns it unchanged; an
+    /// extension with per-host overrides says so with
+    /// [`per_host_multiplier`](Extension::per_host_multiplier) and returns another here. A
+    /// multiplier that is not finite fails the request with [`ScheduleError::Weigher`].
+    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
+        let _ = (cx, host);
+        configured
+    }
+
+    /// Whether [`multiplier`](Extension::multiplier) may differ from the configured value.
+    fn per_host_multiplier(&self) -> bool {
+        false
+    }
+
+    /// Whether [`multiplier`](Extension::multiplier) depends on the host only through its
+    /// aggregate set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)), as the
+    /// filter scheduler's aggregate overrides do. The scheduler then asks once per aggregate
+    /// class and request instead of once per host. The default is `false`, which is always safe.
+    fn multiplier_by_aggregates(&self) -> bool {
+        false
     }
 
     /// Checks that these candidates can be weighed at all; called before weighing, only when
@@ -197,33 +235,48 @@ pub trait Weigher: Send + Sync {
         Ok(())
     }
 
-    /// The multiplier for `host`, given the configured one. The default returns it unchanged; a
-    /// weigher with per-host overrides (the filter scheduler's aggregate metadata) says so with
-    /// [`per_host_multiplier`](Weigher::per_host_multiplier) and returns another here. A
-    /// multiplier that is not finite fails the request with [`ScheduleError::Weigher`].
-    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
-        let _ = (cx, host);
-        configured
+    /// Whether [`validate`](Extension::validate) can refuse anything. The default says yes, so
+    /// an extension that overrides `validate` is always asked; one whose `validate` is the
+    /// default may say no, and the scheduler's one-pass path then never calls it.
+    fn validates(&self) -> bool {
+        true
+    }
+}
+
+/// The scheduler's questions to a weigher's [`Extension`], answered as for a plain weigher
+/// when it has none.
+impl<'w> dyn Weigher + 'w {
+    /// [`Extension::multiplier`], or `configured`.
+    #[inline]
+    pub(crate) fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
+        match self.extension() {
+            Some(e) => e.multiplier(cx, host, configured),
+            None => configured,
+        }
     }
 
-    /// Whether [`multiplier`](Weigher::multiplier) may differ from the configured value.
-    fn per_host_multiplier(&self) -> bool {
-        false
+    /// [`Extension::per_host_multiplier`], or `false`.
+    pub(crate) fn per_host_multiplier(&self) -> bool {
+        self.extension().is_some_and(Extension::per_host_multiplier)
     }
 
-    /// Whether [`multiplier`](Weigher::multiplier) depends on the host only through its
-    /// aggregate set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)), as the
-    /// filter scheduler's aggregate overrides do. The scheduler then asks once per aggregate
-    /// class and request instead of once per host. The default is `false`, which is always safe.
-    fn multiplier_by_aggregates(&self) -> bool {
-        false
+    /// [`Extension::multiplier_by_aggregates`], or `false`.
+    #[inline]
+    pub(crate) fn multiplier_by_aggregates(&self) -> bool {
+        self.extension().is_some_and(Extension::multiplier_by_aggregates)
     }
 
-    /// Whether a host's raw value depends only on the snapshot, the request and the consumption
-    /// recorded on that same host (see [`Filter::host_local`](crate::Filter::host_local)).
-    /// The default is `false`, which is always safe.
-    fn host_local(&self) -> bool {
-        false
+    /// [`Extension::validate`], or `Ok`.
+    pub(crate) fn validate(&self, cx: &Cx<'_>, hosts: &[HostId]) -> Result<(), ScheduleError> {
+        match self.extension() {
+            Some(e) => e.validate(cx, hosts),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Extension::validates`], or `false`.
+    pub(crate) fn validates(&self) -> bool {
+        self.extension().is_some_and(Extension::validates)
     }
 }
 
@@ -239,20 +292,12 @@ macro_rules! forward_weigher {
             fn weigh_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, out: &mut [f64; CHUNK]) {
                 (**self).weigh_chunk(cx, chunk, mask, out)
             }
-            fn validates(&self) -> bool { (**self).validates() }
             fn column<'c>(&self, cx: &Cx<'c>, chunk: usize, mask: u64) -> Option<Column<'c>> {
                 (**self).column(cx, chunk, mask)
             }
             fn bounds(&self) -> Bounds { (**self).bounds() }
             fn host_local(&self) -> bool { (**self).host_local() }
-            fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
-                (**self).multiplier(cx, host, configured)
-            }
-            fn per_host_multiplier(&self) -> bool { (**self).per_host_multiplier() }
-            fn multiplier_by_aggregates(&self) -> bool { (**self).multiplier_by_aggregates() }
-            fn validate(&self, cx: &Cx<'_>, hosts: &[HostId]) -> Result<(), ScheduleError> {
-                (**self).validate(cx, hosts)
-            }
+            fn extension(&self) -> Option<&dyn Extension> { (**self).extension() }
         }
     )*};
 }
@@ -305,10 +350,6 @@ where
     fn bounds(&self) -> Bounds {
         self.bounds
     }
-
-    fn validates(&self) -> bool {
-        false
-    }
 }
 
 /// Writes the ids of the set lanes of `mask` in chunk `chunk` to `out`, in lane order, and
@@ -325,7 +366,7 @@ pub(crate) fn lanes_of(chunk: usize, mask: u64, out: &mut [HostId; CHUNK]) -> us
 }
 
 /// The per-host multipliers of one request's weighers, kept per aggregate class for weighers
-/// whose multiplier follows the aggregate set ([`Weigher::multiplier_by_aggregates`]): the
+/// whose multiplier follows the aggregate set ([`Extension::multiplier_by_aggregates`]): the
 /// one way every scoring path asks for a multiplier.
 #[derive(Debug, Default)]
 pub(crate) struct Multipliers {
@@ -344,7 +385,7 @@ impl Multipliers {
         self.bad = None;
     }
 
-    /// Weigher number `w`'s multiplier for `host`: [`Weigher::multiplier`], asked once per
+    /// Weigher number `w`'s multiplier for `host`: [`Extension::multiplier`], asked once per
     /// aggregate class when the weigher allows it. Computes in O(1) after the class's first host.
     /// A multiplier that is not finite is remembered for [`Multipliers::refused`], which the
     /// caller asks once after a weigher's hosts.
@@ -417,6 +458,28 @@ mod tests {
     }
 
     #[test]
+    fn a_plain_weigher_has_no_extension_and_is_asked_as_one() {
+        use crate::nova::weighers::{MetricsWeigher, RamWeigher};
+        use crate::snapshot::{Cluster, HostSpec};
+        let cluster = Cluster::builder().host(HostSpec::new("a").memory_mb(8.0)).build().unwrap();
+        let request = crate::request::Request::new(1);
+        let compiled = request.compile(&cluster).unwrap();
+        let overlay = crate::snapshot::Overlay::new();
+        let cx = Cx::new(&cluster, &request, &compiled, &overlay, 0);
+        let plain: Box<dyn Weigher> = Box::new(weigher_fn("plain", |_: &Cx<'_>, _| 1.0));
+        assert!(plain.extension().is_none());
+        assert_eq!(plain.multiplier(&cx, HostId(0), 2.5), 2.5);
+        assert!(!plain.per_host_multiplier() && !plain.multiplier_by_aggregates() && !plain.validates());
+        assert!(plain.validate(&cx, &[HostId(0)]).is_ok());
+        // The filter scheduler's weighers opt in, and the extension survives `Arc` and `&`.
+        let ram: Arc<dyn Weigher> = Arc::new(RamWeigher);
+        let by_ref: &dyn Weigher = &ram;
+        assert!(by_ref.per_host_multiplier() && by_ref.multiplier_by_aggregates() && !by_ref.validates());
+        let metrics: Box<dyn Weigher> = Box::new(MetricsWeigher::new(&["cpu=1.0"]));
+        assert!(metrics.validates());
+    }
+
+    #[test]
     fn normalisation_follows_the_filter_scheduler() {
         assert_eq!(norm(&[2.0, 4.0, 6.0], Bounds::NONE), vec![0.0, 0.5, 1.0]);
         assert_eq!(norm(&[3.0, 3.0], Bounds::NONE), vec![0.0, 0.0]);
@@ -452,7 +515,7 @@ mod tests {
         ) {
             use crate::request::Request;
             use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, Overlay};
-            use crate::weigh::builtin::{BuildFailureWeigher, RamWeigher};
+            use crate::nova::weighers::{BuildFailureWeigher, RamWeigher};
             let mut spec = ClusterSpec::default();
             for (a, v) in values.iter().enumerate() {
                 let mut agg = AggregateSpec::new(format!("a{a}"));

@@ -6,9 +6,10 @@ use placewise::compat::nova::Scenario;
 use placewise::error::{BuildError, EventError, ParseError, ScheduleError};
 use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
 use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN, MAX_REGEX_NEST};
+use placewise::nova::config::{Options, SchedulerConfig};
 use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
 use placewise::request::Request;
-use placewise::schedule::{Options, Scheduler, SchedulerConfig, DEFAULT_MAX_COUNT};
+use placewise::schedule::{Scheduler, DEFAULT_MAX_COUNT};
 use placewise::service::{MatchExpr, ServiceSpec};
 use placewise::snapshot::{AttributeWarning, Cluster, ClusterEvent, ClusterSpec, HostSpec, InstanceSpec, ResourceSpec};
 use placewise::spread::{SpreadError, SpreadRequest, SpreadScheduler};
@@ -480,6 +481,12 @@ impl placewise::weigh::Weigher for BadMultiplier {
         f64::from(cx.overlay().placed(host)) + host.index() as f64
     }
 
+    fn extension(&self) -> Option<&dyn placewise::weigh::Extension> {
+        Some(self)
+    }
+}
+
+impl placewise::weigh::Extension for BadMultiplier {
     fn multiplier(&self, cx: &placewise::request::Cx<'_>, host: placewise::id::HostId, configured: f64) -> f64 {
         if cx.cluster().host_name(host) == self.host {
             self.bad

@@ -1,9 +1,9 @@
 //! Availability zone: from the `zone` topology level, or from aggregate metadata as the filter
 //! scheduler's removed AvailabilityZoneFilter reads it.
 
-use super::nova::metadata_values;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::filters::common::metadata_values;
 use crate::request::Cx;
 
 /// Where a host's zone comes from.
@@ -157,7 +157,7 @@ impl Filter for AvailabilityZoneFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::builtin::nova::testkit::{names, reason, run};
+    use crate::nova::filters::common::testkit::{names, reason, run};
     use crate::snapshot::{AggregateSpec, HostSpec};
     use crate::{Cluster, Request};
 

@@ -107,10 +107,6 @@ impl Weigher for FreeResourceWeigher {
         Bounds::ZERO_MIN
     }
 
-    fn validates(&self) -> bool {
-        false
-    }
-
     fn host_local(&self) -> bool {
         true
     }

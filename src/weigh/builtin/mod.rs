@@ -1,117 +1,15 @@
-//! The built-in weighers, one concept per file.
+//! The core's built-in weigher, [`FreeResourceWeigher`].
 //!
-//! [`FreeResourceWeigher`] is the library's own. The others are the filter scheduler's (Nova's)
-//! weighers, named after its classes:
-//!
-//! | weigher | raw value per host | option (default) | normalisation |
-//! |---|---|---|---|
-//! | [`RamWeigher`] | `free_ram_mb` | `ram_weight_multiplier` (1.0) | min 0 → `x / max` |
-//! | [`CpuWeigher`] | `vcpus_total × cpu_allocation_ratio − vcpus_used` | `cpu_weight_multiplier` (1.0) | min 0 → `x / max` |
-//! | [`DiskWeigher`] | `free_disk_mb` | `disk_weight_multiplier` (1.0) | min 0 → `x / max` |
-//! | [`IoOpsWeigher`] | `num_io_ops` | `io_ops_weight_multiplier` (−1.0) | min 0 → `x / max` |
-//! | [`NumInstancesWeigher`] | `num_instances` | `num_instances_weight_multiplier` (0.0) | min–max |
-//! | [`HypervisorVersionWeigher`] | `hypervisor_version`, 0 if unset | `hypervisor_version_weight_multiplier` (1.0) | min–max |
-//! | [`BuildFailureWeigher`] | `failed_builds` | `build_failure_weight_multiplier` (1e6), applied negated | min–max |
-//! | [`MetricsWeigher`] | Σ metric × ratio over `weight_setting` | `[metrics] weight_multiplier` (1.0) | min–max |
-//! | [`ServerGroupSoftAffinityWeigher`] | group members on the host (`soft-affinity`) | `soft_affinity_weight_multiplier` (1.0) | min–max |
-//! | [`ServerGroupSoftAntiAffinityWeigher`] | minus that count (`soft-anti-affinity`) | `soft_anti_affinity_weight_multiplier` (1.0) | min–max |
-//!
-//! Each exposes its class name, option and default as constants (`RamWeigher::OPTION`,
-//! `RamWeigher::DEFAULT_MULTIPLIER` …); the scheduler takes the configured multiplier
-//! (`builder.weigher(RamWeigher, 1.0)`). Every one of them overrides the multiplier per host with
-//! the smallest value of its key across the host's aggregates ([`aggregate_multiplier`]), and
-//! every one is host-local: its raw value depends only on the host and what earlier instances of
-//! the request consumed there.
+//! The filter scheduler's weighers live in their engine, [`crate::nova::weighers`]; their names
+//! are re-exported here until the public surface settles (see `CHANGELOG.md`).
 
-/// The filter scheduler's plain weighers share one shape: class-name and option constants, a raw
-/// value read from the host-state view, fixed bounds, the per-aggregate multiplier override, and
-/// host locality. Each weigher file declares and documents its type and states what differs.
-macro_rules! nova_weigher {
-    (
-        $ty:ident,
-        name: $name:literal,
-        option: $option:literal,
-        default: $default:expr,
-        bounds: $bounds:expr,
-        raw: |$cx:ident, $host:ident| $raw:expr $(,)?
-    ) => {
-        impl $ty {
-            /// The Nova class name, which [`name`](crate::Weigher::name) returns.
-            pub const NAME: &'static str = $name;
-            /// The option group of [`OPTION`](Self::OPTION).
-            pub const GROUP: &'static str = "filter_scheduler";
-            /// The multiplier option.
-            pub const OPTION: &'static str = $option;
-            /// The aggregate metadata key that overrides the multiplier per host.
-            pub const AGGREGATE_KEY: &'static str = $option;
-            /// The option's default.
-            pub const DEFAULT_MULTIPLIER: f64 = $default;
-            /// The smallest value the option accepts, if it has a minimum (not applied to
-            /// aggregate overrides).
-            pub const MIN_MULTIPLIER: Option<f64> = None;
-        }
-
-        impl $crate::weigh::Weigher for $ty {
-            fn name(&self) -> &str {
-                Self::NAME
-            }
-
-            #[inline]
-            fn weigh(&self, $cx: &$crate::request::Cx<'_>, $host: $crate::id::HostId) -> f64 {
-                $raw
-            }
-
-            fn bounds(&self) -> $crate::weigh::Bounds {
-                $bounds
-            }
-
-            fn multiplier(&self, cx: &$crate::request::Cx<'_>, host: $crate::id::HostId, configured: f64) -> f64 {
-                $crate::weigh::builtin::aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
-            }
-
-            fn per_host_multiplier(&self) -> bool {
-                true
-            }
-
-            fn multiplier_by_aggregates(&self) -> bool {
-                true
-            }
-
-            fn validates(&self) -> bool {
-                false
-            }
-
-            fn host_local(&self) -> bool {
-                true
-            }
-        }
-    };
-}
-
-mod aggregate_multiplier;
-mod build_failure;
-mod cpu;
-mod disk;
 mod free;
-mod hypervisor_version;
-mod io_ops;
-mod metrics;
-mod num_instances;
-mod ram;
-mod soft_affinity;
-mod soft_anti_affinity;
-#[cfg(test)]
-mod tests;
 
-pub use aggregate_multiplier::aggregate_multiplier;
-pub use build_failure::BuildFailureWeigher;
-pub use cpu::CpuWeigher;
-pub use disk::DiskWeigher;
 pub use free::FreeResourceWeigher;
-pub use hypervisor_version::HypervisorVersionWeigher;
-pub use io_ops::IoOpsWeigher;
-pub use metrics::MetricsWeigher;
-pub use num_instances::NumInstancesWeigher;
-pub use ram::RamWeigher;
-pub use soft_affinity::ServerGroupSoftAffinityWeigher;
-pub use soft_anti_affinity::ServerGroupSoftAntiAffinityWeigher;
+
+#[doc(no_inline)]
+pub use crate::nova::weighers::{
+    aggregate_multiplier, BuildFailureWeigher, CpuWeigher, DiskWeigher, HypervisorVersionWeigher, IoOpsWeigher,
+    MetricsWeigher, NumInstancesWeigher, RamWeigher, ServerGroupSoftAffinityWeigher,
+    ServerGroupSoftAntiAffinityWeigher,
+};

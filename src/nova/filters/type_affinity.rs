@@ -1,0 +1,70 @@
+//! TypeAffinityFilter: one flavor per host.
+
+use super::common::flavor;
+use crate::filter::{Filter, Reason, Verdict};
+use crate::id::HostId;
+use crate::request::Cx;
+
+/// Nova's removed `TypeAffinityFilter` (last in 16.x Pike, reference §12.8): a host passes iff
+/// every instance on it has the request's flavor **id** (the instance label `flavor_id`
+/// against [`Flavor::id`](crate::Flavor::id)); an empty host passes. Instances without a
+/// `flavor_id` label are not counted. Runs for every instance (the request's own instances share
+/// its flavor), not on rebuilds. Reason: `runs instances of another flavor`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TypeAffinityFilter;
+
+impl Filter for TypeAffinityFilter {
+    fn name(&self) -> &str {
+        "TypeAffinityFilter"
+    }
+
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        let cluster = cx.cluster();
+        // No instance carries the label: nothing to compare.
+        let Some(key) = cluster.symbols().get("flavor_id") else { return Verdict::Pass };
+        let wanted = flavor(cx).and_then(|f| f.id.as_deref());
+        let other = cluster.service_instances(host).any(|i| match i.labels.get(key) {
+            Some(id) => Some(cluster.resolve(id)) != wanted,
+            None => false,
+        });
+        (!other).into()
+    }
+
+    fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
+        "runs instances of another flavor".into()
+    }
+
+    fn host_local(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nova::filters::common::testkit::{flavor_request, names, reason, run};
+    use crate::snapshot::{HostSpec, InstanceSpec};
+    use crate::Cluster;
+
+    #[test]
+    fn one_flavor_id_per_host() {
+        let c = Cluster::builder()
+            .host(HostSpec::new("same").instance(InstanceSpec::new("i1").label("flavor_id", "7")))
+            .host(
+                HostSpec::new("mixed")
+                    .instance(InstanceSpec::new("i2").label("flavor_id", "7"))
+                    .instance(InstanceSpec::new("i3").label("flavor_id", "8")),
+            )
+            .host(HostSpec::new("empty"))
+            .host(HostSpec::new("unlabelled").instance(InstanceSpec::new("i4")))
+            .build()
+            .unwrap();
+        let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);
+        r.vm.flavor.as_mut().unwrap().id = Some("7".into());
+        assert_eq!(run(&TypeAffinityFilter, &c, &r).unwrap(), names(&["same", "empty", "unlabelled"]));
+        assert_eq!(reason(&TypeAffinityFilter, &c, &r, "mixed"), "runs instances of another flavor");
+        r.vm.flavor.as_mut().unwrap().id = Some("9".into());
+        assert_eq!(run(&TypeAffinityFilter, &c, &r).unwrap(), names(&["empty", "unlabelled"]));
+        assert!(!TypeAffinityFilter.once_per_request() && TypeAffinityFilter.host_local());
+    }
+}

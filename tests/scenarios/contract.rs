@@ -1,0 +1,217 @@
+//! One contract for every engine that runs a caller's `Filter`s and `Weigher`s: the same filter
+//! or weigher behaves the same under each (issue 41, item 3). Each case is a generic function,
+//! instantiated once per engine below. The replica engine joins when its calls return a
+//! `Result` (the API step of issue 41): today a caller filter whose `prepare` fails rejects every
+//! node there, and a caller weigher's error drops that weigher.
+
+use placewise::spread::{Mode, SpreadRequest, SpreadScheduler};
+use placewise::weigh::Extension;
+use placewise::{
+    filter_fn, weigher_fn, Cluster, Cx, Filter, HostId, HostSpec, Prepared, Request, ScheduleError, Scheduler, Verdict,
+    Weigher,
+};
+
+/// What a case needs of an engine: place `count` instances with these caller filters and
+/// weighers, and say where they went or why not.
+trait Engine {
+    /// Host names in placement order, the explanation's text when some instance found no host,
+    /// or the error.
+    fn place(
+        cluster: &Cluster,
+        filters: Vec<Box<dyn Filter>>,
+        weighers: Vec<(Box<dyn Weigher>, f64)>,
+        count: u32,
+    ) -> Result<(Vec<String>, Option<String>), String>;
+}
+
+/// The core scheduler.
+struct Core;
+
+impl Engine for Core {
+    fn place(
+        cluster: &Cluster,
+        filters: Vec<Box<dyn Filter>>,
+        weighers: Vec<(Box<dyn Weigher>, f64)>,
+        count: u32,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let mut builder = Scheduler::builder();
+        for f in filters {
+            builder = builder.filter_boxed(f);
+        }
+        for (w, m) in weighers {
+            builder = builder.weigher_boxed(w, m);
+        }
+        let scheduler = builder.build().map_err(|e| e.to_string())?;
+        let placement = scheduler.schedule(cluster, &Request::new(count)).map_err(|e| e.to_string())?;
+        let hosts = placement.selections.iter().map(|s| s.host_name.clone()).collect();
+        Ok((hosts, (!placement.is_complete()).then(|| placement.explanation.to_string())))
+    }
+}
+
+/// The spread engine, with no preference: SwarmKit's pipeline, then the caller's hooks. The
+/// balanced mode, where the caller's weighers order every candidate; the compatible mode keeps,
+/// as SwarmKit does, only as many nodes of a leaf as the batch has tasks by SwarmKit's own keys
+/// before they are weighed (the spread module's docs), so a batch smaller than the cluster
+/// weighs fewer hosts there.
+struct Spread;
+
+impl Engine for Spread {
+    fn place(
+        cluster: &Cluster,
+        filters: Vec<Box<dyn Filter>>,
+        weighers: Vec<(Box<dyn Weigher>, f64)>,
+        count: u32,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let mut builder = SpreadScheduler::builder();
+        for f in filters {
+            builder = builder.filter_boxed(f);
+        }
+        for (w, m) in weighers {
+            builder = builder.weigher_boxed(w, m);
+        }
+        let scheduler = builder.build().map_err(|e| e.to_string())?;
+        let request = SpreadRequest::new("svc", count).mode(Mode::Balanced);
+        let outcome = scheduler.schedule(cluster, &request).map_err(|e| e.to_string())?;
+        let hosts = outcome.assignments.iter().map(|a| a.host_name.clone()).collect();
+        Ok((hosts, outcome.message.clone()))
+    }
+}
+
+fn cluster() -> Cluster {
+    let mut b = Cluster::builder();
+    for i in 0..4 {
+        b = b.host(HostSpec::new(format!("h{i}")).vcpus(8.0).memory_mb(8192.0));
+    }
+    b.build().unwrap()
+}
+
+/// A filter whose preparation fails.
+struct FailingPrepare;
+
+impl Filter for FailingPrepare {
+    fn name(&self) -> &str {
+        "failing"
+    }
+
+    fn prepare(&self, _: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+        Err(ScheduleError::Filter { filter: "failing".into(), message: "input did not parse".into() })
+    }
+
+    fn check(&self, _: &Cx<'_>, _: HostId) -> Verdict {
+        Verdict::Pass
+    }
+}
+
+/// A weigher whose multiplier for `h2` is not finite.
+struct InfiniteOnH2;
+
+impl Weigher for InfiniteOnH2 {
+    fn name(&self) -> &str {
+        "infinite"
+    }
+
+    fn weigh(&self, _: &Cx<'_>, host: HostId) -> f64 {
+        f64::from(host.0)
+    }
+
+    fn extension(&self) -> Option<&dyn Extension> {
+        Some(self)
+    }
+}
+
+impl Extension for InfiniteOnH2 {
+    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
+        if cx.cluster().host_name(host) == "h2" {
+            f64::INFINITY
+        } else {
+            configured
+        }
+    }
+
+    fn per_host_multiplier(&self) -> bool {
+        true
+    }
+}
+
+fn a_failing_prepare_is_an_error<E: Engine>() {
+    let err = E::place(&cluster(), vec![Box::new(FailingPrepare)], vec![], 1).unwrap_err();
+    assert!(err.contains("input did not parse"), "{err}");
+}
+
+fn a_non_finite_multiplier_is_an_error<E: Engine>() {
+    let err = E::place(&cluster(), vec![], vec![(Box::new(InfiniteOnH2), 1.0)], 1).unwrap_err();
+    assert!(err.contains("not finite"), "{err}");
+}
+
+fn a_filter_that_rejects_everything_places_nothing_and_is_named<E: Engine>() {
+    let none = filter_fn("nothing fits", |_: &Cx<'_>, _| false);
+    let (hosts, why) = E::place(&cluster(), vec![Box::new(none)], vec![], 2).unwrap();
+    assert!(hosts.is_empty());
+    let why = why.expect("an explanation");
+    assert!(why.contains("nothing fits"), "{why}");
+}
+
+fn a_closure_filter_keeps_hosts_out<E: Engine>() {
+    let not_h0 = filter_fn("not h0", |cx: &Cx<'_>, h| &*cx.host(h).name != "h0");
+    let (hosts, why) = E::place(&cluster(), vec![Box::new(not_h0)], vec![], 3).unwrap();
+    assert_eq!(why, None);
+    assert_eq!(hosts.len(), 3);
+    assert!(hosts.iter().all(|h| h != "h0"), "{hosts:?}");
+}
+
+fn a_weigher_decides_among_equal_hosts<E: Engine>() {
+    // The highest id wins under a positive multiplier, the lowest under a negative one.
+    for (multiplier, best) in [(1.0, "h3"), (-1.0, "h0")] {
+        let by_id = weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+        let (hosts, _) = E::place(&cluster(), vec![], vec![(Box::new(by_id), multiplier)], 1).unwrap();
+        assert_eq!(hosts, [best]);
+    }
+}
+
+fn a_weigher_reading_earlier_picks_spreads_a_burst<E: Engine>() {
+    let fewest = weigher_fn("fewest placed", |cx: &Cx<'_>, h: HostId| -f64::from(cx.overlay().placed(h)));
+    let (mut hosts, why) = E::place(&cluster(), vec![], vec![(Box::new(fewest), 1.0)], 4).unwrap();
+    assert_eq!(why, None);
+    hosts.sort();
+    assert_eq!(hosts, ["h0", "h1", "h2", "h3"]);
+}
+
+macro_rules! contract {
+    ($($engine:ident: $module:ident),* $(,)?) => {$(
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn a_failing_prepare_is_an_error() {
+                super::a_failing_prepare_is_an_error::<$engine>();
+            }
+
+            #[test]
+            fn a_non_finite_multiplier_is_an_error() {
+                super::a_non_finite_multiplier_is_an_error::<$engine>();
+            }
+
+            #[test]
+            fn a_filter_that_rejects_everything_places_nothing_and_is_named() {
+                super::a_filter_that_rejects_everything_places_nothing_and_is_named::<$engine>();
+            }
+
+            #[test]
+            fn a_closure_filter_keeps_hosts_out() {
+                super::a_closure_filter_keeps_hosts_out::<$engine>();
+            }
+
+            #[test]
+            fn a_weigher_decides_among_equal_hosts() {
+                super::a_weigher_decides_among_equal_hosts::<$engine>();
+            }
+
+            #[test]
+            fn a_weigher_reading_earlier_picks_spreads_a_burst() {
+                super::a_weigher_reading_earlier_picks_spreads_a_burst::<$engine>();
+            }
+        }
+    )*};
+}
+
+contract!(Core: core, Spread: spread);
