@@ -13,7 +13,8 @@
 //! start.
 
 use super::choice::{Agg, Candidate, HostSet, NO_HOST};
-use super::prep::{HostPrep, Lone};
+use super::node_stage::HostPrep;
+use super::prep::Lone;
 use super::reasons::{Reasons, Tier};
 use super::volume::{DataLocality, Replica, Volume};
 use super::zones::{self, ABSENT};

@@ -5,7 +5,6 @@
 //! never looks at them (one `Option` test per call).
 
 use super::choice::{choose_entries, push_dynamic, Agg, Candidate, DiskChoice, Entry, Pool};
-use super::node_stage::Used;
 use super::space::DiskSpace;
 use super::volume::Volume;
 use super::Ctx;
@@ -465,62 +464,6 @@ pub(crate) fn weigh_disks(
         for (o, &r) in out.iter_mut().zip(&raw) {
             *o += r * multiplier;
         }
-    }
-}
-
-/// The caller's levels for one replica: the domains that hold a replica at each level and the
-/// levels each pass keeps (pass 0 every level; each later pass drops one more soft level, last
-/// added first; the last keeps only the hard ones).
-pub(crate) struct LevelPasses<'a> {
-    hooks: &'a Hooks,
-    values: &'a [Option<Symbol>],
-    /// Per level, the domains holding a replica.
-    used: Vec<Vec<Option<Symbol>>>,
-    /// Per pass, a mask of the levels kept.
-    pub(crate) passes: Vec<u64>,
-}
-
-impl<'a> LevelPasses<'a> {
-    pub(crate) fn new(hooks: &'a Hooks, values: &'a [Option<Symbol>], used: &Used) -> Self {
-        let n = hooks.levels.len();
-        let mut domains = vec![Vec::new(); n];
-        // Nodes holding a counted replica that is not only being evicted.
-        for &(host, only_evicting) in &used.nodes {
-            if only_evicting {
-                continue;
-            }
-            for (l, d) in domains.iter_mut().enumerate() {
-                let v = values.get(host.index() * n + l).copied().flatten();
-                if !d.contains(&v) {
-                    d.push(v);
-                }
-            }
-        }
-        let hard: u64 = hooks.levels.iter().enumerate().filter(|(_, l)| l.hard).fold(0, |m, (i, _)| m | 1u64 << i);
-        let soft: Vec<usize> = (0..n).filter(|&i| !hooks.levels[i].hard).collect();
-        let passes =
-            (0..=soft.len()).map(|p| soft[..soft.len() - p].iter().fold(hard, |m, &i| m | 1u64 << i)).collect();
-        LevelPasses { hooks, values, used: domains, passes }
-    }
-
-    /// The first kept level of pass `pass` whose domain of `id` holds a replica, if any.
-    pub(crate) fn excludes(&self, id: HostId, pass: usize) -> Option<usize> {
-        let n = self.used.len();
-        let kept = self.passes.get(pass).copied().unwrap_or(0);
-        (0..n).find(|&l| {
-            kept & (1u64 << l) != 0 && {
-                let v = self.values.get(id.index() * n + l).copied().flatten();
-                self.used[l].contains(&v)
-            }
-        })
-    }
-
-    pub(crate) fn hard(&self, level: usize) -> bool {
-        self.hooks.levels.get(level).is_some_and(|l| l.hard)
-    }
-
-    pub(crate) fn name_index(&self, level: usize) -> u16 {
-        self.hooks.level_index(level)
     }
 }
 

@@ -269,8 +269,8 @@ use crate::rng::SplitMix64;
 use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
 use crate::weigh::Weigher;
 use choice::{Agg, Candidate, Entry, Pool};
-use hooks::{weighed_choice, HookCx, Hooks, LevelPasses};
-use node_stage::Used;
+use hooks::{weighed_choice, HookCx, Hooks};
+use node_stage::{LevelPasses, Used};
 use prep::Prep;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -802,7 +802,12 @@ impl ReplicaScheduler {
         Ok(())
     }
 
-    /// One replica against prepared state. `index` is in range.
+    /// One replica against prepared state, in Longhorn's step order (see the reference's
+    /// "scheduling one replica"): the preconditions (step 1); the first tier read off the zone
+    /// lists when that decides it; the candidate nodes (steps 2 and 4); the used nodes and
+    /// zones (step 7); the node classes (step 8); the tier cascade, each tier's nodes through
+    /// the disk stage and disk anti-affinity (steps 9–11); the choice (step 12). `index` is in
+    /// range.
     fn schedule_one(
         &self,
         cx: &Ctx<'_>,
@@ -815,24 +820,18 @@ impl ReplicaScheduler {
         let Some(replica) = replicas.get(index) else {
             return out;
         };
-        if !replica.node_id.is_empty() {
-            out.reasons.insert(FailureReason::AlreadyScheduled);
+        if let Err(r) = precondition(replica) {
+            out.reasons.insert(r);
             return out;
         }
-        if replica.is_failed() && replica.healthy_at.is_none() {
-            out.reasons.insert(FailureReason::UnusedFailedReplica);
-            return out;
-        }
-        let cluster = cx.cluster;
         let volume = cx.volume;
-        let mut node_notes = self.explain.then(Vec::new);
-        let mut disk_notes: Option<Vec<(HostId, DiskId, DiskNote)>> = self.explain.then(Vec::new);
+        let mut notes = Notes::new(self.explain);
         let (node_soft, zone_soft, disk_soft) = self.effective_anti_affinity(volume);
         let replenishing = self.replenishing(volume, now);
         // Without a hard node affinity and without notes the candidate nodes are the prepared
         // ones: try the first tier from the zone lists before building anything.
-        if let (true, None, Ok(plain)) = (replica.hard_node_affinity.is_empty(), &node_notes, &prep.plain_cands) {
-            let used = node_stage::used(prep, plain, replicas, replenishing);
+        if let (true, None, Ok(plain)) = (replica.hard_node_affinity.is_empty(), &notes.nodes, &prep.plain_cands) {
+            let used = node_stage::used(&prep.hosts, &prep.replica_at, plain, replicas, replenishing);
             if let Some(placement) = self.first_tier_pick(cx, prep, replica, &used) {
                 out.explanation.tier = Some(Tier::UnusedNodesInUnusedZones);
                 out.placement = Some(placement);
@@ -840,231 +839,52 @@ impl ReplicaScheduler {
             }
         }
         let mut cands = std::mem::take(&mut prep.cand_hosts);
-        if let Err(r) = node_stage::candidates(cx, prep, replica, &mut cands, &mut node_notes) {
+        if let Err(r) =
+            node_stage::candidates(cx, &prep.hosts, &prep.plain_cands, replica, &mut cands, &mut notes.nodes)
+        {
             out.reasons.insert(r);
-            out.explanation.nodes = node_notes.unwrap_or_default();
+            out.explanation.nodes = notes.nodes.unwrap_or_default();
             prep.cand_hosts = cands;
             return out;
         }
-        let used = node_stage::used(prep, &cands, replicas, replenishing);
-        let hooks = cx.hooks;
-        // Caller node filters that rejected a node this call (by position).
-        let mut caller_nodes = 0u64;
-
-        // Step 8: node classes (selector and pressure flags prepared once per call).
-        let [mut t_new_zone, mut t_unused, mut t_evict, mut t_evict_zone] = std::mem::take(&mut prep.tiers);
-        for t in [&mut t_new_zone, &mut t_unused, &mut t_evict, &mut t_evict_zone] {
-            t.clear();
-        }
-        for &id in &cands {
-            let Some(hp) = prep.host(id) else { continue };
-            if !hp.selector_ok {
-                if let Some(v) = node_notes.as_mut() {
-                    v.push((id, NodeNote::NodeSelector));
-                }
-                continue;
-            }
-            if hp.caller != 0 {
-                caller_nodes |= 1u64 << (hp.caller - 1);
-                if let Some(v) = node_notes.as_mut() {
-                    v.push((id, NodeNote::Caller(hp.caller - 1)));
-                }
-                continue;
-            }
-            let node_used = used.node(id);
-            if node_used.is_none() || hp.pressured {
-                t_unused.push(id);
-            }
-            let zone_used = used.zone(hp.zone);
-            if node_used == Some(true) {
-                t_evict.push(id);
-                if zone_used == Some(true) || cx.best_effort {
-                    t_evict_zone.push(id);
-                }
-            }
-            if zone_used.is_none() {
-                t_new_zone.push(id);
-            }
-        }
-        let mut t_used: Vec<HostId> = used.nodes.iter().map(|n| n.0).collect();
-        if hooks.is_some() {
-            t_used.retain(|&id| prep.host(id).is_some_and(|h| h.caller == 0));
-        }
-        // The caller's levels: which domains hold a replica, and which levels each pass keeps.
-        let levels = hooks.filter(|h| !h.levels.is_empty()).map(|h| LevelPasses::new(h, &prep.level_values, &used));
-        let passes = levels.as_ref().map_or(1, |l| l.passes.len());
-        let mut tiers: SmallVec<[(Tier, &[HostId]); 3]> = SmallVec::new();
-        tiers.push((Tier::UnusedNodesInUnusedZones, &t_new_zone));
-        match (zone_soft, node_soft) {
-            (false, _) => tiers.push((Tier::UnusedNodesInUnusedZonesAfterEviction, &t_evict_zone)),
-            (true, false) => {
-                tiers.push((Tier::UnusedNodes, &t_unused));
-                tiers.push((Tier::UnusedNodesAfterEviction, &t_evict));
-            }
-            (true, true) => {
-                tiers.push((Tier::UnusedNodes, &t_unused));
-                tiers.push((Tier::UsedNodes, &t_used));
-            }
-        }
-
-        // Steps 9–11. A disk is noted once per call even when its node is in several tiers.
-        let mut noted = if self.explain { vec![false; prep.disks.len()] } else { Vec::new() };
-        let mut note_disk = |disk_start: u32, id: HostId, i: usize, n: DiskNote| {
-            if let Some(v) = disk_notes.as_mut() {
-                if let Some(seen) = noted.get_mut(disk_start as usize + i) {
-                    if !*seen {
-                        *seen = true;
-                        v.push((id, DiskId::from_index(i), n));
-                    }
-                }
-            }
-        };
-        let mut bits = 0u16;
-        let mut caller_disks = 0u64;
-        let mut chosen_tier = None;
-        let mut level_noted = if self.explain && levels.is_some() { vec![false; prep.hosts.len()] } else { Vec::new() };
-        'tiers: for (tier, nodes) in tiers {
-            for pass in 0..passes {
-                prep.entries.clear();
-                prep.dyn_cands.clear();
-                prep.dyn_aggs.clear();
-                let mut dirty = false;
-                for &id in nodes {
-                    let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
-                    if let Some(lv) = &levels {
-                        if let Some(l) = lv.excludes(id, pass) {
-                            if let (Some(v), Some(seen)) = (node_notes.as_mut(), level_noted.get_mut(id.index())) {
-                                if lv.hard(l) && !*seen {
-                                    *seen = true;
-                                    v.push((id, NodeNote::Caller(lv.name_index(l))));
-                                }
-                            }
-                            continue;
-                        }
-                    }
-                    caller_disks |= hp.disks.caller;
-                    let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
-                    if hp.dirty {
-                        let start = prep.dyn_cands.len();
-                        bits |= disk_stage::dynamic_host(
-                            cx,
-                            id,
-                            cluster.hot_disks(id),
-                            cluster.host(id),
-                            disk_prep,
-                            hp.disks,
-                            replicas,
-                            &prep.replica_at,
-                            &mut prep.dyn_cands,
-                            |i, n| note_disk(hp.disk_start, id, i, n),
-                        );
-                        let len = prep.dyn_cands.len() - start;
-                        if len > 0 {
-                            let e = Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: 0 };
-                            prep.entries.push(e);
-                            dirty = true;
-                        }
-                    } else {
-                        bits |= hp.disks.static_bits;
-                        if self.explain {
-                            for (i, (dp, disk)) in disk_prep.iter().zip(cluster.hot_disks(id)).enumerate() {
-                                if let Some(n) = dp.note_for(cx, disk) {
-                                    note_disk(hp.disk_start, id, i, n);
-                                }
-                            }
-                        }
-                        if hp.cand_len > 0 {
-                            let e =
-                                Entry { host: id, dynamic: false, start: hp.disk_start, len: hp.cand_len, agg: id.0 };
-                            prep.entries.push(e);
-                        }
-                    }
-                }
-                // Step 11. Hosts without a replica of the volume hold no disk of it, so only dynamic
-                // entries are filtered (and summarised).
-                if dirty {
-                    let dyn_cands = &mut prep.dyn_cands;
-                    let any_free = prep.entries.iter().any(|e| {
-                        !e.dynamic
-                            || dyn_cands[e.start as usize..(e.start + e.len) as usize]
-                                .iter()
-                                .any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
-                    });
-                    let filter = any_free || !disk_soft;
-                    let mut w = 0usize;
-                    for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
-                        let start = w;
-                        let mut agg = Agg::EMPTY;
-                        for k in e.start as usize..(e.start + e.len) as usize {
-                            let c = dyn_cands[k];
-                            if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
-                                if let Some(hp) = prep.hosts.get(c.host.index()) {
-                                    note_disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
-                                }
-                                continue;
-                            }
-                            agg.push(&c);
-                            dyn_cands[w] = c;
-                            w += 1;
-                        }
-                        e.start = start as u32;
-                        e.len = (w - start) as u32;
-                        e.agg = prep.dyn_aggs.len() as u32;
-                        prep.dyn_aggs.push(agg);
-                    }
-                    dyn_cands.truncate(w);
-                    prep.entries.retain(|e| e.len > 0);
-                }
-                if !prep.entries.is_empty() {
-                    chosen_tier = Some(tier);
-                    break 'tiers;
-                }
-            }
-        }
+        let used = node_stage::used(&prep.hosts, &prep.replica_at, &cands, replicas, replenishing);
+        let mut classes = std::mem::take(&mut prep.tiers);
+        let caller_nodes = node_classes(cx, prep, &cands, &used, &mut classes, &mut notes.nodes);
+        let used_nodes = used_class(cx, prep, &used);
+        let tiers = tier_order(zone_soft, node_soft, &classes, &used_nodes);
+        let cascade = tier_cascade(cx, prep, replicas, &tiers, &used, disk_soft, &mut notes);
+        // The tiers borrow the classes, which go back to the preparation's buffers.
+        drop(tiers);
         prep.cand_hosts = cands;
-        prep.tiers = [t_new_zone, t_unused, t_evict, t_evict_zone];
-        out.explanation.tier = chosen_tier;
-        out.explanation.nodes = node_notes.unwrap_or_default();
-        out.explanation.disks = disk_notes.unwrap_or_default();
-        if let (true, Some(h)) = (self.explain, hooks) {
+        prep.tiers = classes;
+        out.explanation.tier = cascade.tier;
+        out.explanation.nodes = notes.nodes.unwrap_or_default();
+        out.explanation.disks = notes.disks.unwrap_or_default();
+        if let (true, Some(h)) = (self.explain, cx.hooks) {
             out.explanation.callers = h.names.clone();
         }
-
-        // Step 12: best-effort locality, then the choice.
-        if volume.data_locality == DataLocality::BestEffort {
-            if let Some(local) = cx.local_host {
-                let has_local =
-                    replicas.iter().zip(&prep.replica_at).any(|(r, &(h, _))| h == Some(local) && !r.is_failed());
-                if !has_local && prep.entries.iter().any(|e| e.host == local) {
-                    prep.entries.retain(|e| e.host == local);
-                }
-            }
-        }
-        let pool =
-            Pool { stat: &prep.cands, dynamic: &prep.dyn_cands, stat_aggs: &prep.aggs, dyn_aggs: &prep.dyn_aggs };
-        let pick = match hooks.filter(|h| !h.weighers.is_empty() || !h.disk_weighers.is_empty()) {
-            Some(h) => weighed_choice(cx, h, self.disk_choice, &mut prep.entries, pool),
-            None => choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size),
-        };
-        let Some(placement) = pick.and_then(|p| self.placement(cluster, volume, replica, p)) else {
+        best_effort_locality(cx, prep, replicas);
+        let Some(placement) = self.choose(cx, prep, replica) else {
             out.explanation.tier = None;
-            out.reasons.insert_bits(bits);
-            if let Some(h) = hooks {
-                for (i, f) in h.filters.iter().enumerate() {
-                    if caller_nodes & (1u64 << i) != 0 {
-                        out.reasons.insert_caller(f.name());
-                    }
-                }
-                for (i, f) in h.disk_filters.iter().enumerate() {
-                    if caller_disks & (1u64 << i) != 0 {
-                        out.reasons.insert_caller(f.name());
-                    }
-                }
-            }
+            failure_reasons(&mut out.reasons, cx.hooks, caller_nodes, &cascade);
             return out;
         };
         out.placement = Some(placement);
         out
+    }
+
+    /// Step 12, the choice among the entries the cascade left: by the caller's weighers when
+    /// there are any, else by the disk choice; `None` when nothing is left (or the pick's host
+    /// or disk is not in the snapshot).
+    fn choose(&self, cx: &Ctx<'_>, prep: &mut Prep, replica: &Replica) -> Option<ReplicaPlacement> {
+        let volume = cx.volume;
+        let pool =
+            Pool { stat: &prep.cands, dynamic: &prep.dyn_cands, stat_aggs: &prep.aggs, dyn_aggs: &prep.dyn_aggs };
+        let pick = match cx.hooks.filter(|h| !h.weighers.is_empty() || !h.disk_weighers.is_empty()) {
+            Some(h) => weighed_choice(cx, h, self.disk_choice, &mut prep.entries, pool),
+            None => choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size),
+        };
+        pick.and_then(|p| self.placement(cx.cluster, volume, replica, p))
     }
 
     /// The placement of `replica` on candidate `pick`, or `None` when its host or disk is not
@@ -1288,6 +1108,341 @@ impl ReplicaScheduler {
             precheck_failure,
             results,
             waiting_for_attachment: waiting,
+        }
+    }
+}
+
+/// Step 1, the preconditions: a replica already on a node, or a failed replica never healthy,
+/// is not scheduled.
+fn precondition(replica: &Replica) -> Result<(), FailureReason> {
+    if !replica.node_id.is_empty() {
+        return Err(FailureReason::AlreadyScheduled);
+    }
+    if replica.is_failed() && replica.healthy_at.is_none() {
+        return Err(FailureReason::UnusedFailedReplica);
+    }
+    Ok(())
+}
+
+/// The explanation's notes of one replica: `None` lists when no explanation is asked.
+struct Notes {
+    nodes: Option<Vec<(HostId, NodeNote)>>,
+    disks: Option<Vec<(HostId, DiskId, DiskNote)>>,
+    /// Per disk of the preparation, whether it is noted: a disk is noted once per call even
+    /// when its node is in several tiers (made by the tier cascade).
+    disk_noted: Vec<bool>,
+    /// Per host, whether a hard level of the caller's is noted for it (likewise).
+    level_noted: Vec<bool>,
+}
+
+impl Notes {
+    fn new(explain: bool) -> Self {
+        Notes {
+            nodes: explain.then(Vec::new),
+            disks: explain.then(Vec::new),
+            disk_noted: Vec::new(),
+            level_noted: Vec::new(),
+        }
+    }
+
+    /// Whether an explanation is asked.
+    fn explain(&self) -> bool {
+        self.disks.is_some()
+    }
+
+    /// Notes disk `i` of host `id`, whose disks start at `disk_start` in the preparation,
+    /// unless it is noted already.
+    fn disk(&mut self, disk_start: u32, id: HostId, i: usize, n: DiskNote) {
+        if let Some(v) = self.disks.as_mut() {
+            if let Some(seen) = self.disk_noted.get_mut(disk_start as usize + i) {
+                if !*seen {
+                    *seen = true;
+                    v.push((id, DiskId::from_index(i), n));
+                }
+            }
+        }
+    }
+}
+
+/// What the tier cascade found: the tier chosen, and what its stages rejected, for the
+/// failure reasons.
+struct Cascade {
+    tier: Option<Tier>,
+    /// The disk failure reasons met, as [`Reasons::insert_bits`] takes them.
+    bits: u16,
+    /// The caller disk filters that rejected a disk (by position).
+    caller_disks: u64,
+}
+
+/// Step 8, the node classes: the candidate nodes `cands` that pass the node selector and the
+/// caller's node filters, sorted into `classes` (cleared first): unused nodes in unused zones,
+/// unused nodes (with the pressured ones), only-evicting nodes, and only-evicting nodes in
+/// only-evicting zones (or any zone under best-effort auto-balance). Returns the caller node
+/// filters that rejected a node (by position).
+fn node_classes(
+    cx: &Ctx<'_>,
+    prep: &Prep,
+    cands: &[HostId],
+    used: &Used,
+    classes: &mut [Vec<HostId>; 4],
+    node_notes: &mut Option<Vec<(HostId, NodeNote)>>,
+) -> u64 {
+    let [t_new_zone, t_unused, t_evict, t_evict_zone] = classes;
+    for t in [&mut *t_new_zone, &mut *t_unused, &mut *t_evict, &mut *t_evict_zone] {
+        t.clear();
+    }
+    let mut caller_nodes = 0u64;
+    for &id in cands {
+        let Some(hp) = prep.host(id) else { continue };
+        if !hp.selector_ok {
+            if let Some(v) = node_notes.as_mut() {
+                v.push((id, NodeNote::NodeSelector));
+            }
+            continue;
+        }
+        if hp.caller != 0 {
+            caller_nodes |= 1u64 << (hp.caller - 1);
+            if let Some(v) = node_notes.as_mut() {
+                v.push((id, NodeNote::Caller(hp.caller - 1)));
+            }
+            continue;
+        }
+        let node_used = used.node(id);
+        if node_used.is_none() || hp.pressured {
+            t_unused.push(id);
+        }
+        let zone_used = used.zone(hp.zone);
+        if node_used == Some(true) {
+            t_evict.push(id);
+            if zone_used == Some(true) || cx.best_effort {
+                t_evict_zone.push(id);
+            }
+        }
+        if zone_used.is_none() {
+            t_new_zone.push(id);
+        }
+    }
+    caller_nodes
+}
+
+/// Step 8's used nodes: those of step 7, not filtered by the node selector (Longhorn's quirk),
+/// but without those a caller node filter rejects.
+fn used_class(cx: &Ctx<'_>, prep: &Prep, used: &Used) -> Vec<HostId> {
+    let mut t_used: Vec<HostId> = used.nodes.iter().map(|n| n.0).collect();
+    if cx.hooks.is_some() {
+        t_used.retain(|&id| prep.host(id).is_some_and(|h| h.caller == 0));
+    }
+    t_used
+}
+
+/// Step 9's tiers in order, by the zone and node anti-affinity rules: the unused nodes in
+/// unused zones first; with zone anti-affinity hard, the only-evicting nodes in only-evicting
+/// zones; with it soft, the unused nodes, then the only-evicting ones (node anti-affinity
+/// hard) or the used ones (soft). `classes` are step 8's, `used` its used nodes.
+fn tier_order<'t>(
+    zone_soft: bool,
+    node_soft: bool,
+    classes: &'t [Vec<HostId>; 4],
+    used: &'t [HostId],
+) -> SmallVec<[(Tier, &'t [HostId]); 3]> {
+    let [t_new_zone, t_unused, t_evict, t_evict_zone] = classes;
+    let mut tiers: SmallVec<[(Tier, &[HostId]); 3]> = SmallVec::new();
+    tiers.push((Tier::UnusedNodesInUnusedZones, t_new_zone));
+    match (zone_soft, node_soft) {
+        (false, _) => tiers.push((Tier::UnusedNodesInUnusedZonesAfterEviction, t_evict_zone)),
+        (true, false) => {
+            tiers.push((Tier::UnusedNodes, t_unused));
+            tiers.push((Tier::UnusedNodesAfterEviction, t_evict));
+        }
+        (true, true) => {
+            tiers.push((Tier::UnusedNodes, t_unused));
+            tiers.push((Tier::UsedNodes, used));
+        }
+    }
+    tiers
+}
+
+/// Steps 9–11, the tier cascade: the tiers in order, each in passes that drop the caller's
+/// soft levels one by one (one pass without levels); each pass puts the tier's nodes
+/// through the disk stage ([`tier_disks`]) and disk anti-affinity
+/// ([`disk_anti_affinity`]), and the first that leaves entries in `prep.entries` ends it.
+fn tier_cascade(
+    cx: &Ctx<'_>,
+    prep: &mut Prep,
+    replicas: &[Replica],
+    tiers: &[(Tier, &[HostId])],
+    used: &Used,
+    disk_soft: bool,
+    notes: &mut Notes,
+) -> Cascade {
+    // The caller's levels: which domains hold a replica, and which levels each pass keeps.
+    let levels = cx.hooks.filter(|h| !h.levels.is_empty()).map(|h| LevelPasses::new(h, &prep.level_values, used));
+    let passes = levels.as_ref().map_or(1, |l| l.passes.len());
+    // A disk is noted once per call even when its node is in several tiers.
+    if notes.explain() {
+        notes.disk_noted = vec![false; prep.disks.len()];
+        if levels.is_some() {
+            notes.level_noted = vec![false; prep.hosts.len()];
+        }
+    }
+    let mut cascade = Cascade { tier: None, bits: 0, caller_disks: 0 };
+    'tiers: for &(tier, nodes) in tiers {
+        for pass in 0..passes {
+            let level_pass = levels.as_ref().map(|l| (l, pass));
+            if tier_disks(cx, prep, replicas, nodes, level_pass, notes, &mut cascade) {
+                disk_anti_affinity(prep, replicas, disk_soft, notes);
+            }
+            if !prep.entries.is_empty() {
+                cascade.tier = Some(tier);
+                break 'tiers;
+            }
+        }
+    }
+    cascade
+}
+
+/// Step 10 for one pass over a tier's `nodes`: each node's candidate disks as an entry of
+/// `prep.entries`, a host holding a replica of the volume judged again into `prep.dyn_cands`,
+/// any other read from the preparation; with the caller's levels, the nodes a kept level of
+/// the pass excludes are skipped. The disk reasons met and the caller disk filters that
+/// rejected a disk are added to `cascade`. Returns whether an entry is dynamic.
+fn tier_disks(
+    cx: &Ctx<'_>,
+    prep: &mut Prep,
+    replicas: &[Replica],
+    nodes: &[HostId],
+    level_pass: Option<(&LevelPasses<'_>, usize)>,
+    notes: &mut Notes,
+    cascade: &mut Cascade,
+) -> bool {
+    let cluster = cx.cluster;
+    let explain = notes.explain();
+    let (mut bits, mut caller_disks) = (0u16, 0u64);
+    prep.entries.clear();
+    prep.dyn_cands.clear();
+    prep.dyn_aggs.clear();
+    let mut dirty = false;
+    for &id in nodes {
+        let Some(hp) = prep.hosts.get(id.index()).filter(|h| h.exists) else { continue };
+        if let Some((lv, pass)) = level_pass {
+            if let Some(l) = lv.excludes(&prep.level_values, id, pass) {
+                if let (Some(v), Some(seen)) = (notes.nodes.as_mut(), notes.level_noted.get_mut(id.index())) {
+                    if lv.hard(l) && !*seen {
+                        *seen = true;
+                        v.push((id, NodeNote::Caller(lv.name_index(l))));
+                    }
+                }
+                continue;
+            }
+        }
+        caller_disks |= hp.disks.caller;
+        let disk_prep = prep.disks.get(hp.disk_start as usize..).unwrap_or(&[]);
+        if hp.dirty {
+            let start = prep.dyn_cands.len();
+            bits |= disk_stage::dynamic_host(
+                cx,
+                id,
+                cluster.hot_disks(id),
+                cluster.host(id),
+                disk_prep,
+                hp.disks,
+                replicas,
+                &prep.replica_at,
+                &mut prep.dyn_cands,
+                |i, n| notes.disk(hp.disk_start, id, i, n),
+            );
+            let len = prep.dyn_cands.len() - start;
+            if len > 0 {
+                let e = Entry { host: id, dynamic: true, start: start as u32, len: len as u32, agg: 0 };
+                prep.entries.push(e);
+                dirty = true;
+            }
+        } else {
+            bits |= hp.disks.static_bits;
+            if explain {
+                for (i, (dp, disk)) in disk_prep.iter().zip(cluster.hot_disks(id)).enumerate() {
+                    if let Some(n) = dp.note_for(cx, disk) {
+                        notes.disk(hp.disk_start, id, i, n);
+                    }
+                }
+            }
+            if hp.cand_len > 0 {
+                let e = Entry { host: id, dynamic: false, start: hp.disk_start, len: hp.cand_len, agg: id.0 };
+                prep.entries.push(e);
+            }
+        }
+    }
+    cascade.bits |= bits;
+    cascade.caller_disks |= caller_disks;
+    dirty
+}
+
+/// Step 11, disk anti-affinity over a tier's entries: when some candidate disk holds no
+/// replica of the volume, or disk anti-affinity is hard, the disks that hold one are dropped.
+/// Hosts without a replica of the volume hold no disk of it, so only dynamic entries are
+/// filtered (and summarised anew); entries left empty are dropped.
+fn disk_anti_affinity(prep: &mut Prep, replicas: &[Replica], disk_soft: bool, notes: &mut Notes) {
+    let dyn_cands = &mut prep.dyn_cands;
+    let any_free = prep.entries.iter().any(|e| {
+        !e.dynamic
+            || dyn_cands[e.start as usize..(e.start + e.len) as usize]
+                .iter()
+                .any(|c| !disk_stage::holds(c, replicas, &prep.replica_at))
+    });
+    let filter = any_free || !disk_soft;
+    let mut w = 0usize;
+    for e in prep.entries.iter_mut().filter(|e| e.dynamic) {
+        let start = w;
+        let mut agg = Agg::EMPTY;
+        for k in e.start as usize..(e.start + e.len) as usize {
+            let c = dyn_cands[k];
+            if filter && disk_stage::holds(&c, replicas, &prep.replica_at) {
+                if let Some(hp) = prep.hosts.get(c.host.index()) {
+                    notes.disk(hp.disk_start, c.host, c.disk.index(), DiskNote::AntiAffinity);
+                }
+                continue;
+            }
+            agg.push(&c);
+            dyn_cands[w] = c;
+            w += 1;
+        }
+        e.start = start as u32;
+        e.len = (w - start) as u32;
+        e.agg = prep.dyn_aggs.len() as u32;
+        prep.dyn_aggs.push(agg);
+    }
+    dyn_cands.truncate(w);
+    prep.entries.retain(|e| e.len > 0);
+}
+
+/// Step 12, best-effort data locality: with the volume attached to a node that holds no
+/// working replica of it yet and has a candidate disk, the choice is among that node's disks.
+fn best_effort_locality(cx: &Ctx<'_>, prep: &mut Prep, replicas: &[Replica]) {
+    if cx.volume.data_locality == DataLocality::BestEffort {
+        if let Some(local) = cx.local_host {
+            let has_local =
+                replicas.iter().zip(&prep.replica_at).any(|(r, &(h, _))| h == Some(local) && !r.is_failed());
+            if !has_local && prep.entries.iter().any(|e| e.host == local) {
+                prep.entries.retain(|e| e.host == local);
+            }
+        }
+    }
+}
+
+/// The reasons of a replica no tier placed: the disk reasons the cascade met, and the caller's
+/// node filters (`caller_nodes`, by position) and disk filters that rejected a node or a disk.
+fn failure_reasons(reasons: &mut Reasons, hooks: Option<&Hooks>, caller_nodes: u64, cascade: &Cascade) {
+    reasons.insert_bits(cascade.bits);
+    if let Some(h) = hooks {
+        for (i, f) in h.filters.iter().enumerate() {
+            if caller_nodes & (1u64 << i) != 0 {
+                reasons.insert_caller(f.name());
+            }
+        }
+        for (i, f) in h.disk_filters.iter().enumerate() {
+            if cascade.caller_disks & (1u64 << i) != 0 {
+                reasons.insert_caller(f.name());
+            }
         }
     }
 }

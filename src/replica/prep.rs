@@ -9,7 +9,7 @@ use super::choice::{Agg, Candidate, Entry};
 use super::disk_stage::{self, DiskBase, DiskPrep, DiskRules, HostDisks, HUGE_VOLUME};
 use super::hooks;
 use super::node::{ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED};
-use super::node_stage;
+use super::node_stage::{self, HostPrep};
 use super::reasons::{FailureReason, NodeNote};
 use super::space::{is_under_pressure, DiskSpace};
 use super::volume::{BackingImage, DataEngine, Replica, TopologyTerm};
@@ -427,32 +427,6 @@ impl FillKey {
     }
 }
 
-/// One host's volume-dependent state (indexed by host id).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HostPrep {
-    pub(crate) exists: bool,
-    /// Why step 2 drops it, if it does.
-    pub(crate) step2: Option<NodeNote>,
-    /// Matches a topology term (or there is no requirement).
-    pub(crate) topo_ok: bool,
-    /// Instance manager running and (v1) engine image ready.
-    pub(crate) engine_ok: bool,
-    /// Tags satisfy the node selector and the backing image's.
-    pub(crate) selector_ok: bool,
-    /// Counts as unused under best-effort disk pressure.
-    pub(crate) pressured: bool,
-    /// The first caller node filter rejecting it: its position + 1, or 0.
-    pub(crate) caller: u16,
-    pub(crate) zone: DomainId,
-    /// Its disks in [`Prep::disks`], and the slots of its static candidates in [`Prep::cands`]
-    /// (one slot per disk, the first `cand_len` used).
-    pub(crate) disk_start: u32,
-    pub(crate) cand_len: u32,
-    pub(crate) disks: HostDisks,
-    /// Holds (or held earlier in the call) a replica of the volume: re-evaluated per replica.
-    pub(crate) dirty: bool,
-}
-
 /// A resize re-prepares at most one disk in this many (a host re-prepared costs a few times a
 /// host filled), else the preparation is filled anew.
 const RESIZE_SHARE: usize = 8;
@@ -550,7 +524,7 @@ impl Prep {
             }
         }
         let mut plain = std::mem::replace(&mut self.plain_cands, Ok(Vec::new())).unwrap_or_default();
-        self.plain_cands = node_stage::plain_candidates(cx, self, &mut plain).map(|()| plain);
+        self.plain_cands = node_stage::plain_candidates(cx, &self.hosts, &mut plain).map(|()| plain);
         let plain = self.plain_cands.as_deref().unwrap_or(&[]);
         self.zones.build(&self.hosts, &self.aggs, plain);
         self.filled_size = cx.volume.size;
@@ -727,7 +701,7 @@ impl Prep {
     }
 
     pub(crate) fn host(&self, id: HostId) -> Option<&HostPrep> {
-        self.hosts.get(id.index()).filter(|h| h.exists)
+        node_stage::host(&self.hosts, id)
     }
 }
 
@@ -822,7 +796,7 @@ pub(crate) fn refresh(cx: &Ctx<'_>, base: &mut Base, mut prep: Option<&mut Prep>
     }
     if !p.plain_cands.as_ref().is_ok_and(|l| !l.is_empty()) {
         let mut plain = std::mem::replace(&mut p.plain_cands, Ok(Vec::new())).unwrap_or_default();
-        p.plain_cands = node_stage::plain_candidates(cx, p, &mut plain).map(|()| plain);
+        p.plain_cands = node_stage::plain_candidates(cx, &p.hosts, &mut plain).map(|()| plain);
     }
     p.zones.build(&p.hosts, &p.aggs, p.plain_cands.as_deref().unwrap_or(&[]));
 }

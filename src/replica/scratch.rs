@@ -4,7 +4,7 @@ use super::hooks::Hooks;
 use super::prep::{self, Base, FillKey, Prep};
 use super::settings::ReplicaSettings;
 use super::Ctx;
-use crate::snapshot::Cluster;
+use crate::snapshot::{Cluster, Lineage};
 use std::fmt;
 use std::sync::Arc;
 
@@ -72,29 +72,11 @@ impl Stamp {
         same_hooks && self.settings == *settings
     }
 
-    fn matches(&self, cluster: &Cluster, settings: &ReplicaSettings, hooks: Option<&Arc<Hooks>>) -> bool {
-        self.same_parts(settings, hooks) && self.cluster.is_same_snapshot(cluster)
-    }
-
-    /// Whether a preparation made for this stamp can be refreshed for `cluster`, `settings` and
-    /// `hooks` (see [`ReplicaScratch`]); then `changed` holds the chunks to refresh, ascending.
-    fn refreshable(
-        &self,
-        cluster: &Cluster,
-        settings: &ReplicaSettings,
-        hooks: Option<&Arc<Hooks>>,
-        changed: &mut Vec<usize>,
-    ) -> bool {
-        if !self.same_parts(settings, hooks)
-            || hooks.is_some_and(|h| !h.filters.is_empty())
-            || cluster.id_bound() < self.cluster.id_bound()
-        {
-            return false;
-        }
-        let Some(chunks) = cluster.changed_chunks(&self.cluster) else { return false };
-        changed.clear();
-        changed.extend(chunks);
-        changed.len() * 2 <= cluster.chunk_count() + 1
+    /// Whether a preparation made for this stamp, with its settings and hooks, can be refreshed
+    /// chunk by chunk for `cluster` (see [`ReplicaScratch`]): not with caller node filters
+    /// (whose verdicts may read any host), nor when the host id bound shrank.
+    fn refreshable(&self, cluster: &Cluster, hooks: Option<&Arc<Hooks>>) -> bool {
+        hooks.is_none_or(|h| h.filters.is_empty()) && cluster.id_bound() >= self.cluster.id_bound()
     }
 }
 
@@ -156,18 +138,20 @@ impl ReplicaScratch {
     /// refreshes the hosts of the chunks that changed (and the volume's part with them when it
     /// was filled for `key`), or rebuilds it. `true` when the volume's part must be filled anew.
     fn ensure(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<Hooks>>, key: &Option<FillKey>) -> bool {
-        if let Some(stamp) = &mut self.stamp {
-            if stamp.matches(cx.cluster, cx.settings, hooks) {
-                return false;
-            }
-            if stamp.refreshable(cx.cluster, cx.settings, hooks, &mut self.changed) {
-                let with_volume = key.is_some() && self.prep.filled == *key;
-                prep::refresh(cx, &mut self.base, with_volume.then_some(&mut self.prep), &self.changed);
-                // The old snapshot's chunks that no one else holds are freed here.
-                stamp.cluster = cx.cluster.clone();
-                self.rebuilds += 1;
-                self.refreshes += 1;
-                return !with_volume;
+        if let Some(stamp) = self.stamp.as_mut().filter(|s| s.same_parts(cx.settings, hooks)) {
+            let refreshable = stamp.refreshable(cx.cluster, hooks);
+            match Lineage::of(&stamp.cluster, cx.cluster, refreshable, &mut self.changed) {
+                Lineage::Same => return false,
+                Lineage::Refresh(changed) => {
+                    let with_volume = key.is_some() && self.prep.filled == *key;
+                    prep::refresh(cx, &mut self.base, with_volume.then_some(&mut self.prep), changed);
+                    // The old snapshot's chunks that no one else holds are freed here.
+                    stamp.cluster = cx.cluster.clone();
+                    self.rebuilds += 1;
+                    self.refreshes += 1;
+                    return !with_volume;
+                }
+                Lineage::Rebuild => {}
             }
         }
         // Drop the old stamp first: the old snapshot's chunks may then be freed.
@@ -190,7 +174,7 @@ mod tests {
         AutoBalance, BackingImage, DataEngine, DiskChoice, LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings,
         TopologyTerm, Volume,
     };
-    use crate::snapshot::{Cluster, ClusterEvent, DiskSpec, DiskType, HostSpec, HostState, StateChange};
+    use crate::snapshot::{refresh_pays, Cluster, ClusterEvent, DiskSpec, DiskType, HostSpec, HostState, StateChange};
     use proptest::prelude::*;
 
     const G: i64 = 1 << 30;
@@ -343,7 +327,7 @@ mod tests {
             let cx = Ctx::new(&s, &cluster, &v);
             let prep = Prep::new(&cx, &[]);
             let (mut one, mut staged) = (Vec::new(), Vec::new());
-            let got = node_stage::plain_candidates(&cx, &prep, &mut one);
+            let got = node_stage::plain_candidates(&cx, &prep.hosts, &mut one);
             prop_assert_eq!(&prep.plain_cands, &got.map(|()| one.clone()));
             // The zone lists, naively: zone after zone in the order of their lowest listed host,
             // each zone's listed candidate nodes in id order (hosts of four zones and none, in
@@ -370,7 +354,7 @@ mod tests {
             prop_assert_eq!(lists, want);
             prop_assert_eq!(prep.zones.hosts.len(), listed.len());
             // With notes asked for, the stage-by-stage path is taken.
-            let want = node_stage::candidates(&cx, &prep, &Replica::new("r"), &mut staged, &mut Some(Vec::new()));
+            let want = node_stage::candidates(&cx, &prep.hosts, &prep.plain_cands, &Replica::new("r"), &mut staged, &mut Some(Vec::new()));
             prop_assert_eq!(got, want);
             if want.is_ok() {
                 prop_assert_eq!(one, staged);
@@ -591,7 +575,7 @@ mod tests {
                 let refreshable = before.as_ref().is_some_and(|b| {
                     !b.is_same_snapshot(&cluster)
                         && cluster.id_bound() >= b.id_bound()
-                        && cluster.changed_chunks(b).is_some_and(|c| c.count() * 2 <= cluster.chunk_count() + 1)
+                        && cluster.changed_chunks(b).is_some_and(|c| refresh_pays(c.count(), cluster.chunk_count()))
                 });
                 // Half the calls keep the size: nothing but the refresh changes the preparation.
                 let size = if *same_size && before.is_some() { last_size } else { *size };

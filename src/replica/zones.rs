@@ -15,7 +15,7 @@
 //! summaries and their zones' sums are redone ([`ZoneLists::update`], [`ZoneLists::refresh`]).
 
 use super::choice::{Agg, Candidate, DiskChoice, HostSet, NO_HOST};
-use super::prep::HostPrep;
+use super::node_stage::HostPrep;
 use crate::id::{DomainId, HostId};
 
 /// One zone's listed hosts: `start..end` in [`ZoneLists::hosts`], summarised in `set`.

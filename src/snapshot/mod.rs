@@ -34,6 +34,7 @@ mod classes;
 mod event;
 mod host;
 mod intern;
+mod lineage;
 mod names;
 mod overlay;
 mod service;
@@ -47,12 +48,11 @@ pub use attribute_check::{
     check_attributes, check_metadata, AttributeKey, AttributeType, AttributeWarning, MetadataKey,
 };
 pub use event::{ClusterEvent, StateChange};
-pub use host::{
-    Attributes, Disk, DiskType, Domains, Host, HostState, Instance, Labels, Metrics, Resource, ResourceKinds,
-};
+pub use host::{Attributes, Disk, DiskType, Domains, Host, HostState, Instance, Labels, Metrics, ResourceKinds};
 pub use intern::Interner;
+pub(crate) use lineage::{refresh_pays, Lineage};
 pub use overlay::Overlay;
-pub use shape::HostResources;
+pub use shape::{HostResources, Resource};
 pub use spec::{AggregateSpec, ClusterBuilder, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec};
 pub use topology::Topology;
 

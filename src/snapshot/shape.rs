@@ -6,11 +6,71 @@
 //! distinct shape once ([`SharedParts`]) and a host holds a pointer to it, so its own record keeps
 //! 16 bytes per kind instead of 40. Label sets and topology paths are interned the same way.
 
-use super::host::{LabelPairs, Resource};
-use crate::id::{DomainId, InputMap, ResourceId};
+use crate::id::{DomainId, InputMap, ResourceId, Symbol};
 use smallvec::SmallVec;
 use std::hash::Hash;
 use std::sync::{Arc, Weak};
+
+/// One resource dimension of a host: how much there is, how much is set aside, how much is used,
+/// and how far it may be over-committed.
+///
+/// The schedulable limit is `(capacity − reserved) × allocation_ratio` (the formula of OpenStack
+/// Placement and of Kubernetes' allocatable); what is left is that limit minus `used`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Resource {
+    /// Physical amount.
+    pub capacity: f64,
+    /// Amount set aside for the host itself; never schedulable.
+    pub reserved: f64,
+    /// Amount in use, including every running instance's share.
+    pub used: f64,
+    /// The part of `used` that no listed instance accounts for (system daemons, other tenants),
+    /// kept as given so that a snapshot's spec round-trips exactly.
+    pub unlisted: f64,
+    /// Over-commit factor (`1.0` = none). A kind the host does not declare reads as
+    /// [`Resource::UNDECLARED`] (all zero, ratio 0).
+    pub allocation_ratio: f64,
+}
+
+impl Resource {
+    /// A resource with `capacity`, nothing reserved or used, and ratio 1.
+    pub const fn new(capacity: f64) -> Self {
+        Self { capacity, reserved: 0.0, used: 0.0, unlisted: 0.0, allocation_ratio: 1.0 }
+    }
+
+    /// Whether the host declares this kind (possibly with capacity 0).
+    #[inline]
+    pub fn is_declared(&self) -> bool {
+        self.allocation_ratio > 0.0
+    }
+
+    /// What one instance may use at most: `capacity − reserved` (an instance never over-commits
+    /// against itself).
+    #[inline]
+    pub fn physical(&self) -> f64 {
+        self.capacity - self.reserved
+    }
+
+    /// The schedulable limit: `(capacity − reserved) × allocation_ratio`.
+    #[inline]
+    pub fn limit(&self) -> f64 {
+        self.physical() * self.allocation_ratio
+    }
+
+    /// What is left to schedule: `limit − used` (negative when over-committed by outside use).
+    #[inline]
+    pub fn free(&self) -> f64 {
+        self.limit() - self.used
+    }
+
+    /// A kind the host does not declare: nothing of it, and nothing schedulable.
+    pub const UNDECLARED: Resource =
+        Resource { capacity: 0.0, reserved: 0.0, used: 0.0, unlisted: 0.0, allocation_ratio: 0.0 };
+}
+
+/// The sorted `(key, value)` pairs of a label set.
+pub(crate) type LabelPairs = SmallVec<[(Symbol, Symbol); 2]>;
 
 /// The fixed part of one resource kind of a host.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -194,6 +254,14 @@ pub(crate) struct SharedParts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resource_formulas() {
+        let r = Resource { capacity: 64.0, reserved: 8.0, used: 100.0, unlisted: 0.0, allocation_ratio: 2.0 };
+        assert_eq!(r.physical(), 56.0);
+        assert_eq!(r.limit(), 112.0);
+        assert_eq!(r.free(), 12.0);
+    }
 
     fn resource(capacity: f64, used: f64) -> Resource {
         Resource { capacity, reserved: 1.0, used, unlisted: used, allocation_ratio: 2.0 }

@@ -1,7 +1,6 @@
 //! The compatible mode: SwarmKit's tree walk (reference §3–§5) in the canonical order.
 
-use super::run::{narrow_key, Run, PREFIX_PASSED};
-use super::scheduler::RevisitOrder;
+use super::run::{narrow_key, RevisitOrder, Run, PREFIX_PASSED};
 use super::tree::{allocate, Kid, LevelKind};
 use crate::id::HostId;
 

@@ -10,7 +10,7 @@ use super::SpreadError;
 use crate::filter::Filter;
 use crate::id::{HostId, ResourceId, Symbol};
 use crate::request::{CompiledRequest, Cx, Prepared, Request};
-use crate::snapshot::{Cluster, Host, Overlay, CHUNK, HOT_RESOURCES};
+use crate::snapshot::{refresh_pays, Cluster, Host, Lineage, Overlay, CHUNK, HOT_RESOURCES};
 use crate::weigh::{WeighPass, Weigher};
 use std::cmp::Ordering;
 
@@ -85,11 +85,21 @@ impl NodeState {
     /// ([`NodeState::update`]); otherwise every host record is read, in O(hosts + instances).
     pub(crate) fn prepare(&mut self, cluster: &Cluster, service: Option<Symbol>, name: &str) {
         let n = cluster.id_bound();
-        if !(self.svc.len() == n && self.snapshot.as_ref().is_some_and(|c| c.is_same_snapshot(cluster))) {
-            if !self.update(cluster, service, name) {
-                self.forget_snapshot();
+        let mut changed = Vec::new();
+        let lineage = match &self.snapshot {
+            Some(kept) if self.svc.len() == kept.id_bound() => Lineage::of(kept, cluster, true, &mut changed),
+            _ => Lineage::Rebuild,
+        };
+        match lineage {
+            Lineage::Same => {}
+            Lineage::Refresh(chunks) => {
+                self.update(cluster, chunks, service, name);
+                self.snapshot = Some(cluster.clone());
             }
-            self.snapshot = Some(cluster.clone());
+            Lineage::Rebuild => {
+                self.forget_snapshot();
+                self.snapshot = Some(cluster.clone());
+            }
         }
         if self.counted_for.as_deref() == Some(name) {
             for &i in &self.changed {
@@ -147,34 +157,25 @@ impl NodeState {
     }
 
     /// Brings what is kept from the snapshot held to `cluster`, a later snapshot of the same
-    /// lineage, when at most about half the chunks changed ([`Cluster::changed_chunks`]);
-    /// returns whether it did (otherwise nothing is changed). The base counts, when of the
-    /// service `name`, are recounted for the hosts of the changed chunks (the previous call's
-    /// changes are restored by the caller); counts of another service are dropped. The
-    /// changed chunks' rows of [`NodeState::prefix_fail`] are noted stale, redone by
-    /// [`Run::initial_fails`] before they are read. Computes in O(changed chunks × 64 +
-    /// their instances + hosts with tasks).
-    fn update(&mut self, cluster: &Cluster, service: Option<Symbol>, name: &str) -> bool {
-        let Some(earlier) = &self.snapshot else { return false };
-        if self.svc.len() != earlier.id_bound() {
-            return false;
-        }
-        let Some(changed) = cluster.changed_chunks(earlier) else { return false };
-        let chunks: Vec<usize> = changed.collect();
-        if 2 * chunks.len() > cluster.chunk_count() + 1 {
-            return false;
-        }
+    /// lineage in which `chunks` changed, few enough to refresh ([`Lineage::Refresh`]). The
+    /// base counts, when of the service `name`, are recounted for the hosts of the changed
+    /// chunks (the previous call's changes are restored by the caller); counts of another
+    /// service are dropped. The changed chunks' rows of [`NodeState::prefix_fail`] are noted
+    /// stale, redone by [`Run::initial_fails`] before they are read (all of them dropped once
+    /// the stale chunks add up to more than a refresh pays for, [`refresh_pays`]). Computes in
+    /// O(changed chunks × 64 + their instances + hosts with tasks).
+    fn update(&mut self, cluster: &Cluster, chunks: &[usize], service: Option<Symbol>, name: &str) {
         if self.prefix_for.is_some() {
-            self.prefix_stale.extend_from_slice(&chunks);
+            self.prefix_stale.extend_from_slice(chunks);
             self.prefix_stale.sort_unstable();
             self.prefix_stale.dedup();
-            if 2 * self.prefix_stale.len() > cluster.chunk_count() + 1 {
+            if !refresh_pays(self.prefix_stale.len(), cluster.chunk_count()) {
                 (self.prefix_for, self.prefix_stale) = (None, Vec::new());
             }
         }
         if self.counted_for.as_deref() != Some(name) {
             self.counted_for = None;
-            return true;
+            return;
         }
         let n = cluster.id_bound();
         for v in [&mut self.svc, &mut self.total, &mut self.penalty, &mut self.base_svc, &mut self.base_total] {
@@ -182,7 +183,7 @@ impl NodeState {
         }
         self.key.resize(n, 0);
         self.stale.resize(n, false);
-        for &c in &chunks {
+        for &c in chunks {
             let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
             for i in lo..hi {
                 let (svc, total) = cluster.host(HostId(i as u32)).map_or((0, 0), |h| task_counts(h, service, name));
@@ -196,7 +197,6 @@ impl NodeState {
             let now = (lo..hi).filter(|&i| (base_svc[i], base_total[i]) != (0, 0)).map(|i| i as u32);
             self.with_tasks.splice(start..end, now);
         }
-        true
     }
 
     /// Forgets the snapshot and what was computed from it: the next call computes it all.
@@ -252,6 +252,17 @@ pub(crate) fn narrow_key(key: u128, tie: u32) -> Option<u64> {
     Some(svc << 48 | total << 32 | u64::from(tie))
 }
 
+/// How the compatible modes revisit a leaf, from the request's [`Mode`](super::request::Mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RevisitOrder {
+    /// Drop failing candidates in place, then sort stably
+    /// ([`Mode::SwarmCompatibleStable`](super::request::Mode::SwarmCompatibleStable)).
+    Stable,
+    /// Drop failing candidates by moving the last into their slot, then heap-sort
+    /// ([`Mode::SwarmCompatible`](super::request::Mode::SwarmCompatible)).
+    GoHeap,
+}
+
 pub(crate) struct Run<'a> {
     pub(crate) cluster: &'a Cluster,
     pub(crate) request: &'a Request,
@@ -272,7 +283,7 @@ pub(crate) struct Run<'a> {
     pub(crate) placed: Vec<HostId>,
     /// The leaf of each placed task.
     pub(crate) leaves: Vec<u32>,
-    pub(crate) revisit: super::scheduler::RevisitOrder,
+    pub(crate) revisit: RevisitOrder,
     /// Whether the user weighers gave any node a score.
     pub(crate) scored: bool,
     /// Sort keys of a leaf's candidates, each with its tie-break in the low 32 bits.

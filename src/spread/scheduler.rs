@@ -8,7 +8,7 @@ use super::filters::{
 use super::node;
 use super::outcome::{Assignment, SpreadExplanation, SpreadOutcome};
 use super::request::{Mode, SpreadRequest, WhenUnsatisfiable};
-use super::run::{Entry, NodeState, Run};
+use super::run::{Entry, NodeState, RevisitOrder, Run};
 use super::skew::Domains;
 use super::tree::{levels, Refresh, Tree};
 use super::SpreadError;
@@ -45,16 +45,6 @@ use std::fmt;
 pub struct SpreadScheduler {
     filters: Vec<Box<dyn Filter>>,
     weighers: Vec<(Box<dyn Weigher>, f64)>,
-}
-
-/// How the compatible modes revisit a leaf, from the request's [`Mode`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RevisitOrder {
-    /// Drop failing candidates in place, then sort stably ([`Mode::SwarmCompatibleStable`]).
-    Stable,
-    /// Drop failing candidates by moving the last into their slot, then heap-sort
-    /// ([`Mode::SwarmCompatible`]).
-    GoHeap,
 }
 
 impl fmt::Debug for SpreadScheduler {

@@ -4,7 +4,7 @@
 use super::node;
 use super::request::{Descriptor, Mode, Preference, Targets};
 use crate::id::{HostId, IdHashing, InputMap, Symbol};
-use crate::snapshot::{Cluster, HotChunk, CHUNK};
+use crate::snapshot::{Cluster, HotChunk, Lineage, CHUNK};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -186,7 +186,7 @@ impl Tree {
     /// gives. When its shape was built from this very snapshot with the same level sources,
     /// only the per-call parts are reset and the counts refilled, in O(hosts) without sorting
     /// or reading a host record. When it was built from an earlier snapshot of the same lineage
-    /// with the same label levels, and few chunks changed since ([`Cluster::changed_chunks`]),
+    /// with the same label levels, and few chunks changed since ([`Lineage`]),
     /// the shape is updated for the hosts of those chunks ([`Tree::update`]). Otherwise the tree
     /// is built anew (`names` gives the names by host id, read only then). `all_of` names the
     /// service when `svc` are its counts in this snapshot, every host counted and none eligible
@@ -204,19 +204,21 @@ impl Tree {
         eligible: impl FnMut(HostId) -> bool,
     ) -> Refresh {
         let keep = all_of.is_some() && self.existing_of.as_deref() == all_of;
-        let refresh = match &self.stamp {
+        let mut changed = Vec::new();
+        let lineage = match &self.stamp {
             Some(s)
                 if s.sources.len() == levels.len() && s.sources.iter().zip(&levels).all(|(a, l)| *a == l.source) =>
             {
-                if s.cluster.is_same_snapshot(cluster) {
-                    Refresh::Kept
-                } else if self.update(cluster, keep.then_some(svc)) {
-                    Refresh::Updated
-                } else {
-                    Refresh::Built
-                }
+                // Only a shape whose every level reads a label is updated chunk by chunk.
+                let labels = s.sources.iter().all(|src| matches!(src, Source::NodeLabel(_) | Source::EngineLabel(_)));
+                Lineage::of(&s.cluster, cluster, labels, &mut changed)
             }
-            _ => Refresh::Built,
+            _ => Lineage::Rebuild,
+        };
+        let refresh = match lineage {
+            Lineage::Same => Refresh::Kept,
+            Lineage::Refresh(chunks) if self.update(cluster, chunks, keep.then_some(svc)) => Refresh::Updated,
+            Lineage::Refresh(_) | Lineage::Rebuild => Refresh::Built,
         };
         if refresh == Refresh::Built {
             *self = Tree::shape(cluster, levels, &names());
@@ -351,9 +353,10 @@ impl Tree {
         }
     }
 
-    /// Updates a shape built from the stamp's snapshot to `cluster`, a later snapshot of the
-    /// same lineage, when every level reads a label and at most about half the chunks changed
-    /// ([`Cluster::changed_chunks`]); returns whether it did (otherwise nothing is changed).
+    /// Updates a shape built from the stamp's snapshot, whose every level reads a label, to
+    /// `cluster`, a later snapshot of the same lineage in which `chunks` changed, few enough
+    /// to refresh ([`Lineage::Refresh`]); returns whether it did (`false`, with nothing
+    /// changed, without a stamp).
     ///
     /// Only the hosts of the changed chunks are visited: a host whose path changed (labels,
     /// engine, added, removed) leaves its old leaf and is inserted into its new one by name,
@@ -364,17 +367,8 @@ impl Tree {
     /// counts) [`shape`](Tree::shape) gives for `cluster`. Computes in O(changed chunks × 64 ×
     /// levels) plus, per host that changed its leaf, O(leaf size) and a binary search by name;
     /// when branches are created, dropped or reordered, O(hosts + branches) more.
-    fn update(&mut self, cluster: &Cluster, svc: Option<&[u32]>) -> bool {
-        let Some(stamp) = &self.stamp else { return false };
-        if !stamp.sources.iter().all(|s| matches!(s, Source::NodeLabel(_) | Source::EngineLabel(_))) {
-            return false;
-        }
-        let Some(changed) = cluster.changed_chunks(&stamp.cluster) else { return false };
-        let chunks: Vec<usize> = changed.collect();
-        if 2 * chunks.len() > cluster.chunk_count() + 1 {
-            return false;
-        }
-        let stamp = self.stamp.take().expect("checked above");
+    fn update(&mut self, cluster: &Cluster, chunks: &[usize], svc: Option<&[u32]>) -> bool {
+        let Some(stamp) = self.stamp.take() else { return false };
         let old = &stamp.cluster;
         let n = cluster.id_bound();
         self.leaf_of.resize(n, MISSING);
@@ -387,7 +381,7 @@ impl Tree {
         let mut lane_values: Vec<[u32; CHUNK]> = vec![[MISSING; CHUNK]; self.levels.len()];
         // Hosts whose leaf changed: (host, old leaf, new leaf), MISSING for none.
         let mut moves: Vec<(HostId, u32, u32)> = Vec::new();
-        for &c in &chunks {
+        for &c in chunks {
             let hot = cluster.hot_chunk(c);
             let before = (c < old.chunk_count()).then(|| old.hot_chunk(c));
             let old_live = before.map_or(0, |b| b.live);
@@ -761,6 +755,7 @@ pub(crate) fn allocate(kind: &LevelKind, kids: &[Kid], others: u64, n: u64, out:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::refresh_pays;
     use std::collections::BTreeMap;
 
     fn kids(counts: &[u64]) -> Vec<Kid> {
@@ -937,7 +932,7 @@ mod tests {
                 if let Some(changed) = changed {
                     let expected = if changed == 0 {
                         Refresh::Kept
-                    } else if 2 * changed <= cluster.chunk_count() + 1 {
+                    } else if refresh_pays(changed, cluster.chunk_count()) {
                         Refresh::Updated
                     } else {
                         Refresh::Built
