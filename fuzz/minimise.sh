@@ -3,9 +3,10 @@
 # corpus/TARGET with libFuzzer's merge (what `cargo fuzz cmin` runs): the smallest set of
 # inputs that keeps every covered edge (hit counts ignored, so the set stays small). Seeds and
 # regressions stay in their own folders.
-# With MAX_FILES=N, a target whose merged set is larger keeps the N inputs that cover the most
-# edges instead (greedy, cap_corpus.py over the merge's control file), and the line printed
-# says how many edges that keeps.
+# corpus/ is the committed regression corpus, work/ the git-ignored working corpus. With
+# MAX_FILES=N (default 300, the regression corpus' cap; 0 for no cap), a target whose merged set
+# is larger keeps the N inputs that cover the most edges instead (greedy, cap_corpus.py over the
+# merge's control file), and the line printed says how many edges that keeps.
 # BIN=DIR as in campaign.sh (default target/x86_64-unknown-linux-gnu/release).
 # RSS_MB=N: the merge's memory limit (default 2048); a merge of 100,000 inputs or more needs
 # more, for the control file it parses (1.7 GB for campaign 18's 136,408 Nova scenarios).
@@ -18,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 bin=${BIN:-target/x86_64-unknown-linux-gnu/release}
 jobs=${JOBS:-1}
+max_files=${MAX_FILES:-300}
 # merge CPU TARGET CONTROL_FILE LOG OUT_DIR IN_DIR...: libFuzzer's set-cover merge into OUT_DIR,
 # niced, on core CPU unless that is empty.
 merge() {
@@ -52,9 +54,9 @@ for t in "$@"; do
   fi
   merge "${CPU:-}" "$t" "work/$t.merge.ctl" "work/$t.merge.log" "corpus/$t.new" "corpus/$t" "${inputs[@]}"
   note="every edge of the merge"
-  if [ -n "${MAX_FILES:-}" ] && [ "$(ls "corpus/$t.new" | wc -l)" -gt "$MAX_FILES" ]; then
+  if [ "$max_files" -gt 0 ] && [ "$(ls "corpus/$t.new" | wc -l)" -gt "$max_files" ]; then
     rm -rf "corpus/$t.new" && mkdir "corpus/$t.new"
-    note=$(python3 cap_corpus.py "work/$t.merge.ctl" "$MAX_FILES" 2>&1 > "work/$t.chosen")
+    note=$(python3 cap_corpus.py "work/$t.merge.ctl" "$max_files" 2>&1 > "work/$t.chosen")
     while IFS= read -r path; do
       cp "$path" "corpus/$t.new/$(sha1sum "$path" | cut -c1-40)"
     done < "work/$t.chosen"

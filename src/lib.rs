@@ -98,8 +98,6 @@ pub mod error;
 pub mod explain;
 pub mod expr;
 pub mod filter;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod id;
 mod json;
 pub mod nova;

@@ -1,11 +1,11 @@
-//! Fuzz target `cluster_json`: see `placewise::fuzzing::cluster_json`.
+//! Fuzz target `cluster_json`: see `placewise_fuzzing::cluster_json`.
 #![no_main]
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target, fuzzer_mutate};
-use placewise::fuzzing::json_mutate;
+use placewise_fuzzing::json_mutate;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(broken) = placewise::fuzzing::cluster_json(data) {
+    if let Err(broken) = placewise_fuzzing::cluster_json(data) {
         panic!("invariant broken: {broken}");
     }
 });

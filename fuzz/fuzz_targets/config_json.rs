@@ -1,11 +1,11 @@
-//! Fuzz target `config_json`: see `placewise::fuzzing::config_json`.
+//! Fuzz target `config_json`: see `placewise_fuzzing::config_json`.
 #![no_main]
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target, fuzzer_mutate};
-use placewise::fuzzing::json_mutate;
+use placewise_fuzzing::json_mutate;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(broken) = placewise::fuzzing::config_json(data) {
+    if let Err(broken) = placewise_fuzzing::config_json(data) {
         panic!("invariant broken: {broken}");
     }
 });

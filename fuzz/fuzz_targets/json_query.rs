@@ -1,11 +1,11 @@
-//! Fuzz target `json_query`: see `placewise::fuzzing::json_query`.
+//! Fuzz target `json_query`: see `placewise_fuzzing::json_query`.
 #![no_main]
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target, fuzzer_mutate};
-use placewise::fuzzing::json_mutate;
+use placewise_fuzzing::json_mutate;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(broken) = placewise::fuzzing::json_query(data) {
+    if let Err(broken) = placewise_fuzzing::json_query(data) {
         panic!("invariant broken: {broken}");
     }
 });

@@ -1,4 +1,4 @@
-//! Fuzz target `nova_drawn`: see `placewise::fuzzing::nova_draw`.
+//! Fuzz target `nova_drawn`: see `placewise_fuzzing::nova_draw`.
 //!
 //! With `NOVA_DRAWN_RENDER=DIR` in the environment, every input run also writes the scenario it
 //! draws, as JSON, to `DIR` (named by a hash of the text): `-runs=0` over a corpus turns it into
@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use placewise::fuzzing::nova_draw::{draw_scenario, nova_drawn, Scope};
+use placewise_fuzzing::nova_draw::{draw_scenario, nova_drawn, Scope};
 use std::hash::{Hash, Hasher};
 
 fuzz_target!(|data: &[u8]| {

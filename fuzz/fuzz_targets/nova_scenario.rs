@@ -1,11 +1,11 @@
-//! Fuzz target `nova_scenario`: see `placewise::fuzzing::nova_scenario`.
+//! Fuzz target `nova_scenario`: see `placewise_fuzzing::nova_scenario`.
 #![no_main]
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target, fuzzer_mutate};
-use placewise::fuzzing::json_mutate;
+use placewise_fuzzing::json_mutate;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(broken) = placewise::fuzzing::nova_scenario(data) {
+    if let Err(broken) = placewise_fuzzing::nova_scenario(data) {
         panic!("invariant broken: {broken}");
     }
 });

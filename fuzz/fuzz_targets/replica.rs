@@ -1,11 +1,11 @@
-//! Fuzz target `replica`: see `placewise::fuzzing::replica`.
+//! Fuzz target `replica`: see `placewise_fuzzing::replica`.
 #![no_main]
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target, fuzzer_mutate};
-use placewise::fuzzing::json_mutate;
+use placewise_fuzzing::json_mutate;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(broken) = placewise::fuzzing::replica(data) {
+    if let Err(broken) = placewise_fuzzing::replica(data) {
         panic!("invariant broken: {broken}");
     }
 });

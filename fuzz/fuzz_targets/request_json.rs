@@ -1,11 +1,11 @@
-//! Fuzz target `request_json`: see `placewise::fuzzing::request_json`.
+//! Fuzz target `request_json`: see `placewise_fuzzing::request_json`.
 #![no_main]
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target, fuzzer_mutate};
-use placewise::fuzzing::json_mutate;
+use placewise_fuzzing::json_mutate;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(broken) = placewise::fuzzing::request_json(data) {
+    if let Err(broken) = placewise_fuzzing::request_json(data) {
         panic!("invariant broken: {broken}");
     }
 });

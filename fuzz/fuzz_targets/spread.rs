@@ -1,11 +1,11 @@
-//! Fuzz target `spread`: see `placewise::fuzzing::spread`.
+//! Fuzz target `spread`: see `placewise_fuzzing::spread`.
 #![no_main]
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target, fuzzer_mutate};
-use placewise::fuzzing::json_mutate;
+use placewise_fuzzing::json_mutate;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(broken) = placewise::fuzzing::spread(data) {
+    if let Err(broken) = placewise_fuzzing::spread(data) {
         panic!("invariant broken: {broken}");
     }
 });

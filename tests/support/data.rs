@@ -1,7 +1,7 @@
 //! The data files of the data-driven tests.
 //!
-//! Included with `#[path = "support/data.rs"] mod data;` by each test that reads
-//! `tests/data/<name>/`.
+//! Included with `#[path = "../support/data.rs"] mod data;` by the scenario runner
+//! (`tests/scenarios/main.rs`), whose modules read `tests/data/<name>/`.
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 //! Proptest generators of replica-scheduler settings, shared by the replica properties and the
-//! volume-capacity test. Included with `#[path = "support/replica_gen.rs"] mod replica_gen;`.
+//! volume-capacity test. Included with `#[path = "../support/replica_gen.rs"] mod replica_gen;`
+//! by the property binary (`tests/properties/main.rs`).
 #![allow(dead_code)]
 
 use placewise::replica::{AutoBalance, ReplicaSettings, SoftAntiAffinity};

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes tests/data/nova/drawn_<hash>.scenario.json: scenarios drawn by the `nova_drawn` fuzz
-# target's generator (src/fuzzing/nova_draw.rs) within Nova's scope (`Scope::Nova`), from the
+# target's generator (fuzzing/src/nova_draw.rs) within Nova's scope (`Scope::Nova`), from the
 # inputs of its committed corpus (fuzz/corpus/nova_drawn, chosen by coverage) and from COUNT
 # pseudo-random inputs (a fixed seed). Nobody wrote these scenarios by hand; the expected
 # answers come from Nova itself afterwards:
