@@ -187,7 +187,7 @@
 //! # Decisions
 //!
 //! The reference leaves these open; each is settled here and tested (unit tests beside the
-//! code, scenario files under `tests/data/service/`, timelines in `tests/service_timeline.rs`).
+//! code, scenario files under `tests/data/service/`, timelines in `tests/scenarios/service_timeline.rs`).
 //!
 //! | # | question | settled |
 //! |---|---|---|
