@@ -12,7 +12,7 @@
 //! database. Flags: `--hosts N` (10000), `--requests N` (10000).
 
 use placewise::snapshot::{Cluster, HostSpec};
-use placewise_postgres::fleet::{parse_worker_output, worker_main, BurstReport};
+use placewise_postgres::fleet::{parse_worker_output, worker_main, BurstConfig, BurstReport};
 use placewise_postgres::server::TempServer;
 use placewise_postgres::PgStore;
 use std::process::{Command, Stdio};
@@ -47,16 +47,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     println!("placewise on PostgreSQL: {hosts} hosts, {requests} single-instance requests (1 GiB each)");
     println!("synchronous_commit on; each run starts from a freshly seeded database\n");
+    // The first rows are the defaults (`BurstConfig::new`, `RetryPolicy::default()`: fit
+    // validation, a pick among the best 4); each later row changes one thing.
+    let default_k = BurstConfig::new("", "", 0).top_k;
     let runs = [
-        Run { procs: 1, batch: 8, top_k: 64, fit: false, pools: false },
-        Run { procs: 2, batch: 8, top_k: 64, fit: false, pools: false },
-        Run { procs: 4, batch: 8, top_k: 64, fit: false, pools: false },
-        Run { procs: 4, batch: 1, top_k: 64, fit: false, pools: false },
-        Run { procs: 4, batch: 32, top_k: 64, fit: false, pools: false },
-        Run { procs: 4, batch: 8, top_k: 1024, fit: false, pools: false },
+        Run { procs: 1, batch: 8, top_k: default_k, fit: true, pools: false },
+        Run { procs: 2, batch: 8, top_k: default_k, fit: true, pools: false },
+        Run { procs: 4, batch: 8, top_k: default_k, fit: true, pools: false },
+        Run { procs: 4, batch: 1, top_k: default_k, fit: true, pools: false },
+        Run { procs: 4, batch: 32, top_k: default_k, fit: true, pools: false },
         Run { procs: 4, batch: 8, top_k: 64, fit: true, pools: false },
-        Run { procs: 4, batch: 8, top_k: 64, fit: false, pools: true },
-        Run { procs: 4, batch: 32, top_k: 64, fit: false, pools: true },
+        Run { procs: 4, batch: 8, top_k: 64, fit: false, pools: false },
+        Run { procs: 4, batch: 8, top_k: 1024, fit: false, pools: false },
+        Run { procs: 4, batch: 8, top_k: default_k, fit: true, pools: true },
+        Run { procs: 4, batch: 32, top_k: default_k, fit: true, pools: true },
     ];
     println!(
         "{:>5} {:>5} {:>5} {:>10} {:>10} | {:>12} {:>9} {:>7} {:>9} {:>9} {:>8} {:>6}",

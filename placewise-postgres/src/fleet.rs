@@ -2,7 +2,8 @@
 //! the `fleet` example, the `placewise-burst` worker binary and the fault tests.
 //!
 //! [`run_burst`] plans `batch` requests at a time on one snapshot (each its own plan, with a
-//! random pick among the best `top_k` hosts), commits them with
+//! random pick among the best `top_k` hosts, fit validation unless told otherwise: the
+//! defaults of [`RetryPolicy`]), commits them with
 //! [`SharedState::commit_all`] in one transaction,
 //! re-plans what conflicted, and rides out a database that goes away: a commit that failed
 //! with a retryable error is made again unchanged (commits are idempotent), after a pause,
@@ -11,7 +12,7 @@
 
 use crate::store::PgStore;
 use placewise::shared::{
-    HostKey, PartitionFilter, Plan, SharedError, SharedState, StoreError, StoreErrorKind, Validation,
+    HostKey, PartitionFilter, Plan, RetryPolicy, SharedError, SharedState, StoreError, StoreErrorKind, Validation,
 };
 use placewise::{ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler};
 use serde::{Deserialize, Serialize};
@@ -30,7 +31,7 @@ pub struct BurstConfig {
     pub requests: usize,
     /// Plans committed per transaction.
     pub batch: usize,
-    /// The random pick among the best `top_k` hosts.
+    /// The random pick among the best `top_k` hosts (default [`RetryPolicy`]'s, 4).
     pub top_k: usize,
     /// Memory per instance, in MiB.
     pub memory_mb: f64,
@@ -40,27 +41,29 @@ pub struct BurstConfig {
     pub patience: Duration,
     /// The seed of the random picks.
     pub seed: u64,
-    /// Judge claims on changed hosts by fit ([`Validation::Fit`]) instead of refusing them.
+    /// Judge claims on changed hosts by fit ([`Validation::Fit`], the default, as
+    /// [`RetryPolicy`]'s) instead of refusing them ([`Validation::Generation`]).
     pub fit: bool,
     /// Serve only the hosts whose `pool` label has this value ([`PartitionFilter`]).
     pub pool: Option<String>,
 }
 
 impl BurstConfig {
-    /// `requests` requests of 1 GiB, committed 8 at a time, picking among the best 64, with
-    /// 60 s of patience.
+    /// `requests` requests of 1 GiB, committed 8 at a time, with [`RetryPolicy::default()`]'s
+    /// pick among the best few and validation, and 60 s of patience.
     pub fn new(url: impl Into<String>, prefix: impl Into<String>, requests: usize) -> BurstConfig {
+        let policy = RetryPolicy::default();
         BurstConfig {
             url: url.into(),
             prefix: prefix.into(),
             requests,
             batch: 8,
-            top_k: 64,
+            top_k: policy.top_k as usize,
             memory_mb: 1024.0,
             ttl_ms: None,
             patience: Duration::from_secs(60),
             seed: 1,
-            fit: false,
+            fit: policy.validation == Validation::Fit,
             pool: None,
         }
     }
@@ -167,9 +170,7 @@ pub fn run_burst(config: &BurstConfig, mut on_ack: impl FnMut(&str, &str)) -> Re
             if let Some(ttl) = config.ttl_ms {
                 plan = plan.expires_after(ttl);
             }
-            if config.fit {
-                plan = plan.validation(Validation::Fit);
-            }
+            plan = plan.validation(if config.fit { Validation::Fit } else { Validation::Generation });
             plans.push(plan);
             batch.push(n);
         }
@@ -227,8 +228,9 @@ fn patiently<T>(patience: Duration, mut f: impl FnMut() -> Result<T, SharedError
 }
 
 /// The command line of a worker process: `--url U --prefix P --requests N --batch B --top-k K`
-/// (and `--ttl-ms T`, `--seed S`, `--fit true`, `--pool P`). Prints `ACK <instance> <host>` (JSON strings) per placement
-/// and `DONE <report as JSON>` at the end.
+/// (and `--ttl-ms T`, `--seed S`, `--fit false` for generation validation, `--pool P`); what
+/// is not given is [`BurstConfig::new`]'s. Prints `ACK <instance> <host>` (JSON strings) per
+/// placement and `DONE <report as JSON>` at the end.
 ///
 /// # Errors
 ///

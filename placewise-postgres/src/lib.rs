@@ -39,9 +39,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! [`RetryPolicy::default()`](placewise::shared::RetryPolicy) is made for many processes on
+//! one database: [fit validation](placewise::shared::Validation::Fit) (a claim on a host
+//! another process changed lands if it still fits, rather than being refused for the change),
+//! a seeded random pick among the best few hosts even for a scheduler configured for the best
+//! one (so processes with the same snapshot do not all claim the same host), and enough
+//! attempts for a re-plan after a host filled up. Its docs give the numbers and the reasons.
+//!
 //! `cargo run --release -p placewise-postgres --example fleet` starts a throwaway server (or
 //! uses `PLACEWISE_PG_URL`), seeds 10,000 hosts and runs bursts of 10,000 single-instance
-//! requests from 1, 2 and 4 scheduler processes.
+//! requests from 1, 2 and 4 scheduler processes, the first runs with those defaults.
 //!
 //! # How it works
 //!
@@ -105,9 +112,11 @@
 //! # Guarantees
 //!
 //! - **No over-commit.** A claim lands only if the commit rules pass on the state at the head,
-//!   under the head lock: host present, generation unchanged (or a fit re-check with
-//!   [`Validation::Fit`](placewise::shared::Validation::Fit)), the scheduler's own filters, and
-//!   no resource below zero free.
+//!   under the head lock: host present, generation unchanged with
+//!   [`Validation::Generation`](placewise::shared::Validation::Generation) (or, with
+//!   [`Validation::Fit`](placewise::shared::Validation::Fit), `place`'s default, a fit
+//!   re-check on a changed host), the scheduler's own filters, and no resource below zero
+//!   free.
 //! - **Compare-and-swap in the database too.** The write also updates each claimed host's row
 //!   only `WHERE generation <=` the sequence number the claim was judged at, and fails the
 //!   transaction unless every row matched: a write that bypassed the log cannot be built on.

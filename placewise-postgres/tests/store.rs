@@ -351,3 +351,53 @@ fn inventory_events_from_an_agent_keep_the_tables_true_to_the_log() {
         .collect();
     clean(&server.url(), &acknowledged);
 }
+
+/// Issue 42, item 8: the README's "moving is one line" example under contention, as written:
+/// four schedulers, each its own `PgStore` connection (as separate processes would be) and its
+/// own best-host (fill-first) scheduler, place requests of two instances with
+/// `RetryPolicy::default()` on one small cluster until it is exactly full, and every request
+/// succeeds. With fit validation a claim conflicts only when its host filled since the snapshot
+/// it was planned on; a commit brings the store up to the head, so after the first plan an
+/// instance loses an attempt only to a host that filled meanwhile, and hosts only fill: at most
+/// 1 + 6 lost attempts, below the default's 10. Demand equals capacity, so there is always room.
+#[test]
+fn many_processes_place_with_the_default_policy_and_every_request_succeeds() {
+    let names = ["h0", "h1", "h2", "h3", "h4", "h5"];
+    let Some((server, _seeded)) =
+        setup("many_processes_place_with_the_default_policy_and_every_request_succeeds", &names)
+    else {
+        return;
+    };
+    const PROCESSES: usize = 4;
+    const REQUESTS: usize = 3;
+    // 6 hosts of 4 GiB: 24 instances of 1 GiB, exactly what the processes ask for.
+    let url = server.url();
+    let acknowledged: Vec<(String, String)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..PROCESSES)
+            .map(|p| {
+                let url = &url;
+                scope.spawn(move || {
+                    let state = PgStore::connect(url).unwrap();
+                    let scheduler = stacking();
+                    let mut acks = Vec::new();
+                    for r in 0..REQUESTS {
+                        let ids: Vec<String> = (0..2).map(|i| format!("p{p}-r{r}-{i}")).collect();
+                        let request = Request::new(2).memory_mb(1024.0);
+                        let placed = state.place(&scheduler, &request, &ids, &RetryPolicy::default()).unwrap();
+                        assert!(placed.is_complete(), "{placed:?}");
+                        acks.extend(placed.committed.into_iter().map(|c| (c.instance, c.host_name)));
+                    }
+                    acks
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(acknowledged.len(), PROCESSES * REQUESTS * 2);
+    clean(&server.url(), &acknowledged);
+    let store = PgStore::connect(&server.url()).unwrap();
+    let snapshot = store.snapshot().unwrap();
+    for (_, h) in snapshot.hosts() {
+        assert_eq!(h.resource(placewise::ResourceId::MEMORY_MB).used, 4096.0, "{} is full, not over", h.name);
+    }
+}

@@ -45,7 +45,8 @@ pub struct VolumeCapacity {
 /// reproduce: a scheduler with the caller's hooks
 /// ([`ReplicaScheduler::builder`](crate::replica::ReplicaScheduler::builder) filters, weighers,
 /// disk filters, disk weighers or levels: they may read anything, the replica lists included),
-/// a volume with data locality, a negative size, or more replicas than the engine accepts.
+/// a volume with data locality, and a volume or snapshot the engine refuses
+/// ([`Volume::validate`], a disk with more available space than its maximum).
 ///
 /// Computes in O(hosts + disks) once, plus per counted volume O(replicas × ((zones + replicas)
 /// × log hosts + replicas × the disks of the hosts holding them)), plus one engine call for the

@@ -204,6 +204,7 @@ impl ReplicaScheduler {
             precheck_failure: None,
             results,
             waiting_for_attachment: false,
+            invalid: None,
         })
     }
 }

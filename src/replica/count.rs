@@ -24,7 +24,7 @@
 use super::choice::{Agg, Candidate, HostSet, NO_HOST};
 use super::disk_stage;
 use super::prep::Prep;
-use super::volume::{DataLocality, Replica, Volume, MAX_VOLUME_REPLICAS};
+use super::volume::{DataLocality, Replica, Volume};
 use super::{name_hash, Ctx, ReplicaScheduler};
 use crate::id::{DiskId, DomainId, HostId};
 use crate::rng::SplitMix64;
@@ -168,21 +168,18 @@ impl ReplicaScheduler {
     /// each seeing the earlier ones' replicas, up to `limit`, exactly as calling
     /// [`schedule_volume`](ReplicaScheduler::schedule_volume) volume after volume does; stops
     /// before the first volume predicted not to place in full. `None` when the configuration is
-    /// not one this reproduces: the caller's hooks, data locality, a negative size, more
-    /// replicas than [`MAX_VOLUME_REPLICAS`].
+    /// not one this reproduces: the caller's hooks, data locality, a volume or a disk the
+    /// engine refuses ([`Volume::validate`](super::Volume::validate), a disk above its maximum).
     ///
     /// Computes in O(hosts + disks) once, then per volume O(replicas × ((zones + replicas) ×
     /// log hosts + replicas × the disks of the hosts holding them)).
     pub(crate) fn count_volumes(&self, cluster: &Cluster, volume: &Volume, limit: u32) -> Option<Count> {
         let r = volume.number_of_replicas as usize;
-        if r == 0 {
-            // Nothing to create: every call places its (no) replicas and reports nothing.
-            return Some(Count { placed: Vec::new(), volumes: limit });
-        }
-        if self.hooks.is_some()
+        // A volume or disk the engine refuses goes the stepwise way, which gives its message.
+        if volume.validate().is_err()
+            || cluster.disk_above_maximum().is_some()
+            || self.hooks.is_some()
             || volume.data_locality != DataLocality::Disabled
-            || volume.size < 0
-            || volume.number_of_replicas > MAX_VOLUME_REPLICAS
         {
             return None;
         }

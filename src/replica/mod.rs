@@ -115,7 +115,7 @@
 //! | default instance manager running | host attribute `im_running` (bool, default true) |
 //! | engine image deployed (v1) | host attribute `engine_image_ready` (bool, default true) |
 //! | v2 data engine disabled on the node | host attribute `v2_disabled` (bool, default false) |
-//! | disk `storageMaximum` / `storageAvailable` / `storageReserved` / `storageScheduled` | [`Disk`](crate::Disk) `maximum` / `available` / `reserved` / `scheduled` |
+//! | disk `storageMaximum` / `storageAvailable` / `storageReserved` / `storageScheduled` | [`Disk`](crate::Disk) `maximum` / `available` / `reserved` / `scheduled`; a disk whose `available` exceeds its `maximum`, which no filesystem reports, is refused ([`ReplicaError::DiskAboveMaximum`]) |
 //! | disk `allowScheduling`, `evictionRequested`, `tags`, `type`, `fsType`, `Ready` | `Disk` `allow_scheduling`, `eviction_requested`, `tags`, `disk_type`, `fs_type`, `ready` |
 //! | disk `Schedulable` condition | [`Disk::schedulable`](crate::Disk::schedulable) when the caller gives it (the condition last reported, possibly stale: reported false, the disk is unavailable; reported true, it passes the pre-filter and the per-replica checks reject it with their own reasons); else derived: `ready` and the space check with size 0 and actual 0 (as the node controller sets it) |
 //! | disk UUID | the disk's name on its host: a replica's `disk_id` is that name |
@@ -327,6 +327,73 @@ pub enum ReplicaError {
         /// The value found, as JSON.
         value: String,
     },
+    /// A volume field outside what a Longhorn volume can hold ([`Volume::validate`]).
+    #[error("volume `{volume}`: {field} is {problem} ({value})")]
+    InvalidVolume {
+        /// The volume's name.
+        volume: String,
+        /// The field, as [`Volume`] names it (`size`, `actual_size`, `number_of_replicas`).
+        field: &'static str,
+        /// What is wrong: `negative`, `zero`, `above the limit of 100` …
+        problem: &'static str,
+        /// The value found.
+        value: i64,
+    },
+    /// A disk reporting more available space than its maximum, which no Longhorn disk reports
+    /// (the filesystem's free space never exceeds its size).
+    #[error("host `{host}`: disk `{disk}`: available is above maximum ({available} > {maximum})")]
+    DiskAboveMaximum {
+        /// The host.
+        host: String,
+        /// The disk.
+        disk: String,
+        /// Its `available` bytes.
+        available: u64,
+        /// Its `maximum` bytes.
+        maximum: u64,
+    },
+}
+
+// The limit is spelled out in `Volume::validate`'s problem text.
+const _: () = assert!(MAX_VOLUME_REPLICAS == 100);
+
+impl Volume {
+    /// Checks the fields the replica scheduler reads against what a Longhorn volume can hold,
+    /// as building a snapshot checks a host: `size` and `actual_size` at least 0,
+    /// `number_of_replicas` from 1 to [`MAX_VOLUME_REPLICAS`], and exactly 1 with
+    /// `strict-local` data locality. Every scheduling entry checks it: the calls that return a
+    /// `Result` return the error; [`ReplicaScheduler::schedule_volume`] refuses the volume
+    /// whole ([`VolumeSchedule::invalid`]).
+    ///
+    /// Nothing Longhorn keeps is refused. Its admission webhook rounds a size up to the next
+    /// 2 MiB (a size of 0 or less becomes 2 MiB), fills a replica count of 0 with the
+    /// `default-replica-count` setting, and then refuses a count outside 1–20 and a
+    /// `strict-local` volume with other than one replica; `actualSize` is measured. A stored
+    /// volume, the one the scheduler reads, therefore has neither a negative size nor 0
+    /// replicas. (A size of 0 is accepted here: an empty volume, taking no space.)
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::InvalidVolume`] naming the first field out of range.
+    pub fn validate(&self) -> Result<(), ReplicaError> {
+        let invalid = |field, problem, value: i64| {
+            Err(ReplicaError::InvalidVolume { volume: self.name.clone(), field, problem, value })
+        };
+        let replicas = i64::from(self.number_of_replicas);
+        if self.size < 0 {
+            invalid("size", "negative", self.size)
+        } else if self.actual_size < 0 {
+            invalid("actual_size", "negative", self.actual_size)
+        } else if self.number_of_replicas == 0 {
+            invalid("number_of_replicas", "zero", replicas)
+        } else if self.number_of_replicas > MAX_VOLUME_REPLICAS {
+            invalid("number_of_replicas", "above the limit of 100", replicas)
+        } else if self.data_locality == DataLocality::StrictLocal && self.number_of_replicas != 1 {
+            invalid("number_of_replicas", "not 1 with strict-local data locality", replicas)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// Which Longhorn release's behaviour to reproduce.
@@ -719,7 +786,9 @@ impl ReplicaScheduler {
     ///
     /// # Errors
     ///
-    /// [`ReplicaError::ReplicaIndex`] when `index` is out of range.
+    /// [`ReplicaError::ReplicaIndex`] when `index` is out of range;
+    /// [`ReplicaError::InvalidVolume`] as [`Volume::validate`];
+    /// [`ReplicaError::DiskAboveMaximum`] for a disk with more available space than its maximum.
     pub fn schedule_replica(
         &self,
         cluster: &Cluster,
@@ -731,6 +800,8 @@ impl ReplicaScheduler {
         if index >= replicas.len() {
             return Err(ReplicaError::ReplicaIndex { index, len: replicas.len() });
         }
+        volume.validate()?;
+        check_disks(cluster)?;
         let cx = Ctx::new(self, cluster, volume);
         let mut prep = Prep::new(&cx, replicas);
         Ok(self.schedule_one(&cx, &mut prep, replicas, index, now))
@@ -748,7 +819,9 @@ impl ReplicaScheduler {
     /// # Errors
     ///
     /// [`ReplicaError::UnknownReplica`] for a name not in `replicas` (nothing is changed);
-    /// [`ReplicaError::NodeAttribute`] as [`check_nodes`](ReplicaScheduler::check_nodes).
+    /// [`ReplicaError::InvalidVolume`] as [`Volume::validate`];
+    /// [`ReplicaError::NodeAttribute`] and [`ReplicaError::DiskAboveMaximum`] as
+    /// [`check_nodes`](ReplicaScheduler::check_nodes).
     pub fn schedule_replicas(
         &self,
         cluster: &Cluster,
@@ -757,6 +830,7 @@ impl ReplicaScheduler {
         order: &[&str],
         now: i64,
     ) -> Result<Vec<(String, ReplicaOutcome)>, ReplicaError> {
+        volume.validate()?;
         self.check_nodes(cluster)?;
         let mut indices = Vec::with_capacity(order.len());
         for name in order {
@@ -779,14 +853,16 @@ impl ReplicaScheduler {
         Ok(results)
     }
 
-    /// Checks the node attributes the scheduler reads ([`NODE_ATTRIBUTES`]): each one present
-    /// must be a boolean. Prefer [`LonghornNode`], which cannot get them wrong.
+    /// Checks what the scheduler reads of the nodes: each node attribute it reads
+    /// ([`NODE_ATTRIBUTES`]) present must be a boolean (prefer [`LonghornNode`], which cannot
+    /// get them wrong), and no disk may report more available space than its maximum.
     ///
     /// Computes in O(hosts).
     ///
     /// # Errors
     ///
-    /// [`ReplicaError::NodeAttribute`] for the first one that is not.
+    /// [`ReplicaError::NodeAttribute`] for the first attribute that is not a boolean;
+    /// [`ReplicaError::DiskAboveMaximum`] for the first such disk.
     pub fn check_nodes(&self, cluster: &Cluster) -> Result<(), ReplicaError> {
         for (_, host) in cluster.hosts() {
             for &(name, _) in NODE_ATTRIBUTES {
@@ -799,7 +875,7 @@ impl ReplicaScheduler {
                 }
             }
         }
-        Ok(())
+        check_disks(cluster)
     }
 
     /// One replica against prepared state, in Longhorn's step order (see the reference's
@@ -971,6 +1047,9 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         now: i64,
     ) -> VolumeSchedule {
+        if let Some(refused) = refuse(cluster, volume, replicas) {
+            return refused;
+        }
         if let Some(schedule) = self.cold_volume(cluster, volume, replicas) {
             return schedule;
         }
@@ -1010,22 +1089,10 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         now: i64,
     ) -> VolumeSchedule {
-        let mut list: Vec<Replica> = replicas.to_vec();
-        if volume.number_of_replicas > MAX_VOLUME_REPLICAS {
-            // Refused whole: nothing is created or reused.
-            let message =
-                format!("number of replicas {} is above the limit of {MAX_VOLUME_REPLICAS}", volume.number_of_replicas);
-            list.sort_by(|a, b| a.name.cmp(&b.name));
-            return VolumeSchedule {
-                replicas: list,
-                created: Vec::new(),
-                reused: Vec::new(),
-                wait_seconds: 0,
-                precheck_failure: Some(message),
-                results: Vec::new(),
-                waiting_for_attachment: false,
-            };
+        if let Some(refused) = refuse(cluster, volume, replicas) {
+            return refused;
         }
+        let mut list: Vec<Replica> = replicas.to_vec();
         let usable = list.iter().filter(|r| !r.is_failed() && !r.eviction_requested && r.active && !r.deleted).count();
         let missing = (volume.number_of_replicas as usize).saturating_sub(usable);
         let mut rng = SplitMix64::new(self.seed ^ name_hash(&[&volume.name]));
@@ -1108,6 +1175,7 @@ impl ReplicaScheduler {
             precheck_failure,
             results,
             waiting_for_attachment: waiting,
+            invalid: None,
         }
     }
 }
@@ -1447,6 +1515,48 @@ fn failure_reasons(reasons: &mut Reasons, hooks: Option<&Hooks>, caller_nodes: u
     }
 }
 
+/// The first disk of `cluster` with more available space than its maximum, as an error.
+/// Computes in O(hosts / 64).
+fn check_disks(cluster: &Cluster) -> Result<(), ReplicaError> {
+    let Some((host, disk)) = cluster.disk_above_maximum() else { return Ok(()) };
+    let (Some(h), Some(d)) = (cluster.host(host), cluster.disk(host, disk)) else { return Ok(()) };
+    Err(ReplicaError::DiskAboveMaximum {
+        host: h.name.to_string(),
+        disk: d.name.to_string(),
+        available: d.available,
+        maximum: d.maximum,
+    })
+}
+
+/// The schedule of a volume refused whole because it or a disk is invalid ([`Volume::validate`],
+/// [`check_disks`]): nothing created or reused, the replicas as given in name order, the error
+/// in [`VolumeSchedule::invalid`] and its message as the precheck failure (the volume's
+/// condition message).
+fn refuse(cluster: &Cluster, volume: &Volume, replicas: &[Replica]) -> Option<VolumeSchedule> {
+    let error = volume.validate().and_then(|()| check_disks(cluster)).err()?;
+    let message = match &error {
+        // The message this refusal had before the other checks existed.
+        ReplicaError::InvalidVolume { field: "number_of_replicas", value, .. }
+            if *value > i64::from(MAX_VOLUME_REPLICAS) =>
+        {
+            format!("number of replicas {value} is above the limit of {MAX_VOLUME_REPLICAS}")
+        }
+        e => e.to_string(),
+    };
+    let mut list = replicas.to_vec();
+    list.sort_by(|a, b| a.name.cmp(&b.name));
+    Some(VolumeSchedule {
+        replicas: list,
+        created: Vec::new(),
+        reused: Vec::new(),
+        wait_seconds: 0,
+        precheck_failure: Some(message),
+        results: Vec::new(),
+        waiting_for_attachment: false,
+        invalid: Some(error),
+    })
+}
+
 /// The name of a new replica of `volume`: `<volume>-r-<8 hex digits>` from `rng`, drawn again
 /// while one of `list` has it.
 fn new_replica_name(volume: &Volume, rng: &mut SplitMix64, list: &[Replica]) -> String {
@@ -1494,6 +1604,10 @@ pub struct VolumeSchedule {
     pub results: Vec<(String, ReplicaOutcome)>,
     /// Data locality is on and the volume is detached: nothing was scheduled.
     pub waiting_for_attachment: bool,
+    /// Why the volume was refused whole, before anything was created or reused: a field out of
+    /// range ([`Volume::validate`]) or a disk with more available space than its maximum.
+    /// [`precheck_failure`](VolumeSchedule::precheck_failure) then holds its message.
+    pub invalid: Option<ReplicaError>,
 }
 
 impl VolumeSchedule {

@@ -223,8 +223,12 @@ impl ReplicaScheduler {
     ///
     /// The volume condition message when no disk would: `precheck new replica failed: <joined
     /// keys>`, or `disks are unavailable` when no reason was recorded
-    /// ([`Reasons::precheck_message`](super::Reasons::precheck_message)).
+    /// ([`Reasons::precheck_message`](super::Reasons::precheck_message)); the message of
+    /// [`ReplicaError::InvalidVolume`](super::ReplicaError::InvalidVolume) or
+    /// [`ReplicaError::DiskAboveMaximum`](super::ReplicaError::DiskAboveMaximum) for a volume or
+    /// disk the scheduler refuses ([`Volume::validate`]).
     pub fn precheck(&self, cluster: &Cluster, volume: &Volume, replicas: &[Replica], now: i64) -> Result<(), String> {
+        volume.validate().and_then(|()| super::check_disks(cluster)).map_err(|e| e.to_string())?;
         let cx = Ctx::new(self, cluster, volume);
         let out = self.precheck_in(&cx, &mut Prep::new(&cx, &[]), &mut replicas.to_vec(), now);
         match out.placement {

@@ -136,18 +136,20 @@ fn replica_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error
 }
 
 /// A Longhorn volume, with the fields the scheduler reads. Sizes are bytes, times are seconds.
+/// Every scheduling entry checks the fields against what a Longhorn volume can hold
+/// ([`Volume::validate`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Volume {
     /// Name; the prefix of data directory names.
     pub name: String,
-    /// `spec.size`: the provisioned size (space check and balance score).
+    /// `spec.size`: the provisioned size (space check and balance score); at least 0.
     pub size: i64,
-    /// `status.actualSize`: bytes written (actual-space check).
+    /// `status.actualSize`: bytes written (actual-space check); at least 0.
     pub actual_size: i64,
-    /// `numberOfReplicas`, at most [`MAX_VOLUME_REPLICAS`] (a larger count is refused when
-    /// read from JSON, and schedules nothing).
+    /// `numberOfReplicas`, from 1 to [`MAX_VOLUME_REPLICAS`] (1 with `strict-local` data
+    /// locality); a larger count is also refused when read from JSON.
     #[serde(deserialize_with = "replica_count")]
     pub number_of_replicas: u32,
     /// Node tags a node must all carry.

@@ -346,6 +346,21 @@ impl Scheduler {
         cluster: &Cluster,
         request: &Request,
     ) -> Result<Placement, ScheduleError> {
+        self.schedule_spread_with(scratch, cluster, request, 1)
+    }
+
+    /// As [`schedule_with`](Scheduler::schedule_with), picking among the best
+    /// `max(host_subset_size, at_least)` hosts: the shared placement loop's spread
+    /// ([`RetryPolicy::top_k`](crate::shared::RetryPolicy::top_k)), so that concurrent
+    /// schedulers configured for the best host do not all claim the same one.
+    pub(crate) fn schedule_spread_with(
+        &self,
+        scratch: &mut Scratch,
+        cluster: &Cluster,
+        request: &Request,
+        at_least: usize,
+    ) -> Result<Placement, ScheduleError> {
+        let subset = self.host_subset_size.max(at_least);
         if request.count > self.max_count {
             return Err(ScheduleError::CountTooLarge { count: request.count, max: self.max_count });
         }
@@ -369,7 +384,7 @@ impl Scheduler {
         };
         // Forced hosts that skip the filters are re-selected every round, as in the filter
         // scheduler, so they take the full path.
-        let incremental = self.host_subset_size == 1
+        let incremental = subset == 1
             && self.host_local(&Cx::new(cluster, request, &compiled, overlay, 0), &filter_states)
             && !bypass;
 
@@ -405,9 +420,7 @@ impl Scheduler {
                 if available == 0 || i == request.count {
                     break;
                 }
-                let Some((host, scores)) =
-                    one_pass.pick(self, &cx, &weigher_states, masks, self.host_subset_size, &mut rng)?
-                else {
+                let Some((host, scores)) = one_pass.pick(self, &cx, &weigher_states, masks, subset, &mut rng)? else {
                     break;
                 };
                 selections.push(Selection { instance: i, host, host_name: cluster.host_name(host).to_owned(), scores });
@@ -454,7 +467,7 @@ impl Scheduler {
             if candidates.is_empty() || i == request.count {
                 break;
             }
-            let best = self.pick(ranking, candidates, order, &mut rng);
+            let best = self.pick(ranking, candidates, order, subset, &mut rng);
             if i == 0 && request.explain.top > 0 {
                 top = self.breakdown(cluster, ranking, candidates, order, request.explain.top as usize);
             }
@@ -577,10 +590,17 @@ impl Scheduler {
             .map(move |(fi, f)| (fi as u32, &**f, cx.with_state(states[fi].as_deref())))
     }
 
-    /// Index of the chosen candidate: the best, or with `k > 1` a seeded pick among the best `k`
-    /// (left sorted in `order`).
-    fn pick(&self, ranking: &mut Ranking, candidates: &[HostId], order: &mut Vec<u32>, rng: &mut SplitMix64) -> usize {
-        let k = self.host_subset_size.min(candidates.len());
+    /// Index of the chosen candidate: the best, or with `subset > 1` a seeded pick among the
+    /// best `subset` (left sorted in `order`).
+    fn pick(
+        &self,
+        ranking: &mut Ranking,
+        candidates: &[HostId],
+        order: &mut Vec<u32>,
+        subset: usize,
+        rng: &mut SplitMix64,
+    ) -> usize {
+        let k = subset.min(candidates.len());
         if k <= 1 {
             return ranking.best(self.tiers.len(), candidates).unwrap_or(0);
         }

@@ -24,6 +24,16 @@ pub enum CommitMode {
 }
 
 /// What makes a claim stale, and what happens to a stale claim.
+///
+/// Two defaults, for two uses. [`RetryPolicy::default()`](super::RetryPolicy), what
+/// [`SharedState::place`](super::SharedState::place) runs with, uses [`Fit`](Validation::Fit):
+/// with many schedulers on one state, a claim on a host someone else just changed usually
+/// still fits, and refusing it for the change alone makes schedulers fail each other's claims
+/// (a quarter of them with four processes on PostgreSQL, against none under fit). A hand-made
+/// [`Plan`] and this type's `Default` keep [`Generation`](Validation::Generation), the strict
+/// compare-and-swap of the design: a caller who builds plans itself decides. Both are safe: no
+/// claim lands unless the scheduler's filters and the over-commit rule pass on the current
+/// state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -149,7 +159,8 @@ impl Plan {
         self
     }
 
-    /// Sets the validation (default [`Validation::Generation`]).
+    /// Sets the validation (default [`Validation::Generation`]; [`SharedState::place`](super::SharedState::place)
+    /// uses its policy's, [`Validation::Fit`] by default).
     pub fn validation(mut self, validation: Validation) -> Plan {
         self.validation = validation;
         self

@@ -75,7 +75,7 @@
 //! each claim, against the current state with the plan's earlier landed claims applied:
 //!
 //! 1. the host must still exist under the claim's name ([`ConflictReason::HostGone`]);
-//! 2. with [`Validation::Generation`] (the default), the host's generation must equal the one
+//! 2. with [`Validation::Generation`] (a [`Plan`]'s default), the host's generation must equal the one
 //!    the claim was planned on: compare-and-swap, so a stale claim never lands
 //!    ([`ConflictReason::Stale`]). With [`Validation::Fit`] a changed host is counted as a
 //!    stale read and judged by the next two rules only;
@@ -109,7 +109,10 @@
 //! [`SharedCluster::place`] plans on a fresh snapshot, commits, and re-plans only the instances
 //! whose claims conflicted (with the earlier ones landed, so group rules see them), at most
 //! [`RetryPolicy::max_attempts`] plans; then it fails with [`RetryError::Exhausted`], which
-//! lists what did land. Instances the scheduler finds no host for are an outcome
+//! lists what did land. [`RetryPolicy::default()`] is made for many schedulers on one state:
+//! [`Validation::Fit`], a seeded random pick among the best [`DEFAULT_TOP_K`] hosts even for a
+//! scheduler configured for the best one, and [`DEFAULT_MAX_ATTEMPTS`] attempts (the
+//! [`RetryPolicy`] docs say why). Instances the scheduler finds no host for are an outcome
 //! ([`Placed::unplaced`] with the [`Explanation`](crate::Explanation)), not an error.
 //! [`SharedCluster::stats`] counts commits, landed claims, conflicts, stale reads, retries and
 //! releases since the shared cluster was made; [`Placed`] carries the same numbers per call.
@@ -161,10 +164,14 @@
 //!   snapshot carries its shared cluster's lineage; a plan from another lineage (including a
 //!   shared cluster [restored](SharedCluster::restore) from a log, whose generations restart)
 //!   is refused with [`SharedError::ForeignPlan`] rather than compared.
-//! - **Default validation is the strict compare-and-swap**, because it is what the issue and
-//!   the design ask for ("a stale claim never lands"); [`Validation::Fit`] is the Nomad rule and
-//!   lowers conflicts a lot for fill-first workloads, at the price of judging a claim on state
-//!   its planner never saw (safely: the fit re-check and the over-commit rule still hold).
+//! - **Two default validations.** A hand-made [`Plan`] uses the strict compare-and-swap,
+//!   because it is what the design asks for ("a stale claim never lands") and a caller who
+//!   builds plans decides; [`RetryPolicy::default()`], what [`SharedState::place`] runs with,
+//!   uses [`Validation::Fit`], the Nomad rule, because with several schedulers the strict rule
+//!   refuses claims on hosts with room to spare and the callers exhaust their attempts (the
+//!   `fleet` example: a quarter of four processes' claims stale at top-64). A fit claim is
+//!   judged on state its planner never saw, safely: the fit re-check and the over-commit rule
+//!   still hold, under the one writer.
 //! - **One writer.** Commits are serialised, like Nomad's single plan applier; readers never
 //!   block on them. Planning, the expensive part, runs in parallel.
 //! - **One entry per transaction.** A commit's claims share one sequence number, so a follower
@@ -268,7 +275,7 @@ pub use error::{LogError, RetryError, RouteError, SharedError, StoreError, Store
 pub use log::{Checkpoint, EventLog, Follower, LogEntry};
 pub use outcome::{ClaimId, CommitOutcome, Committed, Conflict, ConflictReason};
 pub use partition::{HostKey, HostKeyFn, Partition, PartitionFilter, RequestKey, RequestKeyFn, Router, RouterBuilder};
-pub use retry::{Placed, RetryPolicy};
+pub use retry::{Placed, RetryPolicy, DEFAULT_MAX_ATTEMPTS, DEFAULT_TOP_K};
 pub use rules::{judge_plan, Prior, Verdicts};
 pub use state::{Counters, OpenClaim, SharedCluster, Stats};
 pub use store::SharedState;

@@ -140,11 +140,16 @@ pub trait SharedState {
     /// Places `request` with retries: takes a snapshot, schedules, commits, and while claims
     /// conflict takes a fresh snapshot and re-plans only the instances whose claims did not
     /// land, up to `policy.max_attempts` plans (at least one). Instance `i` is called `ids[i]`.
-    /// The first plan uses the request as given (its seed, else the scheduler's); a re-plan
-    /// reseeds it from the request's seed, the first pending instance id and the attempt
-    /// number, so a random top-k pick does not walk into the same conflict again and
-    /// concurrent callers do not draw alike. A commit that met a retryable store error is made
-    /// again unchanged (it is idempotent), and counts as an attempt.
+    /// Every plan picks among the best [`policy.top_k`](RetryPolicy::top_k) hosts at least.
+    /// The first plan uses the request's seed, or without one a seed drawn from the first
+    /// instance id; a re-plan reseeds it from the request's seed, the first pending instance id
+    /// and the attempt number, so a random top-k pick does not walk into the same conflict
+    /// again and concurrent callers do not draw alike. A commit that met a retryable store
+    /// error is made again unchanged (it is idempotent), and counts as an attempt.
+    ///
+    /// With [`RetryPolicy::default()`] this is the safe choice for many schedulers on one
+    /// state: fit validation, a random pick among the best few hosts, and enough attempts
+    /// (see [`RetryPolicy`]).
     ///
     /// A request that does not fit is not an error: the [`Placed`] outcome says how many
     /// instances found no host and why, and with partial commits the others are committed.
@@ -282,10 +287,12 @@ pub(super) fn place_on<S: SharedState + ?Sized>(
                 part.count = pending.len() as u32;
                 if out.attempts > 1 {
                     part.seed = Some(retry_seed(request.seed, &ids[pending[0]], out.attempts));
+                } else if let (None, Some(first)) = (request.seed, ids.first()) {
+                    part.seed = Some(retry_seed(None, first, 1));
                 }
                 let snapshot = state.snapshot().map_err(RetryError::Shared)?;
                 let placement = scheduler
-                    .schedule_with(scratch, &snapshot, &part)
+                    .schedule_spread_with(scratch, &snapshot, &part, policy.top_k as usize)
                     .map_err(|e| RetryError::Shared(SharedError::Schedule(e)))?;
                 let complete = placement.is_complete();
                 if !complete {

@@ -249,7 +249,7 @@ fn place_counts_retries_after_a_race() {
     let out = shared.commit(&s, &stale).unwrap();
     assert_eq!(out.conflicts.len(), 1);
     // The helper recovers from the same race by re-planning on fresh state.
-    let policy = RetryPolicy::default().max_attempts(1);
+    let policy = RetryPolicy::default().max_attempts(1).top_k(1);
     let placed = shared.place(&s, &req, &ids("late", 1), &policy).unwrap();
     assert_eq!(placed.committed[0].host_name, "h0");
     assert_eq!(placed.attempts, 1);
@@ -368,7 +368,8 @@ fn the_router_routes_by_flavor_and_each_partition_sees_its_hosts() {
     assert_eq!(names(0), ["h0", "h2"]);
     assert_eq!(names(1), ["h1", "h3"]);
     let w = Request::for_flavor(2, Flavor::new("w", 1024.0, 1.0, 0.0));
-    let placed = router.place(&w, &ids("w", 2), &RetryPolicy::default()).unwrap();
+    // The scheduler's own pick (fill-first), not the default random pick among the best few.
+    let placed = router.place(&w, &ids("w", 2), &RetryPolicy::default().top_k(1)).unwrap();
     assert!(placed.committed.iter().all(|c| c.host_name == "h1"));
     let unknown = Request::for_flavor(1, Flavor::new("gpu", 1.0, 1.0, 0.0));
     assert_eq!(router.route(&unknown), Err(RouteError::NoPartition { key: None }));
@@ -559,4 +560,92 @@ fn a_partition_filter_keeps_the_hosts_its_key_names_chunk_by_chunk() {
     }
     let none = PartitionFilter::new(HostKey::Label("zone".into()), ["p0"]);
     assert!(!none.contains(&c, HostId(0)));
+}
+
+/// Issue 42, item 8: the defaults are the ones documented on `RetryPolicy` and `Validation`.
+#[test]
+fn the_default_policy_is_fit_validation_a_pick_among_the_best_few_and_enough_attempts() {
+    let p = RetryPolicy::default();
+    assert_eq!(p.validation, Validation::Fit);
+    assert_eq!((p.top_k, p.max_attempts), (DEFAULT_TOP_K, DEFAULT_MAX_ATTEMPTS));
+    assert!(p.top_k > 1 && p.max_attempts > 3);
+    assert_eq!(p.mode, CommitMode::Partial);
+    // A hand-made plan keeps the strict rule.
+    assert_eq!(Validation::default(), Validation::Generation);
+    let shared = SharedCluster::new(cluster(2));
+    assert_eq!(plan(&shared, &stacking(), &Request::new(1), "a").validation_rule(), Validation::Generation);
+    // A policy read from JSON without the new field takes its default.
+    let read: RetryPolicy = serde_json::from_str(r#"{"max_attempts": 2}"#).unwrap();
+    assert_eq!(read, RetryPolicy::default().max_attempts(2));
+}
+
+/// Issue 42, item 8: with the default policy a best-host scheduler's first plan draws among the
+/// best few hosts, by a seed taken from the instance id: reproducible, and different for
+/// different instances. `top_k(1)` keeps the scheduler's own pick.
+#[test]
+fn the_first_plan_draws_among_the_best_few_by_the_instance_id() {
+    let s = stacking();
+    let req = Request::new(1).memory_mb(1000.0);
+    let first_host = |id: &str, policy: &RetryPolicy| {
+        let shared = SharedCluster::new(cluster(8));
+        let placed = shared.place(&s, &req, &[id.to_string()], policy).unwrap();
+        placed.committed[0].host_name.clone()
+    };
+    let mut drawn = std::collections::BTreeSet::new();
+    for i in 0..24 {
+        let id = format!("vm-{i}");
+        let host = first_host(&id, &RetryPolicy::default());
+        assert_eq!(host, first_host(&id, &RetryPolicy::default()), "the same call draws the same host");
+        drawn.insert(host);
+        assert_eq!(first_host(&id, &RetryPolicy::default().top_k(1)), "h0");
+    }
+    // Eight equal hosts: the best four are the four lowest ids, and more than one is drawn.
+    assert!(drawn.len() > 1, "{drawn:?}");
+    assert!(drawn.iter().all(|h| ["h0", "h1", "h2", "h3"].contains(&h.as_str())), "{drawn:?}");
+    // A request with its own seed draws by it, whatever the ids.
+    let seeded = req.clone().seed(7);
+    let by_seed = |id: &str| {
+        let shared = SharedCluster::new(cluster(8));
+        shared.place(&s, &seeded, &[id.to_string()], &RetryPolicy::default()).unwrap().committed[0].host_name.clone()
+    };
+    assert_eq!(by_seed("x"), by_seed("y"));
+}
+
+/// Issue 42, item 8: the README's "moving is one line" example under contention. Four threads,
+/// each with its own best-host (fill-first) scheduler, place requests of two instances with
+/// `RetryPolicy::default()` on one small cluster until it is exactly full, and every request
+/// succeeds. With fit validation a claim conflicts only when its host filled since the snapshot
+/// it was planned on, and hosts only fill, so no instance loses more attempts than there are
+/// hosts (8, below the default's 10); there is always room, since demand equals capacity.
+#[test]
+fn many_schedulers_place_with_the_default_policy_and_every_request_succeeds() {
+    const THREADS: usize = 4;
+    const REQUESTS: usize = 4;
+    // 8 hosts of 4 GiB: 32 instances of 1 GiB, exactly what the threads ask for.
+    let shared = SharedCluster::new(cluster(8));
+    let hosts = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let shared = &shared;
+                scope.spawn(move || {
+                    let scheduler = stacking();
+                    let mut hosts = Vec::new();
+                    for r in 0..REQUESTS {
+                        let ids = ids(&format!("t{t}-r{r}"), 2);
+                        let request = Request::new(2).memory_mb(1024.0);
+                        let placed = shared.place(&scheduler, &request, &ids, &RetryPolicy::default()).unwrap();
+                        assert!(placed.is_complete(), "{placed:?}");
+                        hosts.extend(placed.committed.into_iter().map(|c| c.host_name));
+                    }
+                    hosts
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect::<Vec<_>>()
+    });
+    assert_eq!(hosts.len(), THREADS * REQUESTS * 2);
+    let snapshot = shared.snapshot();
+    for (_, h) in snapshot.hosts() {
+        assert_eq!(used(&snapshot, &h.name), 4096.0, "{} is full, not over", h.name);
+    }
 }

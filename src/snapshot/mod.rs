@@ -202,6 +202,10 @@ pub struct HotChunk {
     pub disks: Vec<HotDisk>,
     /// Lane `i`'s disks are `disks[disk_start[i]..disk_start[i + 1]]`.
     pub disk_start: [u32; CHUNK + 1],
+    /// Lanes with a disk whose `available` exceeds its `maximum` (which no filesystem reports;
+    /// engines that read disk space refuse such a snapshot: see
+    /// [`Cluster::disk_above_maximum`]).
+    pub disk_above_maximum: u64,
 }
 
 impl HotChunk {
@@ -344,6 +348,7 @@ impl Chunk {
                 aggregate_class: [ClassId::NONE; CHUNK],
                 disks: Vec::new(),
                 disk_start: [0; CHUNK + 1],
+                disk_above_maximum: 0,
             },
             instances: Vec::new(),
         }
@@ -386,6 +391,7 @@ impl Chunk {
         hot.enabled &= !bit;
         hot.cordoned &= !bit;
         hot.attributed &= !bit;
+        hot.disk_above_maximum &= !bit;
         hot.zone[slot] = DomainId::NONE;
         for r in 0..HOT_RESOURCES {
             hot.free[r][slot] = 0.0;
@@ -407,6 +413,7 @@ impl Chunk {
             hot.enabled |= bit * u64::from(state.enabled);
             hot.cordoned |= bit * u64::from(state.cordoned);
             hot.zone[slot] = zone_level.map_or(DomainId::NONE, |l| h.domain(l));
+            hot.disk_above_maximum |= bit * u64::from(h.disks.iter().any(|d| d.available > d.maximum));
         }
         for r in 0..HOT_RESOURCES {
             let (mut least, mut lo, mut hi) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY);
@@ -719,6 +726,24 @@ impl Cluster {
     #[inline]
     pub fn hot_disks(&self, id: HostId) -> &[HotDisk] {
         self.chunks.get(id.index() >> CHUNK_BITS).map_or(&[], |c| c.hot.lane_disks(id.index() & (CHUNK - 1)))
+    }
+
+    /// The first disk (in host, then disk order) whose `available` exceeds its `maximum`, if
+    /// any. A snapshot may hold one (the foundation reads no disk space); the replica engine
+    /// refuses it, since no filesystem reports more free space than its size.
+    ///
+    /// Computes in O(hosts / 64) from a per-chunk mask kept up to date by every build and event.
+    pub fn disk_above_maximum(&self) -> Option<(HostId, DiskId)> {
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            let mask = chunk.hot.disk_above_maximum;
+            if mask != 0 {
+                let lane = mask.trailing_zeros() as usize;
+                let host = HostId::from_index((c << CHUNK_BITS) + lane);
+                let disk = chunk.hot.lane_disks(lane).iter().position(|d| d.available > d.maximum)?;
+                return Some((host, DiskId::from_index(disk)));
+            }
+        }
+        None
     }
 
     /// The interned strings of this snapshot.

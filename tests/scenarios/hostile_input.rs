@@ -533,3 +533,136 @@ fn a_custom_weighers_non_finite_multiplier_is_refused_in_both_selection_loops() 
         }
     }
 }
+
+/// Issue 42, item 4: every volume field the replica scheduler reads is checked against what a
+/// Longhorn volume can hold, at every entry: a typed error naming the field where the call
+/// returns a `Result`, the volume refused whole (nothing created, the error and its message)
+/// where it returns a schedule, and the volume count stops there with the message.
+#[test]
+fn every_volume_field_out_of_range_is_refused_by_name_at_every_replica_entry() {
+    use placewise::replica::{DataLocality, ReplicaError, ReplicaScratch};
+    const G: i64 = 1 << 30;
+    let disk = |name: &str| placewise::snapshot::DiskSpec::new(name, 100 * G, 90 * G);
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("n1").zone("z1").disk(disk("d")))
+        .host(HostSpec::new("n2").zone("z2").disk(disk("d")))
+        .host(HostSpec::new("n3").zone("z3").disk(disk("d")))
+        .build()
+        .unwrap();
+    let scheduler = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    let strict = |n: u32| {
+        let mut v = Volume::new("v", G, n);
+        v.data_locality = DataLocality::StrictLocal;
+        v.node_id = "n1".into();
+        v
+    };
+    let with = |f: &dyn Fn(&mut Volume)| {
+        let mut v = Volume::new("v", G, 2);
+        f(&mut v);
+        v
+    };
+    let bad: Vec<(Volume, &str, &str, i64)> = vec![
+        (Volume::new("v", -5, 2), "size", "negative", -5),
+        (Volume::new("v", i64::MIN, 1), "size", "negative", i64::MIN),
+        (with(&|v| v.actual_size = -1), "actual_size", "negative", -1),
+        (Volume::new("v", G, 0), "number_of_replicas", "zero", 0),
+        (Volume::new("v", G, MAX_VOLUME_REPLICAS + 1), "number_of_replicas", "above the limit of 100", 101),
+        (Volume::new("v", G, u32::MAX), "number_of_replicas", "above the limit of 100", i64::from(u32::MAX)),
+        (strict(2), "number_of_replicas", "not 1 with strict-local data locality", 2),
+    ];
+    for (volume, field, problem, value) in bad {
+        let want = ReplicaError::InvalidVolume { volume: "v".into(), field, problem, value };
+        assert_eq!(volume.validate(), Err(want.clone()), "{field} {value}");
+        assert!(want.to_string().starts_with(&format!("volume `v`: {field} is {problem}")), "{want}");
+
+        let out = scheduler.schedule_volume(&cluster, &volume, &[], 0);
+        assert!(out.created.is_empty() && out.results.is_empty() && out.replicas.is_empty(), "{field} {value}");
+        assert_eq!(out.invalid.as_ref(), Some(&want));
+        assert!(out.condition_message().is_some(), "{field} {value}: a refusal has a message");
+        let warm = scheduler.schedule_volume_with(&mut ReplicaScratch::new(), &cluster, &volume, &[], 0);
+        assert_eq!(warm, out);
+
+        let pending = [Replica::new("r")];
+        assert_eq!(scheduler.schedule_replica(&cluster, &volume, &pending, 0, 0), Err(want.clone()));
+        assert_eq!(scheduler.schedule_replicas(&cluster, &volume, &mut pending.clone(), &["r"], 0), Err(want.clone()));
+        assert!(scheduler.precheck(&cluster, &volume, &[], 0).unwrap_err().contains(field), "{field}");
+
+        let count = placewise::capacity::volumes(&scheduler, &cluster, &volume, 10).unwrap();
+        assert_eq!((count.total, count.stop.as_deref()), (0, out.precheck_failure.as_deref()), "{field} {value}");
+    }
+    // The edges of every rule are accepted, and place.
+    let good = [
+        Volume::new("v", 0, 1),
+        with(&|v| v.actual_size = 0),
+        Volume::new("v", G, 1),
+        Volume::new("v", G, 3),
+        strict(1),
+    ];
+    for volume in good {
+        assert_eq!(volume.validate(), Ok(()), "{volume:?}");
+        let out = scheduler.schedule_volume(&cluster, &volume, &[], 0);
+        assert_eq!(out.invalid, None);
+        assert_eq!(out.placed().count() as u32, volume.number_of_replicas, "{volume:?}");
+    }
+    assert_eq!(Volume::new("v", G, MAX_VOLUME_REPLICAS).validate(), Ok(()));
+}
+
+/// Issue 42, item 4: a disk reporting more available space than its maximum (which no
+/// filesystem reports) is refused by the replica engine with the host, the disk and both
+/// numbers, whether it came with the snapshot or with a later event; the foundation's snapshot
+/// still holds it (it reads no disk space) and says where it is.
+#[test]
+fn a_disk_with_more_available_than_its_maximum_is_refused_by_the_replica_engine() {
+    use placewise::replica::ReplicaError;
+    use placewise::snapshot::DiskSpec;
+    const G: i64 = 1 << 30;
+    let good = Cluster::builder()
+        .host(HostSpec::new("n1").zone("z1").disk(DiskSpec::new("d", 100 * G, 100 * G)))
+        .host(HostSpec::new("n2").zone("z2").disk(DiskSpec::new("d", 100 * G, 90 * G)))
+        .build()
+        .unwrap();
+    let scheduler = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+    let volume = Volume::new("v", G, 2);
+    // Available equal to the maximum is a disk with nothing on it.
+    assert_eq!(good.disk_above_maximum(), None);
+    assert_eq!(scheduler.check_nodes(&good), Ok(()));
+    assert_eq!(scheduler.schedule_volume(&good, &volume, &[], 0).placed().count(), 2);
+
+    let over = DiskSpec::new("e", 100 * G, 100 * G + 1);
+    let bad = good.apply(&ClusterEvent::DiskUpdated { host: "n2".into(), disk: over.clone() }).unwrap();
+    let built = Cluster::builder()
+        .host(HostSpec::new("n1").zone("z1").disk(DiskSpec::new("d", 100 * G, 100 * G)))
+        .host(HostSpec::new("n2").zone("z2").disk(DiskSpec::new("d", 100 * G, 90 * G)).disk(over))
+        .build()
+        .unwrap();
+    let want = ReplicaError::DiskAboveMaximum {
+        host: "n2".into(),
+        disk: "e".into(),
+        available: (100 * G + 1) as u64,
+        maximum: (100 * G) as u64,
+    };
+    assert_eq!(
+        want.to_string(),
+        format!("host `n2`: disk `e`: available is above maximum ({} > {})", 100 * G + 1, 100 * G)
+    );
+    for cluster in [&bad, &built] {
+        let n2 = cluster.host_id("n2").unwrap();
+        assert_eq!(cluster.disk_above_maximum(), Some((n2, placewise::id::DiskId::from_index(1))));
+        assert_eq!(scheduler.check_nodes(cluster), Err(want.clone()));
+        let out = scheduler.schedule_volume(cluster, &volume, &[], 0);
+        assert!(out.created.is_empty() && out.results.is_empty());
+        assert_eq!(out.invalid.as_ref(), Some(&want));
+        assert_eq!(out.precheck_failure, Some(want.to_string()));
+        let pending = [Replica::new("r")];
+        assert_eq!(scheduler.schedule_replica(cluster, &volume, &pending, 0, 0), Err(want.clone()));
+        assert_eq!(scheduler.schedule_replicas(cluster, &volume, &mut pending.clone(), &["r"], 0), Err(want.clone()));
+        assert_eq!(scheduler.precheck(cluster, &volume, &[], 0), Err(want.to_string()));
+        let count = placewise::capacity::volumes(&scheduler, cluster, &volume, 10).unwrap();
+        assert_eq!((count.total, count.stop), (0, Some(want.to_string())));
+    }
+    // An event that brings the disk back within its maximum lifts the refusal.
+    let fixed =
+        bad.apply(&ClusterEvent::DiskUpdated { host: "n2".into(), disk: DiskSpec::new("e", 100 * G, G) }).unwrap();
+    assert_eq!(fixed.disk_above_maximum(), None);
+    assert_eq!(scheduler.schedule_volume(&fixed, &volume, &[], 0).placed().count(), 2);
+}

@@ -82,7 +82,8 @@ pub(crate) fn run(cluster: &Cluster, burst: Burst) -> Report {
     let shared = SharedCluster::new(cluster.clone());
     let schedulers: Vec<Scheduler> =
         (0..burst.threads).map(|t| scheduler(burst.fill_first, burst.subset, t as u64 + 1)).collect();
-    let policy = RetryPolicy::default().validation(burst.validation).max_attempts(3);
+    // The scheduler's own pick: the burst's subset size is what it measures.
+    let policy = RetryPolicy::default().validation(burst.validation).max_attempts(3).top_k(1);
     let start = Instant::now();
     let results: Vec<(usize, usize, usize, Vec<String>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = schedulers
@@ -178,7 +179,7 @@ pub(crate) fn partitioned(cluster: &Cluster, partitions: usize, fill_first: bool
         builder = builder.partition(format!("p{p}"), scheduler(fill_first, 1, p as u64 + 1));
     }
     let router = builder.build(cluster).expect("valid partitions");
-    let policy = RetryPolicy::default().max_attempts(3);
+    let policy = RetryPolicy::default().validation(Validation::Generation).max_attempts(3).top_k(1);
     let start = Instant::now();
     let placed: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..partitions)
