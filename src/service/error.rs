@@ -73,9 +73,10 @@ pub enum ServiceError {
         error: crate::error::ScheduleError,
     },
     /// The snapshot rejected an event the scheduler produced (a corrupt snapshot).
-    #[error("snapshot rejected an event: {message}")]
+    #[error("snapshot rejected an event")]
     Snapshot {
-        /// The snapshot's message.
-        message: String,
+        /// The snapshot's error.
+        #[source]
+        error: crate::error::EventError,
     },
 }

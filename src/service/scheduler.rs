@@ -266,7 +266,7 @@ impl Work {
     }
 
     fn apply(&mut self, event: ClusterEvent) -> Result<(), ServiceError> {
-        self.cluster = self.cluster.apply(&event).map_err(|e| ServiceError::Snapshot { message: e.to_string() })?;
+        self.cluster = self.cluster.apply(&event).map_err(|e| ServiceError::Snapshot { error: e })?;
         self.events.push(event);
         Ok(())
     }
@@ -299,7 +299,7 @@ impl Work {
                 host: self.cluster.host_name(host).to_owned(),
                 instance: id.to_owned(),
             })
-            .map_err(|e| ServiceError::Snapshot { message: e.to_string() })?;
+            .map_err(|e| ServiceError::Snapshot { error: e })?;
         Ok(!run_filters(&released, &filters.list, Scan::Only(host), false)?.0.is_empty())
     }
 
@@ -629,7 +629,7 @@ impl ServiceScheduler {
                         host: work.cluster.host_name(src).to_owned(),
                         instance: id.clone(),
                     })
-                    .map_err(|e| ServiceError::Snapshot { message: e.to_string() })?;
+                    .map_err(|e| ServiceError::Snapshot { error: e })?;
                 if run_filters(&released, &filters.list, Scan::Only(dst), false)?.0.is_empty() {
                     break;
                 }
