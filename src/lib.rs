@@ -78,20 +78,21 @@
 //! |---|---|
 //! | [`id`] | dense `u32` ids |
 //! | [`error`] | [`BuildError`], [`EventError`], [`ScheduleError`], [`ParseError`] |
+//! | [`rng`] | the seeded generator behind random picks |
 //! | [`snapshot`] | [`Cluster`], its builder and JSON form, [`ClusterEvent`], [`Overlay`] |
 //! | [`expr`] | label expressions ([`LabelExpr`]) and their compiled form |
 //! | [`request`] | [`Request`], and [`Cx`], what filters and weighers see |
 //! | [`filter`] | the [`Filter`] trait, adapters, combinators and the core's built-ins, [`filter::builtin`] |
 //! | [`weigh`] | the [`Weigher`] trait, [`normalize`] and the core's built-in, [`weigh::builtin`] |
-//! | [`nova`] | OpenStack Nova's filter scheduler: its filters and weighers by class name, its request parts and languages, configuration by name, the reference tool's scenarios |
-//! | [`rng`] | the seeded generator behind random picks |
 //! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
 //! | [`explain`] | [`Explanation`] and its parts |
-//! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
-//! | [`compat`] | the old home of the filter scheduler reference tool's scenarios, kept until the surface settles |
+//! | [`nova`] | OpenStack Nova's filter scheduler: its filters and weighers by class name, its request parts and languages, configuration by name, the reference tool's scenarios |
+//! | [`replica`] | the Longhorn-style replica scheduler: node/zone then disk stage, anti-affinity tiers, space formulas, disk choice, failed-replica reuse, locality and auto-balance plans, the caller's node and disk hooks and extra levels, [`replica::ReplicaScratch`] |
+//! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |
 //! | [`service`] | the edge-site service scheduler: match expressions, filters, four-level ranking, sticky restarts, host-failure state machine, rebalance plans |
 //! | [`capacity`] | how many more fit, where, and what runs out first, for the core scheduler, the replica engine and the spread engine |
-//! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |
+//! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
+//! | [`compat`] | the old home of the filter scheduler reference tool's scenarios, kept until the surface settles |
 
 pub mod capacity;
 pub mod error;
@@ -148,3 +149,30 @@ pub mod compat {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(test)]
+mod tests {
+    /// The crate docs' module table lists every public module (issue 42, item 13: it once
+    /// left out `replica`).
+    #[test]
+    fn module_table_lists_every_public_module() {
+        let source = include_str!("lib.rs");
+        let table: Vec<&str> = source
+            .lines()
+            .skip_while(|line| *line != "//! # Modules")
+            .take_while(|line| line.starts_with("//!"))
+            .filter(|line| line.starts_with("//! | [`"))
+            .collect();
+        let modules = source.lines().filter_map(|line| {
+            let rest = line.strip_prefix("pub mod ")?;
+            Some(&rest[..rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?])
+        });
+        let mut count = 0;
+        for module in modules {
+            count += 1;
+            let cell = format!("//! | [`{module}`] |");
+            assert!(table.iter().any(|row| row.starts_with(&cell)), "module table lacks `{module}`");
+        }
+        assert_eq!(count, table.len(), "the module table has a row for a module that is not public");
+    }
+}
