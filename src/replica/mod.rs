@@ -1,5 +1,32 @@
 //! The replica scheduler: Longhorn / SUSE Storage replica placement on a [`Cluster`] snapshot.
 //!
+//! # Design
+//!
+//! A call prepares every host's node verdicts and every disk's pre-filter, eligibility and
+//! space check once, then places each replica by Longhorn's step order: candidate nodes, the
+//! tier cascade (new node in a new zone, new node in a used zone, used node), per-disk checks
+//! with in-cycle accounting, disk anti-affinity, the disk choice. The engine computes
+//! eligibility itself because the order of its checks decides which reason Longhorn reports;
+//! the caller's node and disk hooks plug into its two stages. The snapshot-only part of the
+//! preparation can be kept in a [`ReplicaScratch`]. Every fast path gives the general path's
+//! answer, decision for decision.
+//!
+//! # Paths
+//!
+//! | path | when it runs | pinned by |
+//! |---|---|---|
+//! | general: a full preparation (`Prep::fill`), then the tier cascade over the listed hosts and their disks, per replica | [`ReplicaScheduler::schedule_replica`], and any volume none of the paths below takes | `placements_respect_space_anti_affinity_and_tiers` (`tests/properties/replica_properties.rs`), against a model of the first non-empty tier |
+//! | candidate nodes of steps 2–4 listed once per call, zone by zone | every replica without a hard node affinity | `plain_candidates_are_the_stagewise_ones` (`src/replica/scratch.rs`) |
+//! | the first tier without building it: a replica chosen from the unused zones' summaries and a block-skipping search (`zones.rs`) | no host of the first tier holds a replica of the volume; no hooks, explanation, hard node affinity or best-effort locality | `zone_lists_pick_what_the_cascade_picks`, `first_at_agrees_with_a_scan` (`src/replica/zones.rs`) |
+//! | a new volume's first tier in one pass (`cold.rs`, `prep::Lone`, `DiskRules::add_all_candidates`) | [`ReplicaScheduler::schedule_volume`] without a kept preparation, when every replica lands in that first tier | `the_one_pass_first_tier_schedules_as_the_general_path` (`src/replica/cold.rs`) |
+//! | `QuickFit`: the commonest volume's fit decided from the hot disk form | a volume without a disk selector (nor a backing image's) below 16 TiB, for a disk it accepts | `the_quick_fit_agrees_with_volume_fit` (`src/replica/tests.rs`) |
+//! | `Shortcut`: the commonest disk made a static candidate straight off its hot form, no note built | a disk that passes the pre-filter and `QuickFit`, with no caller disk filter | `the_short_disk_path_agrees_with_the_general_one` (`src/replica/disk_stage.rs`) |
+//! | the whole-host shortcut (`DiskRules::all_candidates`): a plain host whose every disk the shortcut takes, in two tight loops | a call without a kept preparation and without disk detail | `the_whole_host_shortcut_agrees_with_the_general_path_at_the_boundaries`, `the_whole_host_shortcut_agrees_where_a_percentage_is_a_rounded_float` (`src/replica/disk_stage.rs`) |
+//! | scratch reuse: the snapshot's part kept, and refreshed for the changed chunks on a later snapshot of the lineage | [`ReplicaScheduler::schedule_volume_with`] with the same settings and hooks | `a_reused_scratch_answers_as_a_fresh_one`, `a_refreshed_scratch_answers_as_fresh_calls` (`tests/properties/replica_scratch.rs`); `a_refresh_leaves_what_a_build_makes` (`src/replica/scratch.rs`) |
+//! | the volume's part kept for the next volume of the same shape | a scratch, the next volume of the same shape and size | `a_stream_of_different_volumes_answers_as_fresh_calls` (`tests/properties/replica_scratch.rs`) |
+//! | a resize: only the disks whose room lies between the two sizes re-prepared | a scratch, the next volume of the same shape and another size, at most one disk in eight changing | `a_resize_leaves_what_a_fill_makes`, `a_resized_preparation_answers_as_a_fresh_call` (`src/replica/scratch.rs`) |
+//! | the volume count (`count.rs`): one preparation, a segment tree of per-host summaries | [`capacity::volumes`](crate::capacity::volumes) | `the_count_equals_the_stepwise_loop` (`tests/properties/volume_capacity.rs`), `volume_capacity_matches_the_naive_loop` (`tests/properties/capacity.rs`), `the_tree_agrees_with_a_scan` (`src/replica/count.rs`) |
+//!
 //! # Contents
 //!
 //! - [Quick example](#quick-example)
@@ -8,7 +35,7 @@
 //! - [Step order](#step-order)
 //! - [Not modelled](#not-modelled)
 //! - [Cost](#cost)
-//! - [Reusing the preparation across calls](#reusing-the-preparation-across-calls)
+//!   - [Reusing the preparation across calls](#reusing-the-preparation-across-calls)
 //! - [Versions](#versions)
 //! - [Determinism](#determinism)
 //!
@@ -149,57 +176,64 @@
 //!
 //! # Cost
 //!
-//! A call prepares every host's eligibility and every disk's pre-filter, eligibility and space
-//! check once (O(hosts + disks)), reading the snapshot's dense per-chunk disk columns
-//! ([`HotDisk`](crate::HotDisk)) and visiting a host itself only when its state, attributes or the
-//! volume's selectors need it. The preparation serves the precheck, failed-replica reuse and
-//! every placement of the call; a passed precheck's outcome is the first placement's. Each
-//! replica then costs O(hosts) plus the disks of the hosts that hold a replica of the volume
-//! (re-checked for in-cycle accounting and disk anti-affinity). No per-disk allocation; buffers
-//! are reused across the call's replicas.
+//! - A call prepares every host's eligibility and every disk's pre-filter, eligibility and
+//!   space check once (O(hosts + disks)), reading the snapshot's dense per-chunk disk columns
+//!   ([`HotDisk`](crate::HotDisk)) and visiting a host itself only when its state, attributes
+//!   or the volume's selectors need it.
+//! - The preparation serves the precheck, failed-replica reuse and every placement of the
+//!   call; a passed precheck's outcome is the first placement's.
+//! - Each replica then costs O(hosts) plus the disks of the hosts that hold a replica of the
+//!   volume (re-checked for in-cycle accounting and disk anti-affinity). No per-disk
+//!   allocation; buffers are reused across the call's replicas.
+//! - The candidate nodes of steps 2–4 are the same for every replica without a hard node
+//!   affinity and are listed once per call.
+//! - **The first tier without building it.** Most replicas land in the first tier, the unused
+//!   nodes of the zones no replica uses. The preparation also lists its hosts zone by zone
+//!   with a summary per zone (what the disk choice reads: count, sum and extremes of the node
+//!   totals, the merged disk summary).
+//! - So when no host of that tier holds a replica of the volume, and there are no hooks, no
+//!   explanation, no hard node affinity and no best-effort locality, a replica is chosen from
+//!   the unused zones' summaries and a search for the first host past a total (blocks of 32
+//!   hosts skipped by their extremes): O(zones + hosts / 32) instead of O(hosts). The choice is
+//!   the cascade's, decision for decision; a property test compares the two on generated
+//!   clusters.
+//! - With no hooks nothing of the hook code runs. Node filters cost one call per host per
+//!   preparation; levels O(hosts × levels) per preparation and O(hosts × levels) per replica;
+//!   node and disk weighers run per replica over the chosen tier's nodes and their candidate
+//!   disks; disk filters run per eligible disk per call.
 //!
-//! Most replicas land in the first tier, the unused nodes of the zones no replica uses. The
-//! preparation also lists its hosts zone by zone with a summary per zone (what the disk choice
-//! reads: count, sum and extremes of the node totals, the merged disk summary), so when no host
-//! of that tier holds a replica of the volume, and there are no hooks, no explanation, no hard
-//! node affinity and no best-effort locality, a replica is chosen from the unused zones'
-//! summaries and a search for the first host past a total (blocks of 32 hosts skipped by their
-//! extremes): O(zones + hosts / 32) instead of O(hosts). The choice is the cascade's, decision
-//! for decision; a property test compares the two on generated clusters. The candidate nodes of steps 2–4 are the same for every
-//! replica without a hard node affinity and are listed once per call.
+//! ## Reusing the preparation across calls
 //!
-//! With no hooks nothing of the hook code runs. Node filters cost one call per host per
-//! preparation; levels O(hosts × levels) per preparation and O(hosts × levels) per replica; node
-//! and disk weighers run per replica over the chosen tier's nodes and their candidate disks;
-//! disk filters run per eligible disk per call.
-//!
-//! # Reusing the preparation across calls
-//!
-//! Part of the preparation depends only on the snapshot and the settings (and the caller's node
-//! filters): each host's state and node attributes, each disk's pre-filter (its `Schedulable`
-//! condition), its space limits and summary. [`ReplicaScheduler::schedule_volume_with`] keeps
-//! it in a [`ReplicaScratch`], stamped with the snapshot it was made from (its generation and
-//! the identity of its shared parts: the scratch holds a clone), the settings and the hooks.
-//! A later snapshot of the same lineage (events applied since) is refreshed rather than
-//! rebuilt: only the hosts of the chunks of 64 hosts that are not the kept snapshot's (those
-//! the events copied, in-place writes included) are prepared anew, the volume's part with
-//! them, their candidate nodes, zone list summaries and room order spliced in; when no event
-//! interned a new string or domain, at most half of the chunks changed and there are no
-//! caller node filters. Anything else rebuilds it: another cluster (even one with equal
-//! content), other settings, a scheduler with other hooks. The volume's part (eligibility, the
-//! space check for its size, the static candidates and their summaries) is also kept, and reused while the next volume has the same shape (Longhorn version, actual
-//! size, data engine, node and disk selectors, backing image, topology requirement, effective
-//! disk pressure, and the size itself only from 16 TiB for v1; not with caller disk filters,
-//! which see the whole volume). A volume of the same shape and another size changes only the
-//! space check's verdicts, and only on the disks whose room (the largest size the check
-//! admits) lies between the two sizes: the scratch keeps the disks in the order of their room
-//! (made on the first size change), re-prepares just those disks' hosts, and redoes the
-//! summaries of their blocks and zones; when more than one disk in eight may change it fills
-//! anew. A stream of volumes on one snapshot pays the snapshot's part once and, per volume,
-//! only what its shape and size change; the answer is always the one a fresh scratch gives
-//! (property tests replay random event sequences and random streams of volumes against fresh
-//! calls). [`ReplicaScheduler::schedule_volume`] is the same call without a scratch to keep: it
-//! prepares in one pass, as before scratches existed.
+//! - Part of the preparation depends only on the snapshot and the settings (and the caller's
+//!   node filters): each host's state and node attributes, each disk's pre-filter (its
+//!   `Schedulable` condition), its space limits and summary.
+//!   [`ReplicaScheduler::schedule_volume_with`] keeps it in a [`ReplicaScratch`], stamped with
+//!   the snapshot it was made from (its generation and the identity of its shared parts: the
+//!   scratch holds a clone), the settings and the hooks.
+//! - A later snapshot of the same lineage (events applied since) is refreshed rather than
+//!   rebuilt: only the hosts of the chunks of 64 hosts that are not the kept snapshot's (those
+//!   the events copied, in-place writes included) are prepared anew, the volume's part with
+//!   them, their candidate nodes, zone list summaries and room order spliced in. This holds
+//!   when no event interned a new string or domain, at most half of the chunks changed and
+//!   there are no caller node filters.
+//! - Anything else rebuilds it: another cluster (even one with equal content), other
+//!   settings, a scheduler with other hooks.
+//! - The volume's part (eligibility, the space check for its size, the static candidates and
+//!   their summaries) is also kept, and reused while the next volume has the same shape
+//!   (Longhorn version, actual size, data engine, node and disk selectors, backing image,
+//!   topology requirement, effective disk pressure, and the size itself only from 16 TiB for
+//!   v1; not with caller disk filters, which see the whole volume).
+//! - A volume of the same shape and another size changes only the space check's verdicts, and
+//!   only on the disks whose room (the largest size the check admits) lies between the two
+//!   sizes: the scratch keeps the disks in the order of their room (made on the first size
+//!   change), re-prepares just those disks' hosts, and redoes the summaries of their blocks and
+//!   zones; when more than one disk in eight may change it fills anew.
+//! - A stream of volumes on one snapshot pays the snapshot's part once and, per volume, only
+//!   what its shape and size change; the answer is always the one a fresh scratch gives
+//!   (property tests replay random event sequences and random streams of volumes against
+//!   fresh calls).
+//! - [`ReplicaScheduler::schedule_volume`] is the same call without a scratch to keep: it
+//!   prepares in one pass, as before scratches existed.
 //!
 //! # Versions
 //!

@@ -1,5 +1,30 @@
 //! The scheduler: filter, rank in tiers, pick, consume virtually, repeat.
 //!
+//! # Design
+//!
+//! A [`Scheduler`] is a list of filters and tiers of weighers; [`Scheduler::schedule`] places a
+//! request's instances one after another on an immutable [`Cluster`]. Filters judge chunks of
+//! 64 hosts to bit masks; weighers' raw values are normalised over the candidates, multiplied
+//! and summed per tier; hosts compare tier by tier, ties going to the lower [`HostId`] (or the
+//! previous round's order, [`Ties::PreviousOrder`]). A pick is consumed in an [`Overlay`], never
+//! in the snapshot. Every fast path below gives the general path's answer bit for bit: same
+//! hosts, scores and explanation.
+//!
+//! # Paths
+//!
+//! | path | when it runs | pinned by |
+//! |---|---|---|
+//! | general: the ranking path (candidate list, a ranking built from every candidate's raw values, pick) | a round whose ranking is kept or read: the first round of an incremental burst, a score breakdown ([`ExplainOptions::top`](crate::ExplainOptions::top)), [`Ties::PreviousOrder`] | `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`), against a model that filters, scores and sorts every host every round |
+//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`], no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, forced hosts that skip the filters) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
+//! | incremental bursts: the picked host alone re-checked and re-weighed, a tournament tree of the candidates | instances after the first, when every per-instance filter and every weigher is host-local, the subset size is 1, no service host is shared and no forced host skips the filters | `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`); with [`Ties::PreviousOrder`], `previous_order_kept_ranking_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
+//! | kept previous order: a changed host moved by binary search, positions rewritten when read, re-sorted by integer keys (insertion sort first) | [`Ties::PreviousOrder`] with a kept ranking | `previous_order_kept_ranking_matches_the_rebuilt_one`, `previous_order_ties_match_the_plain_loop` (`src/schedule/tests.rs`) |
+//! | implicit order: no order kept while the scores are pairwise distinct | [`Ties::PreviousOrder`], one tier, no NaN score | `implicit_order_matches_the_kept_order`, `implicit_order_written_out_when_a_score_becomes_nan` (`src/schedule/tests.rs`) |
+//! | the crate's own merge sort instead of the standard stable sort | an order sorted while a score is NaN | `merge_sort_is_the_stable_sort` (`src/schedule/rank.rs`), `many_nan_scores_sort_without_a_panic` (`src/schedule/tests.rs`) |
+//! | best `k` by partial selection instead of a full sort | the top-`k` pick of the ranking path | `best_k_matches_a_full_sort` (`src/schedule/tests.rs`) |
+//! | per-host multipliers asked once per aggregate class | a weigher whose multiplier follows the aggregate set, in both scoring paths | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/weigh/mod.rs`) |
+//!
+//! # The loop
+//!
 //! [`Scheduler::schedule`] places `request.count` instances one after another:
 //!
 //! 1. **Filter.** Filters run in the order they were added; a host stops at the first filter that
@@ -21,20 +46,24 @@
 //! If an instance finds no host, scheduling stops there: the [`Placement`] holds the instances
 //! placed so far and an [`Explanation`] of the failure. That is an outcome, not an error.
 //!
-//! **One pass.** A round whose ranking is not kept afterwards (a request for one instance, or
-//! every round when the ranking is rebuilt each time anyway, as with a subset size above 1)
-//! builds no candidate list and no score vectors, unless it must report a score breakdown or
-//! keep [`Ties::PreviousOrder`]. One pass over the chunks runs the filters and folds each
-//! weigher's extremes ([`Weigher::weigh_chunk`]); a second scores only the chunks whose upper
-//! bound can still beat the best kept host, highest bound first. The answers, scores and
-//! explanations are those of the ranking path, bit for bit (a property test compares the two).
+//! # Cost
 //!
-//! **Bursts.** When every filter that runs per instance and every weigher is
-//! [host-local](crate::Filter::host_local) (all built-ins are) and the subset size is 1, a pick
-//! can only change the picked host. The next instance then re-checks and re-weighs that one host
-//! and updates a tournament tree of the candidates, instead of filtering and weighing them all
-//! again; only when a weigher's normalisation range moves are all scores recomputed (from the
-//! kept raw values). The answers are the same as recomputing everything, bit for bit.
+//! - **One pass.** A round whose ranking is not kept afterwards (a request for one instance,
+//!   or every round when the ranking is rebuilt each time anyway, as with a subset size above
+//!   1) builds no candidate list and no score vectors, unless it must report a score breakdown
+//!   or keep [`Ties::PreviousOrder`].
+//! - One pass over the chunks runs the filters and folds each weigher's extremes
+//!   ([`Weigher::weigh_chunk`]); a second scores only the chunks whose upper bound can still
+//!   beat the best kept host, highest bound first.
+//! - The one pass's answers, scores and explanations are those of the ranking path, bit for
+//!   bit (a property test compares the two).
+//! - **Bursts.** When every filter that runs per instance and every weigher is
+//!   [host-local](crate::Filter::host_local) (all built-ins are) and the subset size is 1, a
+//!   pick can only change the picked host. The next instance then re-checks and re-weighs that
+//!   one host and updates a tournament tree of the candidates, instead of filtering and
+//!   weighing them all again.
+//! - Only when a weigher's normalisation range moves are all scores recomputed (from the kept
+//!   raw values). The answers are the same as recomputing everything, bit for bit.
 
 mod capacity_hook;
 mod rank;

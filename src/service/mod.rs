@@ -5,6 +5,25 @@
 //! instances of services to the hosts of one site, keeps them where they are while they may
 //! stay, and moves them when their host fails or leaves.
 //!
+//! # Design
+//!
+//! [`ServiceScheduler::schedule`] reconciles services with a snapshot: services in (application,
+//! service) order, instances by index. An assigned instance stays while its host passes its
+//! service's hard filters; every other instance goes through the service's filters (one
+//! [`Filter`](crate::Filter) type per rule, run as a [`FilterChain`](crate::filter::FilterChain)
+//! a chunk of 64 hosts at a time), the soft [`PreferredAffinity`], then the smallest
+//! [`RankKey`], ties to the lowest host id. Each placement is applied to a working snapshot
+//! before the next instance. [`FailureMonitor`] turns host reports and a clock into actions.
+//! The engine has no fast path yet: each placement is the general path.
+//!
+//! # Paths
+//!
+//! | path | when it runs | pinned by |
+//! |---|---|---|
+//! | general: the filter chain over every schedulable host, chunk by chunk, the soft affinity, the smallest [`RankKey`] ([`best_host`]) | every new placement | `ranking_follows_the_lexicographic_model` (`tests/properties/service_properties.rs`), against a model that recomputes every host's counts for every instance |
+//! | the one-host scan: the same chain over one host's lane, whatever its state | the sticky check of an assigned instance, a rebalance move's destination | none yet |
+//! | the same order as four weigher tiers of the core [`Scheduler`](crate::Scheduler) ([`ranking_tiers`]) | a caller who ranks with the core scheduler | `foundation_tiers_rank_like_the_model` (`tests/properties/service_properties.rs`) |
+//!
 //! # Contents
 //!
 //! - [Example](#example)
@@ -16,7 +35,7 @@
 //! - [Host failures, removals and additions](#host-failures-removals-and-additions)
 //! - [Rebalancing](#rebalancing)
 //! - [Unschedulable instances](#unschedulable-instances)
-//! - [Performance](#performance)
+//! - [Cost](#cost)
 //! - [Decisions](#decisions)
 //!
 //! # Example
@@ -175,14 +194,16 @@
 //! ([`ActionKind::Recovered`]), host labels changed, capacity freed (an instance removed or a
 //! service scaled down) and a service specification changed.
 //!
-//! # Performance
+//! # Cost
 //!
-//! Placing 1,000 instances of 50 services (labels, limits, volumes, ingress, GPUs,
-//! anti-affinity) on 2,000 hosts from nothing takes about 32 ms; reconciling the result (every
-//! instance kept) about 5 ms; rescheduling a removed host's instances about 5 ms (criterion
-//! medians on the 2-core CI machine class, `cargo bench --bench service`). Each placement costs
-//! one filtering pass over the hosts (chunk by chunk), one ranking pass over the survivors and
-//! one snapshot event.
+//! - Placing 1,000 instances of 50 services (labels, limits, volumes, ingress, GPUs,
+//!   anti-affinity) on 2,000 hosts from nothing takes about 32 ms; reconciling the result
+//!   (every instance kept) about 5 ms; rescheduling a removed host's instances about 5 ms
+//!   (criterion medians on the 2-core CI machine class, `cargo bench --bench service`).
+//! - Each placement costs one filtering pass over the hosts (chunk by chunk), one ranking pass
+//!   over the survivors and one snapshot event.
+//! - A sticky check costs one snapshot event (the instance's own use released) and one pass
+//!   of the chain over the host's lane.
 //!
 //! # Decisions
 //!

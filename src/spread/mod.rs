@@ -2,6 +2,34 @@
 //! on a [`Cluster`](crate::Cluster) snapshot, plus pack-into, weighted spread, node-level spread
 //! and hard skew limits.
 //!
+//! # Design
+//!
+//! Each effective preference is a level of a decision tree with one branch per label value;
+//! every node sits in one leaf. A batch of tasks is split down the tree (SwarmKit's top-up rule
+//! in the compatible modes, a water-fill in [`Mode::Balanced`]) and placed inside each leaf by
+//! SwarmKit's node order (failure penalty, tasks of the service, total tasks, name), after
+//! SwarmKit's filter pipeline and the user's [`Filter`](crate::Filter)s say which nodes are
+//! eligible. The snapshot is never changed: the batch's tasks are consumed in an
+//! [`Overlay`](crate::Overlay). A [`SpreadScratch`] keeps the tree's shape and per-node state
+//! with the snapshot. Every fast path gives a fresh, plain call's outcome exactly.
+//!
+//! # Paths
+//!
+//! | path | when it runs | pinned by |
+//! |---|---|---|
+//! | general: every host's label path read off its record, the pipeline run node by node, each leaf sorted by comparing full node keys, nothing kept | the reference the paths below are tested against | `balanced_skew_is_optimal`, `compatible_mode_is_deterministic`, `no_node_exceeds_max_replicas`, `weighted_spread_lands_within_one_task` (`tests/properties/spread_properties.rs`), against plain models |
+//! | the tree read off the chunks' label indexes, 64 lanes at a time | every tree build | `leaves_are_the_hosts_of_each_label_path_in_name_order` (`src/spread/tree.rs`) |
+//! | the leading Ready and Resource stages judged a chunk at a time from the dense columns | before the first placement of every call | none yet |
+//! | verdict reuse: a revisited candidate that took no task since it last passed is not checked again | every filter host-local (SwarmKit's pipeline is) | `reused_verdicts_change_nothing` (`tests/properties/spread_properties.rs`) |
+//! | a leaf's first sort by counting (stable, of the name order) | a leaf without scores whose candidates hold at most 8 distinct keys | `few_keys_sort_as_a_stable_sort_by_key` (`src/spread/compat.rs`) |
+//! | a leaf's first sort on packed integers (key and name rank, one u64 when the counts allow) | any other leaf without scores | `narrow_keys_order_as_wide_ones` (`src/spread/compat.rs`), for the u64 key against the wide one; the packed sort against the comparator sort: none yet |
+//! | a revisited leaf's heap sort on u64 copies of the node keys (key and position) | the compatible modes, no score or penalty, counts below 2^16 | `narrow_heap_sort_permutes_as_the_wide_one`, `written_out_narrow_drain_permutes_as_the_generic_one` (`src/spread/compat.rs`) |
+//! | u64 leaf heaps (key and name rank) | [`Mode::Balanced`], when no node can outgrow the narrow key in the call | `narrow_heap_keys_order_and_name_as_node_keys` (`src/spread/balanced.rs`) |
+//! | the kept tree: counts refilled (kept, in the compatible mode, for the same service) | [`SpreadScheduler::schedule_with`] on the same snapshot with the same level sources | `a_kept_tree_answers_as_a_fresh_one` (`tests/properties/spread_properties.rs`), `a_changed_or_other_snapshot_rebuilds_the_kept_tree` (`src/spread/scheduler.rs`) |
+//! | kept node state: the service's task counts (the previous call's nodes restored) and the leading verdicts | a scratch on the same snapshot (verdicts: the same resources) | `kept_node_state_answers_as_a_fresh_one` (`tests/properties/spread_properties.rs`) |
+//! | the tree, task counts and leading verdicts updated for the changed chunks | a scratch on a later snapshot of the lineage, at most about half the chunks changed (the tree: label levels only) | `an_updated_tree_answers_as_a_fresh_one` (`tests/properties/spread_properties.rs`), `an_updated_shape_is_the_built_one` (`src/spread/tree.rs`) |
+//! | the split rules on counts alone (`shadow.rs`) | [`capacity::tasks`](crate::capacity::tasks) | `task_capacity_arithmetic_matches_the_bisection` (`tests/properties/capacity.rs`), `a_batch_splits_as_the_engine_does` (`src/spread/shadow.rs`) |
+//!
 //! # Contents
 //!
 //! - [Quick example](#quick-example)
@@ -203,31 +231,37 @@
 //!
 //! # Cost
 //!
-//! The first call on a snapshot reads every host record once (task counts of a host with
-//! instances or attributes; names when the tree is built), label values from the snapshot's per-chunk label
-//! indexes a chunk's 64 lanes at a time (each leaf's node list sized before it is filled),
-//! runs the pipeline once per node
-//! (more for revisited candidates), then costs O(levels × siblings) per task to split and O(log leaf) (balanced) or
-//! amortised O(1) (compatible) per task to pick a node, plus sorting each leaf once per visit.
-//! The pipeline's leading Ready and Resource stages are judged a chunk of 64 nodes at a time
-//! from the snapshot's dense columns before anything is placed; when every filter is
-//! host-local (SwarmKit's pipeline is, a user filter says so), a revisited candidate that took
-//! no task since it last passed is not checked again (SwarmKit's counters are updated as if
-//! it were); a revisited leaf's heap sort works on copies of the node keys (one u64 each, the
-//! key and the position, when there is no score or penalty and the counts allow), a leaf's
-//! first sort counts its candidates by key when they hold few distinct keys (a stable
-//! counting sort of the name order) and otherwise packs each node's key and name rank into
-//! one u64 likewise, and the balanced mode's leaf heaps hold one such u64 per node (key and
-//! name rank) when no node can outgrow it in the call. [`SpreadScheduler::schedule_with`]
-//! keeps the per-node arrays between calls, and with the snapshot ([`SpreadScratch`]) each
-//! node's task counts of the service (restoring only the nodes the previous call placed on),
-//! the leading stages' verdicts (for the same resources) and the tree's shape (for the same
-//! level sources): on the very same snapshot with the same levels, a call refills the tree's
-//! counts in O(hosts) instead of building it (the compatible mode keeps them, for the same
-//! service, and reads no host record at all); on a later snapshot of the same lineage where few
-//! chunks changed (`Cluster::changed_chunks`), the three are updated for the hosts of those
-//! chunks instead (the tree when its levels read labels). The benchmark (`benches/spread.rs`)
-//! places 1,000 tasks over 2 × 5 × 10 racks on 10k nodes.
+//! - The first call on a snapshot reads every host record once (task counts of a host with
+//!   instances or attributes; names when the tree is built), and label values from the
+//!   snapshot's per-chunk label indexes a chunk's 64 lanes at a time (each leaf's node list
+//!   sized before it is filled).
+//! - It runs the pipeline once per node (more for revisited candidates), then costs
+//!   O(levels × siblings) per task to split and O(log leaf) (balanced) or amortised O(1)
+//!   (compatible) per task to pick a node, plus sorting each leaf once per visit.
+//! - The pipeline's leading Ready and Resource stages are judged a chunk of 64 nodes at a time
+//!   from the snapshot's dense columns before anything is placed.
+//! - When every filter is host-local (SwarmKit's pipeline is, a user filter says so), a
+//!   revisited candidate that took no task since it last passed is not checked again
+//!   (SwarmKit's counters are updated as if it were).
+//! - A revisited leaf's heap sort works on copies of the node keys (one u64 each, the key and
+//!   the position, when there is no score or penalty and the counts allow).
+//! - A leaf's first sort counts its candidates by key when they hold few distinct keys (a
+//!   stable counting sort of the name order), and otherwise packs each node's key and name
+//!   rank into one u64 likewise.
+//! - The balanced mode's leaf heaps hold one such u64 per node (key and name rank) when no
+//!   node can outgrow it in the call.
+//! - [`SpreadScheduler::schedule_with`] keeps the per-node arrays between calls, and with the
+//!   snapshot ([`SpreadScratch`]) each node's task counts of the service (restoring only the
+//!   nodes the previous call placed on), the leading stages' verdicts (for the same resources)
+//!   and the tree's shape (for the same level sources).
+//! - On the very same snapshot with the same levels, a call refills the tree's counts in
+//!   O(hosts) instead of building it (the compatible mode keeps them, for the same service,
+//!   and reads no host record at all).
+//! - On a later snapshot of the same lineage where few chunks changed
+//!   (`Cluster::changed_chunks`), the three are updated for the hosts of those chunks instead
+//!   (the tree when its levels read labels).
+//! - The benchmark (`benches/spread.rs`) places 1,000 tasks over 2 × 5 × 10 racks on 10k
+//!   nodes.
 //!
 //! # Not modelled
 //!
