@@ -361,12 +361,40 @@ impl<'a> Cx<'a> {
     pub fn free(&self, host: HostId, r: ResourceId) -> f64 {
         self.overlay.free(self.cluster, host, r)
     }
+
+    /// The instances on `host` as this instance of the request sees them: those the snapshot
+    /// lists plus the request's earlier picks of `host`. The count a "fewest instances" rule
+    /// reads; `host(h).instances` alone misses the picks, so a burst would stack on one host.
+    ///
+    /// # Panics
+    ///
+    /// As [`host`](Cx::host).
+    #[inline]
+    pub fn instances(&self, host: HostId) -> usize {
+        self.host(host).instances.len() + self.overlay.placed(host) as usize
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::snapshot::HostSpec;
+
+    #[test]
+    fn instances_count_the_requests_earlier_picks() {
+        let c = Cluster::builder()
+            .host(HostSpec::new("a").instance(crate::snapshot::InstanceSpec::new("i0")))
+            .host(HostSpec::new("b"))
+            .build()
+            .unwrap();
+        let r = Request::new(3);
+        let compiled = r.compile(&c).unwrap();
+        let mut overlay = Overlay::new();
+        overlay.consume(HostId(1), &compiled.resources);
+        overlay.consume(HostId(1), &compiled.resources);
+        let cx = Cx::new(&c, &r, &compiled, &overlay, 2);
+        assert_eq!((cx.instances(HostId(0)), cx.instances(HostId(1))), (1, 2));
+    }
 
     #[test]
     fn compile_resolves_names() {

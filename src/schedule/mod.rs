@@ -50,7 +50,7 @@
 //!
 //! - **One pass.** A round whose ranking is not kept afterwards (a request for one instance,
 //!   or every round when the ranking is rebuilt each time anyway, as with a subset size above
-//!   1) builds no candidate list and no score vectors, unless it must report a score breakdown
+//!   one) builds no candidate list and no score vectors, unless it must report a score breakdown
 //!   or keep [`Ties::PreviousOrder`].
 //! - One pass over the chunks runs the filters and folds each weigher's extremes
 //!   ([`Weigher::weigh_chunk`]); a second scores only the chunks whose upper bound can still

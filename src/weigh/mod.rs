@@ -8,7 +8,8 @@
 //! ```
 //! use placewise::{weigher_fn, Bounds, Weigher};
 //!
-//! let load = weigher_fn("few instances", |cx, host| -(cx.host(host).instances.len() as f64)).with_bounds(Bounds::NONE);
+//! // `Cx::instances` counts the request's earlier picks too, so a burst spreads.
+//! let load = weigher_fn("few instances", |cx, host| -(cx.instances(host) as f64)).with_bounds(Bounds::NONE);
 //! let boxed: Box<dyn Weigher> = Box::new(load);
 //! assert_eq!(boxed.name(), "few instances");
 //! ```
