@@ -390,6 +390,23 @@ mod tests {
     }
 
     #[test]
+    fn a_closure_filter_counts_host_by_host_once_declared_host_local() {
+        use crate::filter::filter_fn;
+        let c = cluster();
+        let request = Request::new(1).vcpus(1.0).memory_mb(2048.0);
+        let with =
+            |f| Scheduler::builder().filter(ComputeFilter).filter(ResourceFilter::new()).filter(f).build().unwrap();
+        let not_c = || filter_fn("not c", |cx: &crate::request::Cx<'_>, h| &*cx.host(h).name != "c");
+        let replayed = instances(&with(not_c()), &c, &request).unwrap();
+        assert_eq!(replayed.method, Method::Replay);
+        let per_host = instances(&with(not_c().local_to_host()), &c, &request).unwrap();
+        assert_eq!(per_host.method, Method::PerHost);
+        assert_eq!((replayed.total, per_host.total), (6, 6));
+        let fits: Vec<u32> = per_host.hosts.iter().map(|h| h.fits).collect();
+        assert_eq!(fits, [4, 2, 0]);
+    }
+
+    #[test]
     fn a_request_without_demand_is_capped_by_max_count() {
         let s = Scheduler::builder().filter(ComputeFilter).max_count(50).build().unwrap();
         let cap = instances(&s, &cluster(), &Request::new(1)).unwrap();

@@ -383,22 +383,50 @@ forward_filter!(&F, Box<F>, Arc<F>);
 #[derive(Clone)]
 pub struct FilterFn<F> {
     name: String,
+    local: bool,
     f: F,
 }
 
 impl<F> fmt::Debug for FilterFn<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FilterFn").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("FilterFn").field("name", &self.name).field("local", &self.local).finish_non_exhaustive()
     }
 }
 
 /// Wraps a closure `|cx, host| -> bool` as a [`Filter`] called `name`. A rejected host is
 /// explained as `rejected by <name>`.
+///
+/// The closure is not taken to be [host-local](Filter::host_local), the safe default: after
+/// each pick of a request the scheduler runs it again over every candidate (a burst loses its
+/// incremental path), and [`capacity::instances`](crate::capacity::instances) counts by
+/// replaying the scheduler ([`Method::Replay`](crate::capacity::Method::Replay)) instead of
+/// host by host. When the verdict for a host reads only that host (its record, its labels and
+/// what earlier instances of the request consumed there), say so with
+/// [`local_to_host`](FilterFn::local_to_host).
+///
+/// ```
+/// use placewise::{filter_fn, Filter};
+///
+/// let plain = filter_fn("not canary", |cx, h| cx.cluster().label(h, "canary").is_none());
+/// assert!(!plain.host_local());
+/// let local = plain.local_to_host();
+/// assert!(local.host_local());
+/// ```
 pub fn filter_fn<F>(name: impl Into<String>, f: F) -> FilterFn<F>
 where
     F: Fn(&Cx<'_>, HostId) -> bool + Send + Sync,
 {
-    FilterFn { name: name.into(), f }
+    FilterFn { name: name.into(), local: false, f }
+}
+
+impl<F> FilterFn<F> {
+    /// Declares the closure host-local ([`Filter::host_local`]): its verdict for a host depends
+    /// only on the snapshot, the request and what earlier instances of the request consumed on
+    /// that same host. A wrong declaration gives wrong answers, so declare only what holds.
+    pub fn local_to_host(mut self) -> Self {
+        self.local = true;
+        self
+    }
 }
 
 impl<F> Filter for FilterFn<F>
@@ -412,6 +440,10 @@ where
     #[inline]
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
         (self.f)(cx, host).into()
+    }
+
+    fn host_local(&self) -> bool {
+        self.local
     }
 }
 

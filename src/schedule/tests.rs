@@ -637,3 +637,34 @@ fn many_nan_scores_sort_without_a_panic() {
         }
     }
 }
+
+/// Closures declared host-local take the incremental burst path; their answers are those of
+/// the same closures undeclared (the full path), pick for pick.
+#[test]
+fn declared_host_local_closures_place_as_undeclared_ones() {
+    let mut builder = Cluster::builder();
+    for i in 0..70 {
+        builder = builder.host(HostSpec::new(format!("h{i}")).vcpus(8.0).memory_mb(f64::from(1024 * (1 + i % 5))));
+    }
+    let cluster = builder.build().unwrap();
+    let make = |local: bool| {
+        let not_seven = filter_fn("not seven", |_: &Cx<'_>, h: HostId| h.0 % 7 != 0);
+        let fewest = weigher_fn("fewest", |cx: &Cx<'_>, h: HostId| -(cx.instances(h) as f64));
+        let (not_seven, fewest) =
+            if local { (not_seven.local_to_host(), fewest.local_to_host()) } else { (not_seven, fewest) };
+        Scheduler::builder()
+            .filter(ResourceFilter::new())
+            .filter(not_seven)
+            .weigher(fewest, 1.0)
+            .weigher(FreeResourceWeigher::ram(), 0.5)
+            .build()
+            .unwrap()
+    };
+    let request = Request::new(150).memory_mb(512.0);
+    let placed = |s: &Scheduler| -> Vec<HostId> {
+        s.schedule(&cluster, &request).unwrap().selections.iter().map(|x| x.host).collect()
+    };
+    let (full, local) = (placed(&make(false)), placed(&make(true)));
+    assert_eq!(full.len(), 150);
+    assert_eq!(full, local);
+}

@@ -310,27 +310,46 @@ forward_weigher!(&W, Box<W>, Arc<W>);
 pub struct WeigherFn<F> {
     name: String,
     bounds: Bounds,
+    local: bool,
     f: F,
 }
 
 impl<F> fmt::Debug for WeigherFn<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WeigherFn").field("name", &self.name).field("bounds", &self.bounds).finish_non_exhaustive()
+        f.debug_struct("WeigherFn")
+            .field("name", &self.name)
+            .field("bounds", &self.bounds)
+            .field("local", &self.local)
+            .finish_non_exhaustive()
     }
 }
 
 /// Wraps a closure `|cx, host| -> f64` as a [`Weigher`] called `name`, normalised min–max.
+///
+/// The closure is not taken to be [host-local](Weigher::host_local), the safe default: after
+/// each pick of a request the scheduler weighs every candidate again instead of the picked host
+/// alone. When a host's value reads only that host (and what earlier instances of the request
+/// consumed there, as [`Cx::instances`] counts), say so with
+/// [`local_to_host`](WeigherFn::local_to_host).
 pub fn weigher_fn<F>(name: impl Into<String>, f: F) -> WeigherFn<F>
 where
     F: Fn(&Cx<'_>, HostId) -> f64 + Send + Sync,
 {
-    WeigherFn { name: name.into(), bounds: Bounds::NONE, f }
+    WeigherFn { name: name.into(), bounds: Bounds::NONE, local: false, f }
 }
 
 impl<F> WeigherFn<F> {
     /// Sets the normalisation bounds.
     pub fn with_bounds(mut self, bounds: Bounds) -> Self {
         self.bounds = bounds;
+        self
+    }
+
+    /// Declares the closure host-local ([`Weigher::host_local`]): a host's value depends only
+    /// on the snapshot, the request and what earlier instances of the request consumed on that
+    /// same host. A wrong declaration gives wrong answers, so declare only what holds.
+    pub fn local_to_host(mut self) -> Self {
+        self.local = true;
         self
     }
 }
@@ -350,6 +369,10 @@ where
 
     fn bounds(&self) -> Bounds {
         self.bounds
+    }
+
+    fn host_local(&self) -> bool {
+        self.local
     }
 }
 
