@@ -646,3 +646,77 @@ impl ServiceScheduler {
         Ok(moves)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+    use crate::service::site::EdgeHost;
+    use crate::snapshot::HostState;
+
+    /// A seeded cluster of `n` edge hosts: memory, a zone label, GPUs and ingress addresses
+    /// drawn from a few levels, and with `states` a quarter of the hosts not schedulable.
+    fn cluster(seed: u64, n: usize, states: bool) -> Cluster {
+        let mut rng = SplitMix64::new(seed);
+        let mut b = Cluster::builder();
+        for i in 0..n {
+            let mut host = EdgeHost::new(format!("h{i}")).memory_mb(500.0 * rng.below(4) as f64);
+            match rng.below(3) {
+                0 => host = host.label("zone", "a"),
+                1 => host = host.label("zone", "b"),
+                _ => {}
+            }
+            host = host.gpus(rng.below(3) as u32).ingress_addresses(rng.below(2) as u32);
+            let draw = rng.below(16);
+            if states && draw < 4 {
+                let state = HostState { up: draw != 0, enabled: draw != 1, cordoned: draw == 2, evicting: draw == 3 };
+                host = host.with(|spec| spec.state(state));
+            }
+            b = b.host(host.build());
+        }
+        b.build().unwrap()
+    }
+
+    fn spec(seed: u64) -> ServiceSpec {
+        let mut rng = SplitMix64::new(seed);
+        let mut spec = ServiceSpec::replicated("app", "web", 1).memory_mb([0.0, 100.0, 700.0, 1200.0][rng.below(4)]);
+        match rng.below(3) {
+            0 => spec = spec.match_host_labels("zone = a".parse().unwrap()),
+            1 => spec = spec.match_host_labels("not zone = b".parse().unwrap()),
+            _ => {}
+        }
+        spec = spec.gpus(rng.below(3) as u32);
+        if rng.below(2) == 0 {
+            spec = spec.ingress();
+        }
+        spec
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// The one-host scan (the sticky check, a move's destination) against the full scan
+        /// restricted to that host: the same verdict for every live host, whatever its state
+        /// (the full scan's verdict read on the same hosts with every state schedulable).
+        #[test]
+        fn one_host_scan_matches_the_full_scan_on_that_host(
+            seed in proptest::prelude::any::<u64>(),
+            n in 1usize..150,
+        ) {
+            let stated = cluster(seed, n, true);
+            let all_schedulable = cluster(seed, n, false);
+            let site = Arc::new(Site::new(&stated, IngressAllocation::Dhcp).unwrap());
+            let filters = Filters::new(&spec(seed ^ 0x5eed), &site);
+            let full = run_filters(&stated, &filters.list, Scan::Schedulable(None), false).unwrap().0;
+            let reference = run_filters(&all_schedulable, &filters.list, Scan::Schedulable(None), false).unwrap().0;
+            for (h, host) in stated.hosts() {
+                let only = run_filters(&stated, &filters.list, Scan::Only(h), false).unwrap().0;
+                let expected: Vec<HostId> = reference.iter().copied().filter(|&r| r == h).collect();
+                proptest::prop_assert_eq!(&only, &expected, "host {}", h.0);
+                if host.state.schedulable() {
+                    proptest::prop_assert_eq!(!only.is_empty(), full.contains(&h), "host {}", h.0);
+                }
+            }
+        }
+    }
+}
