@@ -19,7 +19,7 @@
 //! |---|---|---|
 //! | general: every host's label path read off its record, the pipeline run node by node, each leaf sorted by comparing full node keys, nothing kept | the reference the paths below are tested against | `balanced_skew_is_optimal`, `compatible_mode_is_deterministic`, `no_node_exceeds_max_replicas`, `weighted_spread_lands_within_one_task` (`tests/properties/spread_properties.rs`), against plain models |
 //! | the tree read off the chunks' label indexes, 64 lanes at a time | every tree build | `leaves_are_the_hosts_of_each_label_path_in_name_order` (`src/spread/tree.rs`) |
-//! | the leading Ready and Resource stages judged a chunk at a time from the dense columns | before the first placement of every call | none yet |
+//! | the leading Ready and Resource stages judged a chunk at a time from the dense columns | before the first placement of every call | `chunked_leading_stages_match_the_pipeline_node_by_node` (`src/spread/run.rs`) |
 //! | verdict reuse: a revisited candidate that took no task since it last passed is not checked again | every filter host-local (SwarmKit's pipeline is) | `reused_verdicts_change_nothing` (`tests/properties/spread_properties.rs`) |
 //! | a leaf's first sort by counting (stable, of the name order) | a leaf without scores whose candidates hold at most 8 distinct keys | `few_keys_sort_as_a_stable_sort_by_key` (`src/spread/compat.rs`) |
 //! | a leaf's first sort on packed integers (key and name rank, one u64 when the counts allow) | any other leaf without scores | `narrow_keys_order_as_wide_ones` (`src/spread/compat.rs`), for the u64 key against the wide one; the packed sort against the comparator sort: none yet |

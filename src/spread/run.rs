@@ -607,3 +607,140 @@ impl<'a> Run<'a> {
         }
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::{NodeState, Run, PREFIX_PASSED};
+    use crate::filter::{filter_fn, Filter};
+    use crate::request::Request;
+    use crate::rng::SplitMix64;
+    use crate::snapshot::{Cluster, HostSpec, HostState, Overlay, ResourceSpec};
+    use crate::spread::filters::{ReadyFilter, Stage, SwarmResourceFilter};
+    use crate::spread::run::{Entry, RevisitOrder};
+    use crate::spread::tree::Tree;
+
+    /// Runs `f` on a fresh compatible-mode [`Run`] of `request` over `cluster`, with the
+    /// pipeline the engine builds for it (Ready, Resource when the request reserves something)
+    /// followed by `user`, nothing placed yet.
+    pub(crate) fn with_run<R>(
+        cluster: &Cluster,
+        request: &Request,
+        user: Option<&dyn Filter>,
+        f: impl FnOnce(&mut Run<'_>) -> R,
+    ) -> R {
+        let compiled = request.compile(cluster).unwrap();
+        let (ready, resource) = (ReadyFilter, SwarmResourceFilter);
+        let mut entries =
+            vec![Entry { filter: Some(&ready as &dyn Filter), hard: None, stage: Stage::Ready, state: None }];
+        if !compiled.resources.is_empty() || !compiled.unknown.is_empty() {
+            entries.push(Entry { filter: Some(&resource), hard: None, stage: Stage::Resource, state: None });
+        }
+        if let Some(u) = user {
+            entries.push(Entry { filter: Some(u), hard: None, stage: Stage::User, state: None });
+        }
+        let mut overlay = Overlay::new();
+        let mut nodes = NodeState::default();
+        nodes.prepare(cluster, None, "web");
+        let counters = vec![0; entries.len()];
+        let mut run = Run {
+            cluster,
+            request,
+            compiled: &compiled,
+            overlay: &mut overlay,
+            entries,
+            counters,
+            counted: false,
+            hard: Vec::new(),
+            soft_on: false,
+            nodes: &mut nodes,
+            tree: Tree::default(),
+            left: request.count,
+            placed: Vec::new(),
+            leaves: Vec::new(),
+            revisit: RevisitOrder::GoHeap,
+            scored: false,
+            sort_buf: Vec::new(),
+            sort_buf64: Vec::new(),
+            heap_buf: Vec::new(),
+            pos_buf: Vec::new(),
+            class_buf: Vec::new(),
+            failed_buf: Vec::new(),
+            prefix: 0,
+            local: false,
+        };
+        f(&mut run)
+    }
+
+    /// A seeded cluster of `n` hosts: memory, vCPUs and a `gpu` resource beyond the dense
+    /// columns drawn from a few levels (so a request's amount often equals a host's free
+    /// amount), reserved amounts, and some hosts down, disabled, cordoned or evicting.
+    fn cluster(seed: u64, n: usize) -> Cluster {
+        let mut rng = SplitMix64::new(seed);
+        let mut b = Cluster::builder();
+        for i in 0..n {
+            let mut host = HostSpec::new(format!("h{i}"))
+                .memory_mb(1024.0 * rng.below(4) as f64)
+                .vcpus(rng.below(5) as f64)
+                .resource("gpu", {
+                    let reserved = rng.below(2) as f64;
+                    ResourceSpec::new(reserved + rng.below(3) as f64).reserved(reserved)
+                });
+            let draw = rng.below(12);
+            if draw < 4 {
+                host = host.state(HostState {
+                    up: draw != 0,
+                    enabled: draw != 1,
+                    cordoned: draw == 2,
+                    evicting: draw == 3,
+                });
+            }
+            b = b.host(host);
+        }
+        b.build().unwrap()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// The leading Ready and Resource stages judged a chunk at a time from the dense
+        /// columns ([`Run::initial_fails`], read by [`Run::fails_initially`]) against the
+        /// pipeline run node by node ([`Run::fails`]): the same first failing entry, or the same
+        /// pass, for every host, with and without a user filter after them.
+        #[test]
+        fn chunked_leading_stages_match_the_pipeline_node_by_node(
+            seed in proptest::prelude::any::<u64>(),
+            n in 1usize..200,
+            memory in 0usize..4,
+            vcpus in 0usize..4,
+            gpu in 0usize..3,
+            unknown in proptest::bool::weighted(0.1),
+            user in proptest::bool::ANY,
+        ) {
+            let c = cluster(seed, n);
+            let mut request = Request::new(1);
+            if memory > 0 {
+                request = request.memory_mb(1024.0 * (memory - 1) as f64);
+            }
+            if vcpus > 0 {
+                request = request.vcpus((vcpus - 1) as f64);
+            }
+            if gpu > 0 {
+                request = request.resource("gpu", (gpu - 1) as f64);
+            }
+            if unknown {
+                request = request.resource("fpga", 1.0);
+            }
+            let odd = filter_fn("odd", |_, h| h.0 % 2 == 1);
+            let user: Option<&dyn Filter> = if user { Some(&odd) } else { None };
+            with_run(&c, &request, user, |run| {
+                run.initial_fails();
+                for h in c.host_ids() {
+                    proptest::prop_assert_eq!(run.fails_initially(h, true), run.fails(h, true), "host {}", h.0);
+                    let passed = run.nodes.prefix_fail[h.index()] == PREFIX_PASSED;
+                    proptest::prop_assert_eq!(passed, run.fails(h, true).is_none_or(|i| i >= run.prefix));
+                }
+                Ok(())
+            })?;
+        }
+    }
+}
