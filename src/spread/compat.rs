@@ -669,6 +669,74 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// A leaf's first sort without scores, when it holds too many distinct keys to count
+        /// (the packed integers: one u64 when the counts allow, else a u128), against a sort by
+        /// the node order: by name rank, [`Run::full_order`](crate::spread::run::Run::full_order);
+        /// by position, a stable sort by [`Run::node_less`](crate::spread::run::Run::node_less).
+        #[test]
+        fn packed_sort_orders_as_the_node_order(
+            seed in any::<u64>(),
+            n in 1usize..150,
+            wide in prop_oneof![3 => Just(0usize), 1 => 1usize..4],
+            by_rank in any::<bool>(),
+            in_rank_order in any::<bool>(),
+        ) {
+            let c = (0..n)
+                .fold(crate::snapshot::Cluster::builder(), |b, i| b.host(crate::snapshot::HostSpec::new(format!("h{i}"))))
+                .build()
+                .unwrap();
+            let mut rng = crate::rng::SplitMix64::new(seed);
+            let shuffle = |v: &mut Vec<HostId>, rng: &mut crate::rng::SplitMix64| {
+                for i in (1..v.len()).rev() {
+                    v.swap(i, rng.below(i + 1));
+                }
+            };
+            // The leaf's name order, and its candidates: a subset, in that order or another.
+            let mut names: Vec<HostId> = (0..n as u32).map(HostId).collect();
+            shuffle(&mut names, &mut rng);
+            let mut cands: Vec<HostId> = names.iter().copied().filter(|_| rng.below(4) != 0).collect();
+            if !in_rank_order {
+                shuffle(&mut cands, &mut rng);
+            }
+            crate::spread::run::tests::with_run(&c, &crate::request::Request::new(1), None, |run| {
+                for (r, h) in names.iter().enumerate() {
+                    run.nodes.rank[h.index()] = r as u32;
+                }
+                // Many distinct keys (more than the counting sort takes), ties among them; with
+                // `wide`, some penalties or counts of 2^16 and more.
+                for h in &names {
+                    let big = |rng: &mut crate::rng::SplitMix64| if rng.below(8) < wide { 1 << 16 | rng.below(3) as u32 } else { rng.below(12) as u32 };
+                    let penalty = if rng.below(8) < wide { 5 + rng.below(2) as u32 } else { 0 };
+                    run.nodes.key[h.index()] = pack_key(penalty, big(&mut rng), big(&mut rng));
+                }
+                let mut leaf = crate::spread::tree::Branch::default();
+                leaf.hosts = names.clone();
+                run.tree.branches = vec![leaf];
+                let mut want = cands.clone();
+                if by_rank {
+                    want.sort_by(|&a, &b| run.full_order(a, b));
+                } else {
+                    want.sort_by(|&a, &b| {
+                        if run.node_less(a, b) {
+                            std::cmp::Ordering::Less
+                        } else if run.node_less(b, a) {
+                            std::cmp::Ordering::Greater
+                        } else {
+                            std::cmp::Ordering::Equal
+                        }
+                    });
+                }
+                let mut got = cands.clone();
+                run.sort_leaf(0, &mut got, by_rank);
+                prop_assert_eq!(got, want);
+                Ok(())
+            })?;
+        }
+    }
+
+    proptest! {
         /// The counting sort of few distinct keys orders candidates as a stable sort by key
         /// does, and declines (leaving them as they were) exactly when they hold more than
         /// `FEW_KEYS` distinct keys.
