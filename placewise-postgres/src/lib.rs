@@ -175,12 +175,13 @@
 //! machine, 10,000 hosts, 10,000 single-instance requests, `synchronous_commit` on (the full
 //! table, with the batch-size and conflict trade-offs, is in the project README):
 //!
-//! - one process, 8 plans per transaction: 4,259 durable placements/s, no conflicts;
-//! - four processes each serving its own pool of hosts: 4,141/s, no conflicts;
-//! - four processes all planning on the whole cluster: 2,930/s with a quarter of the claims
-//!   stale at top-64 (they pick the same best hosts), 2 % at top-1,024, none with fit
-//!   validation (3,973/s);
-//! - one transaction per plan: 896/s (a synchronous commit per placement).
+//! - the defaults (`RetryPolicy::default()`: fit validation, a pick among the best 4), 8 plans
+//!   per transaction: one process 5,176 durable placements/s, two 5,577/s, four 4,425/s, no
+//!   conflicts;
+//! - four processes each serving its own pool of hosts: 4,316/s, no conflicts;
+//! - four processes with generation validation at top-64: 4,120/s with a quarter of the
+//!   claims stale (they pick the same best hosts), 2 % at top-1,024;
+//! - one transaction per plan: 969/s (a synchronous commit per placement).
 //!
 //! Loading 100,000 hosts (checkpoint and log) takes 762 ms, 1.11× building the same cluster
 //! from JSON in memory (`cargo bench -p placewise-postgres --bench load`).
