@@ -1081,7 +1081,7 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         now: i64,
     ) -> VolumeSchedule {
-        if let Some(refused) = refuse(cluster, volume, replicas) {
+        if let Some(refused) = refuse(volume, replicas, || check_disks(cluster)) {
             return refused;
         }
         if let Some(schedule) = self.cold_volume(cluster, volume, replicas) {
@@ -1123,9 +1123,18 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         now: i64,
     ) -> VolumeSchedule {
-        if let Some(refused) = refuse(cluster, volume, replicas) {
+        if let Some(refused) = refuse(volume, replicas, || Ok(())) {
             return refused;
         }
+        let cx = Ctx::new(self, cluster, volume);
+        // One preparation serves every check and placement of the call (`bind` re-points it).
+        // Preparing reads a disk above its maximum without harm; the kept preparation knows
+        // whether its snapshot holds one, so a stream of volumes on one snapshot checks once.
+        scratch.prepare(&cx, self.hooks.as_ref());
+        if let Some(refused) = refuse(volume, replicas, || disk_error(cluster, scratch.disk_above_maximum(cluster))) {
+            return refused;
+        }
+        let prep = scratch.prepared();
         let mut list: Vec<Replica> = replicas.to_vec();
         let usable = list.iter().filter(|r| !r.is_failed() && !r.eviction_requested && r.active && !r.deleted).count();
         let missing = (volume.number_of_replicas as usize).saturating_sub(usable);
@@ -1137,9 +1146,6 @@ impl ReplicaScheduler {
         let new_volume = list.is_empty();
         let hard =
             if volume.data_locality == DataLocality::StrictLocal { volume.node_id.clone() } else { String::new() };
-        let cx = Ctx::new(self, cluster, volume);
-        // One preparation serves every check and placement of the call (`bind` re-points it).
-        let prep = scratch.prepare(&cx, self.hooks.as_ref());
         // Appending an unscheduled replica changes nothing the precheck reads (it occupies no
         // node, zone or disk), so a passed precheck stays valid until a replica is reused. Its
         // outcome is also the first scheduling's, when that replica is as plain as the probe.
@@ -1552,7 +1558,13 @@ fn failure_reasons(reasons: &mut Reasons, hooks: Option<&Hooks>, caller_nodes: u
 /// The first disk of `cluster` with more available space than its maximum, as an error.
 /// Computes in O(hosts / 64).
 fn check_disks(cluster: &Cluster) -> Result<(), ReplicaError> {
-    let Some((host, disk)) = cluster.disk_above_maximum() else { return Ok(()) };
+    disk_error(cluster, cluster.disk_above_maximum())
+}
+
+/// The error for `found`, the first disk above its maximum if there is one
+/// ([`Cluster::disk_above_maximum`]).
+fn disk_error(cluster: &Cluster, found: Option<(HostId, DiskId)>) -> Result<(), ReplicaError> {
+    let Some((host, disk)) = found else { return Ok(()) };
     let (Some(h), Some(d)) = (cluster.host(host), cluster.disk(host, disk)) else { return Ok(()) };
     Err(ReplicaError::DiskAboveMaximum {
         host: h.name.to_string(),
@@ -1566,8 +1578,12 @@ fn check_disks(cluster: &Cluster) -> Result<(), ReplicaError> {
 /// [`check_disks`]): nothing created or reused, the replicas as given in name order, the error
 /// in [`VolumeSchedule::invalid`] and its message as the precheck failure (the volume's
 /// condition message).
-fn refuse(cluster: &Cluster, volume: &Volume, replicas: &[Replica]) -> Option<VolumeSchedule> {
-    let error = volume.validate().and_then(|()| check_disks(cluster)).err()?;
+fn refuse(
+    volume: &Volume,
+    replicas: &[Replica],
+    disks: impl FnOnce() -> Result<(), ReplicaError>,
+) -> Option<VolumeSchedule> {
+    let error = volume.validate().and_then(|()| disks()).err()?;
     let message = match &error {
         // The message this refusal had before the other checks existed.
         ReplicaError::InvalidVolume { field: "number_of_replicas", value, .. }

@@ -4,6 +4,7 @@ use super::hooks::Hooks;
 use super::prep::{self, Base, FillKey, Prep};
 use super::settings::ReplicaSettings;
 use super::Ctx;
+use crate::id::{DiskId, HostId};
 use crate::snapshot::{Cluster, Lineage};
 use std::fmt;
 use std::sync::Arc;
@@ -60,6 +61,9 @@ struct Stamp {
     cluster: Cluster,
     settings: ReplicaSettings,
     hooks: Option<Arc<Hooks>>,
+    /// The snapshot's first disk above its maximum ([`Cluster::disk_above_maximum`]), found
+    /// when the stamp was made or refreshed.
+    disk_above_maximum: Option<(HostId, DiskId)>,
 }
 
 impl Stamp {
@@ -134,6 +138,20 @@ impl ReplicaScratch {
         &mut self.prep
     }
 
+    /// The state the last [`prepare`](ReplicaScratch::prepare) returned.
+    pub(crate) fn prepared(&mut self) -> &mut Prep {
+        &mut self.prep
+    }
+
+    /// `cluster`'s first disk above its maximum, right after a [`prepare`](ReplicaScratch::prepare)
+    /// for it: O(1) from the kept preparation's stamp, O(hosts / 64) for a one-off scratch.
+    pub(crate) fn disk_above_maximum(&self, cluster: &Cluster) -> Option<(HostId, DiskId)> {
+        match &self.stamp {
+            Some(stamp) if !self.one_off => stamp.disk_above_maximum,
+            _ => cluster.disk_above_maximum(),
+        }
+    }
+
     /// Makes the kept preparation match `cx`'s snapshot, settings and hooks: keeps it,
     /// refreshes the hosts of the chunks that changed (and the volume's part with them when it
     /// was filled for `key`), or rebuilds it. `true` when the volume's part must be filled anew.
@@ -147,6 +165,7 @@ impl ReplicaScratch {
                     prep::refresh(cx, &mut self.base, with_volume.then_some(&mut self.prep), changed);
                     // The old snapshot's chunks that no one else holds are freed here.
                     stamp.cluster = cx.cluster.clone();
+                    stamp.disk_above_maximum = cx.cluster.disk_above_maximum();
                     self.rebuilds += 1;
                     self.refreshes += 1;
                     return !with_volume;
@@ -158,7 +177,12 @@ impl ReplicaScratch {
         self.stamp = None;
         self.base.build(cx);
         self.rebuilds += 1;
-        self.stamp = Some(Stamp { cluster: cx.cluster.clone(), settings: cx.settings.clone(), hooks: hooks.cloned() });
+        self.stamp = Some(Stamp {
+            cluster: cx.cluster.clone(),
+            settings: cx.settings.clone(),
+            hooks: hooks.cloned(),
+            disk_above_maximum: cx.cluster.disk_above_maximum(),
+        });
         true
     }
 }
