@@ -307,6 +307,47 @@ pub(crate) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
+    /// A run of `request.count` tasks through `entries`, with the hard spread domains `hard`;
+    /// every buffer empty, no task placed, no counter or score set, revisited leaves in
+    /// SwarmKit's heap order. [`Run::local`] is left `false` for the caller to decide.
+    pub(crate) fn new(
+        cluster: &'a Cluster,
+        request: &'a Request,
+        compiled: &'a CompiledRequest,
+        overlay: &'a mut Overlay,
+        nodes: &'a mut NodeState,
+        entries: Vec<Entry<'a>>,
+        hard: Vec<Domains>,
+    ) -> Self {
+        let tasks = request.count;
+        Run {
+            cluster,
+            request,
+            compiled,
+            overlay,
+            counters: vec![0; entries.len()],
+            entries,
+            counted: false,
+            soft_on: hard.iter().any(|d| d.soft),
+            hard,
+            nodes,
+            tree: Tree::default(),
+            left: tasks,
+            placed: Vec::with_capacity(tasks as usize),
+            leaves: Vec::with_capacity(tasks as usize),
+            revisit: RevisitOrder::GoHeap,
+            scored: false,
+            sort_buf: Vec::new(),
+            sort_buf64: Vec::new(),
+            heap_buf: Vec::new(),
+            pos_buf: Vec::new(),
+            class_buf: Vec::new(),
+            failed_buf: Vec::new(),
+            prefix: 0,
+            local: false,
+        }
+    }
+
     pub(crate) fn cx(&self) -> Cx<'_> {
         Cx::new(self.cluster, self.request, self.compiled, self.overlay, self.placed.len() as u32)
     }
@@ -616,8 +657,7 @@ pub(super) mod tests {
     use crate::rng::SplitMix64;
     use crate::snapshot::{Cluster, HostSpec, HostState, Overlay, ResourceSpec};
     use crate::spread::filters::{ReadyFilter, Stage, SwarmResourceFilter};
-    use crate::spread::run::{Entry, RevisitOrder};
-    use crate::spread::tree::Tree;
+    use crate::spread::run::Entry;
 
     /// Runs `f` on a fresh compatible-mode [`Run`] of `request` over `cluster`, with the
     /// pipeline the engine builds for it (Ready, Resource when the request reserves something)
@@ -641,33 +681,7 @@ pub(super) mod tests {
         let mut overlay = Overlay::new();
         let mut nodes = NodeState::default();
         nodes.prepare(cluster, None, "web");
-        let counters = vec![0; entries.len()];
-        let mut run = Run {
-            cluster,
-            request,
-            compiled: &compiled,
-            overlay: &mut overlay,
-            entries,
-            counters,
-            counted: false,
-            hard: Vec::new(),
-            soft_on: false,
-            nodes: &mut nodes,
-            tree: Tree::default(),
-            left: request.count,
-            placed: Vec::new(),
-            leaves: Vec::new(),
-            revisit: RevisitOrder::GoHeap,
-            scored: false,
-            sort_buf: Vec::new(),
-            sort_buf64: Vec::new(),
-            heap_buf: Vec::new(),
-            pos_buf: Vec::new(),
-            class_buf: Vec::new(),
-            failed_buf: Vec::new(),
-            prefix: 0,
-            local: false,
-        };
+        let mut run = Run::new(cluster, request, &compiled, &mut overlay, &mut nodes, entries, Vec::new());
         f(&mut run)
     }
 

@@ -273,38 +273,10 @@ impl SpreadScheduler {
                 names
             })
         };
-        let soft_on = hard.iter().any(|d| d.soft);
-        let counters = vec![0; entries.len()];
-        let mut run = Run {
-            cluster,
-            request: &freq,
-            compiled: &compiled,
-            overlay,
-            entries,
-            counters,
-            counted: false,
-            hard,
-            soft_on,
-            nodes,
-            tree: Tree::default(),
-            left: request.tasks,
-            placed: Vec::with_capacity(request.tasks as usize),
-            leaves: Vec::with_capacity(request.tasks as usize),
-            revisit: if request.mode == Mode::SwarmCompatibleStable {
-                RevisitOrder::Stable
-            } else {
-                RevisitOrder::GoHeap
-            },
-            scored: false,
-            sort_buf: Vec::new(),
-            sort_buf64: Vec::new(),
-            heap_buf: Vec::new(),
-            pos_buf: Vec::new(),
-            class_buf: Vec::new(),
-            failed_buf: Vec::new(),
-            prefix: 0,
-            local: false,
-        };
+        let mut run = Run::new(cluster, &freq, &compiled, overlay, nodes, entries, hard);
+        if request.mode == Mode::SwarmCompatibleStable {
+            run.revisit = RevisitOrder::Stable;
+        }
         run.local = run.entries.iter().all(|e| {
             e.hard.is_none() && e.filter.is_some_and(|f| f.host_local_for(&run.cx().with_state(e.state.as_deref())))
         });
