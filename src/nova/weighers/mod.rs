@@ -20,6 +20,32 @@
 //! every one is host-local: its raw value depends only on the host and what earlier instances of
 //! the request consumed there.
 
+/// The filter scheduler's per-aggregate multiplier override as a weigher's
+/// [`Extension`](crate::weigh::Extension): the smallest value of the type's `AGGREGATE_KEY`
+/// across the host's aggregates, else the configured multiplier; asked once per aggregate class;
+/// no candidate check.
+macro_rules! aggregate_extension {
+    ($ty:ty) => {
+        impl $crate::weigh::Extension for $ty {
+            fn multiplier(&self, cx: &$crate::request::Cx<'_>, host: $crate::id::HostId, configured: f64) -> f64 {
+                $crate::nova::weighers::aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
+            }
+
+            fn per_host_multiplier(&self) -> bool {
+                true
+            }
+
+            fn multiplier_by_aggregates(&self) -> bool {
+                true
+            }
+
+            fn validates(&self) -> bool {
+                false
+            }
+        }
+    };
+}
+
 /// The filter scheduler's plain weighers share one shape: class-name and option constants, a raw
 /// value read from the host-state view, fixed bounds, the per-aggregate multiplier override, and
 /// host locality. Each weigher file declares and documents its type and states what differs.
@@ -71,23 +97,7 @@ macro_rules! nova_weigher {
             }
         }
 
-        impl $crate::weigh::Extension for $ty {
-            fn multiplier(&self, cx: &$crate::request::Cx<'_>, host: $crate::id::HostId, configured: f64) -> f64 {
-                $crate::nova::weighers::aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
-            }
-
-            fn per_host_multiplier(&self) -> bool {
-                true
-            }
-
-            fn multiplier_by_aggregates(&self) -> bool {
-                true
-            }
-
-            fn validates(&self) -> bool {
-                false
-            }
-        }
+        aggregate_extension!($ty);
     };
 }
 

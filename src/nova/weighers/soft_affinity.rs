@@ -2,7 +2,6 @@
 //!
 //! Also the member count both soft-affinity weighers share.
 
-use super::aggregate_multiplier;
 use crate::error::ScheduleError;
 use crate::id::HostId;
 use crate::nova::request::GroupMembers;
@@ -47,7 +46,7 @@ pub(super) fn members_on_host(cx: &Cx<'_>, host: HostId, policy: &str) -> f64 {
 /// so the hosts with the most members score 1.
 ///
 /// The multiplier is the option `soft_affinity_weight_multiplier` (default 1.0, at least 0),
-/// overridden per host by the smallest aggregate value of the same key ([`aggregate_multiplier`];
+/// overridden per host by the smallest aggregate value of the same key ([`aggregate_multiplier`](super::aggregate_multiplier);
 /// the minimum of 0 does not apply to overrides). Host-local: a pick changes only the count of
 /// the host it lands on.
 ///
@@ -110,20 +109,4 @@ impl Weigher for ServerGroupSoftAffinityWeigher {
     }
 }
 
-impl Extension for ServerGroupSoftAffinityWeigher {
-    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
-        aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
-    }
-
-    fn per_host_multiplier(&self) -> bool {
-        true
-    }
-
-    fn multiplier_by_aggregates(&self) -> bool {
-        true
-    }
-
-    fn validates(&self) -> bool {
-        false
-    }
-}
+aggregate_extension!(ServerGroupSoftAffinityWeigher);

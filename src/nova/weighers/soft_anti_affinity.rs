@@ -1,7 +1,6 @@
 //! `ServerGroupSoftAntiAffinityWeigher`: keep away from the other members of a
 //! `soft-anti-affinity` group.
 
-use super::aggregate_multiplier;
 use super::soft_affinity::{members_on_host, PolicyMembers};
 use crate::error::ScheduleError;
 use crate::id::HostId;
@@ -16,7 +15,7 @@ use crate::weigh::{Bounds, Extension, Weigher};
 /// min–max over the candidates, so the hosts with the fewest members score 1.
 ///
 /// The multiplier is the option `soft_anti_affinity_weight_multiplier` (default 1.0, at least 0),
-/// overridden per host by the smallest aggregate value of the same key ([`aggregate_multiplier`];
+/// overridden per host by the smallest aggregate value of the same key ([`aggregate_multiplier`](super::aggregate_multiplier);
 /// the minimum of 0 does not apply to overrides). Host-local.
 ///
 /// ```
@@ -79,20 +78,4 @@ impl Weigher for ServerGroupSoftAntiAffinityWeigher {
     }
 }
 
-impl Extension for ServerGroupSoftAntiAffinityWeigher {
-    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
-        aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
-    }
-
-    fn per_host_multiplier(&self) -> bool {
-        true
-    }
-
-    fn multiplier_by_aggregates(&self) -> bool {
-        true
-    }
-
-    fn validates(&self) -> bool {
-        false
-    }
-}
+aggregate_extension!(ServerGroupSoftAntiAffinityWeigher);
