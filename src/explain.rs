@@ -32,6 +32,10 @@ pub struct HostVerdict {
     /// The instance of the request being placed when the host was rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<u32>,
+    /// The disk this verdict is about, for an engine that places on a host's disks (replica);
+    /// `None` for a verdict on the whole host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
 }
 
 /// One weigher's contribution to one host's score.
@@ -85,6 +89,25 @@ pub struct Explanation {
     /// The best hosts for the first instance with their score breakdown, when asked for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top: Vec<RankedHost>,
+    /// The engine's own words for the outcome where it copies a real system's (Longhorn's
+    /// condition message, SwarmKit's `no suitable node (…)`); `None` where it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Explanation {
+    /// An explanation of a call over `hosts` hosts that rejected none and kept no details.
+    pub fn new(hosts: u32) -> Explanation {
+        Explanation {
+            hosts,
+            available: hosts,
+            instance: 0,
+            rejections: Vec::new(),
+            verdicts: Vec::new(),
+            top: Vec::new(),
+            message: None,
+        }
+    }
 }
 
 impl fmt::Display for Explanation {
@@ -114,6 +137,7 @@ mod tests {
             ],
             verdicts: vec![],
             top: vec![],
+            message: None,
         };
         assert_eq!(e.to_string(), "0/12 hosts are available: 7 insufficient memory, 5 not in zone az2");
         let ok = Explanation { available: 12, rejections: vec![], ..e };

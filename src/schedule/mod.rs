@@ -533,7 +533,7 @@ impl Scheduler {
         let name = cluster.host_name(host).to_owned();
         if cluster.host(host).is_none() {
             let reason = Some("no such host".to_owned());
-            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0) });
+            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0), disk: None });
         }
         let compiled = request.compile(cluster)?;
         let overlay = Overlay::new();
@@ -545,7 +545,7 @@ impl Scheduler {
         restrict_hosts(cluster, &request.vm, &mut masks);
         if masks[chunk] == 0 {
             let reason = Some("excluded by the request's host lists".to_owned());
-            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0) });
+            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0), disk: None });
         }
         let mut rejections = Rejections::new(false);
         let mut one = [bit];
@@ -560,10 +560,17 @@ impl Scheduler {
             (f.name().to_owned(), f.describe(&cx.with_state(states[filter as usize].as_deref()), reason))
         });
         Ok(match rejected {
-            Some((filter, reason)) if one[0] == 0 => {
-                HostVerdict { host: name, passed: false, filter: Some(filter), reason: Some(reason), instance: Some(0) }
+            Some((filter, reason)) if one[0] == 0 => HostVerdict {
+                host: name,
+                passed: false,
+                filter: Some(filter),
+                reason: Some(reason),
+                instance: Some(0),
+                disk: None,
+            },
+            _ => {
+                HostVerdict { host: name, passed: one[0] != 0, filter: None, reason: None, instance: None, disk: None }
             }
-            _ => HostVerdict { host: name, passed: one[0] != 0, filter: None, reason: None, instance: None },
         })
     }
 
@@ -730,6 +737,7 @@ impl Scheduler {
                             filter: Some(filter),
                             reason: Some(reason),
                             instance: Some(rejected[i].instance),
+                            disk: None,
                         }
                     }
                     Err(_) => HostVerdict {
@@ -738,12 +746,13 @@ impl Scheduler {
                         filter: None,
                         reason: None,
                         instance: None,
+                        disk: None,
                     },
                 };
                 verdicts.push(verdict);
             }
         }
-        Explanation { hosts, available, instance: cx.instance(), rejections: counts, verdicts, top }
+        Explanation { hosts, available, instance: cx.instance(), rejections: counts, verdicts, top, message: None }
     }
 }
 
