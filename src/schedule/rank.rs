@@ -25,8 +25,10 @@
 //! the tree finds the best and a moved range costs no re-sort. When two scores become equal
 //! (or one NaN), the order is written out from the previous round's scores, which were
 //! distinct, and the kept-order path goes on from there (a property test compares the two).
-//! A NaN score compares equal to every other, which is no total order; the standard sorts may
-//! panic on such a comparison, so an order that meets one is sorted by [`merge_sort`].
+//! In that order a NaN score compares equal to every other, as in the filter scheduler's sort,
+//! which is no total order; the standard sorts may panic on such a comparison, so an order that
+//! meets one is sorted by [`merge_sort`]. With [`Ties::HostId`] a NaN ranks after every number
+//! ([`score_order`]): a total order, so the tree, a scan and the one-pass heap agree.
 
 use super::{Ties, Weighed};
 use crate::error::ScheduleError;
@@ -838,9 +840,9 @@ impl Ranking {
     #[inline]
     pub(super) fn rank(&self, tiers: usize, candidates: &[HostId], a: usize, b: usize) -> Ordering {
         for t in 0..tiers {
-            match self.score(t, b).partial_cmp(&self.score(t, a)) {
-                Some(Ordering::Equal) | None => {}
-                Some(o) => return o,
+            match score_order(self.score(t, a), self.score(t, b)) {
+                Ordering::Equal => {}
+                o => return o,
             }
         }
         candidates[a].cmp(&candidates[b])
@@ -922,8 +924,7 @@ impl Ranking {
             let scores = &self.scores[..self.n];
             let mut best = 0;
             for c in 1..self.n {
-                let (s, b) = (scores[c], scores[best]);
-                if s > b || (s == b && candidates[c] < candidates[best]) {
+                if !first(scores, 0, 1, candidates, best, c) {
                     best = c;
                 }
             }
@@ -977,10 +978,6 @@ fn merge_sort(v: &mut [u32], spare: &mut Vec<u32>, cmp: impl Fn(&u32, &u32) -> O
 /// to the lower host id: [`Ranking::rank`] is not `Greater`.
 #[inline(always)]
 fn first(scores: &[f64], cap: usize, tiers: usize, candidates: &[HostId], a: usize, b: usize) -> bool {
-    if tiers == 1 {
-        let (x, y) = (scores[a], scores[b]);
-        return x > y || (x == y || x.is_nan() || y.is_nan()) && candidates[a] <= candidates[b];
-    }
     for t in 0..tiers {
         let (x, y) = (scores[t * cap + a], scores[t * cap + b]);
         if x > y {
@@ -989,8 +986,23 @@ fn first(scores: &[f64], cap: usize, tiers: usize, candidates: &[HostId], a: usi
         if y > x {
             return false;
         }
+        if x != y && x.is_nan() != y.is_nan() {
+            // Unordered with one NaN: the number ranks first.
+            return y.is_nan();
+        }
     }
     candidates[a] <= candidates[b]
+}
+
+/// The order of two tier scores under [`Ties::HostId`] (`Less`: `x` ranks first): the higher
+/// first, and a NaN after every number (two NaNs are equal), so the order is total and the
+/// tournament tree, a scan and a heap agree whatever order they meet the candidates in.
+#[inline(always)]
+pub(super) fn score_order(x: f64, y: f64) -> Ordering {
+    match y.partial_cmp(&x) {
+        Some(o) => o,
+        None => x.is_nan().cmp(&y.is_nan()),
+    }
 }
 
 /// An integer that orders non-NaN scores from the highest to the lowest, with `-0.0` and `0.0`

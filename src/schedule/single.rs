@@ -23,7 +23,7 @@
 //! ranking's selection under the same comparison. A filter or weigher error is reported by
 //! replaying the round the usual way, so even the error is the one the ranking path gives.
 
-use super::rank::add_terms;
+use super::rank::{add_terms, score_order};
 use super::{filter_chunk, Scheduler};
 use crate::error::ScheduleError;
 use crate::filter::Rejections;
@@ -510,9 +510,9 @@ impl OnePass {
     /// scores, then the lower host id).
     fn rank(&self, tiers: usize, a: usize, b: usize) -> Ordering {
         for t in 0..tiers {
-            match self.kept_scores[b * tiers + t].partial_cmp(&self.kept_scores[a * tiers + t]) {
-                Some(Ordering::Equal) | None => {}
-                Some(o) => return o,
+            match score_order(self.kept_scores[a * tiers + t], self.kept_scores[b * tiers + t]) {
+                Ordering::Equal => {}
+                o => return o,
             }
         }
         self.kept[a].cmp(&self.kept[b])

@@ -457,45 +457,76 @@ proptest::proptest! {
     /// re-checked and re-weighed, a tournament tree of the candidates) against the same
     /// scheduler made to judge and weigh every candidate every round (a pass-all filter that is
     /// not host-local): the same picks and scores, bit for bit. Values drawn from a few levels
-    /// make ties common; the third weigher moves as instances land. No score is NaN here: with
-    /// one the two paths may pick differently (a NaN compares equal to every score, so "best"
-    /// depends on the order of comparisons).
+    /// make ties common; the third weigher moves as instances land. A third of the cases make a
+    /// NaN score, which ranks after every number in both paths.
     #[test]
     fn host_id_incremental_burst_matches_the_rebuilt_one(
         hosts in proptest::collection::vec((1u32..400, 1u32..400, 0u32..400), 2..48),
         levels in proptest::sample::select(vec![3u32, 12, 400]),
         multipliers in proptest::collection::vec(proptest::sample::select(vec![-1.0, -0.5, 0.25, 1.0, 2.0]), 3),
         step in proptest::sample::select(vec![-1.0, 0.0, 1.0]),
+        nan in proptest::option::weighted(0.3, (0u32..4, 0u32..4, 1u32..6)),
         two_tiers in proptest::bool::weighted(0.3),
         count in 2u32..90,
     ) {
-        let level = |v: u32| f64::from(v % levels + 1);
-        let mut b = Cluster::builder();
-        for (i, (mem, cpu, _)) in hosts.iter().enumerate() {
-            b = b.host(HostSpec::new(format!("h{i}")).memory_mb(level(*mem) * 1024.0).vcpus(level(*cpu) * 2.0));
-        }
-        let c = b.build().unwrap();
-        let base: Vec<f64> = hosts.iter().map(|h| level(h.2)).collect();
-        let build = |rebuild: bool| {
-            let local = Local { base: base.clone(), step, jump: None, infinite: None };
-            let mut s = Scheduler::builder().filter(ResourceFilter::new());
-            if rebuild {
-                s = s.filter(filter_fn("everyone", |_, _| true));
-            }
-            s = s.weigher(FreeResourceWeigher::ram(), multipliers[0]).weigher(local, multipliers[1]);
-            if two_tiers {
-                s = s.tier();
-            }
-            s.weigher(FreeResourceWeigher::cpu(), multipliers[2]).ties(Ties::HostId).build().unwrap()
-        };
-        let req = Request::new(count).memory_mb(1024.0).vcpus(1.0);
-        let bits = |p: Placement| -> Vec<(u32, Vec<u64>)> {
-            p.selections.iter().map(|s| (s.host.0, s.scores.iter().map(|x| x.to_bits()).collect())).collect()
-        };
-        let incremental = bits(build(false).schedule(&c, &req).unwrap());
-        let rebuilt = bits(build(true).schedule(&c, &req).unwrap());
+        let (incremental, rebuilt) = host_id_bursts(&hosts, levels, &multipliers, step, nan, two_tiers, count);
         proptest::prop_assert_eq!(incremental, rebuilt);
     }
+}
+
+/// Picks and score bits of one burst with [`Ties::HostId`]: incremental, and rebuilt every round
+/// (a pass-all filter that is not host-local), for `host_id_incremental_burst_matches_the_rebuilt_one`.
+#[allow(clippy::type_complexity)]
+fn host_id_bursts(
+    hosts: &[(u32, u32, u32)],
+    levels: u32,
+    multipliers: &[f64],
+    step: f64,
+    nan: Option<(u32, u32, u32)>,
+    two_tiers: bool,
+    count: u32,
+) -> (Vec<(u32, Vec<u64>)>, Vec<(u32, Vec<u64>)>) {
+    let level = |v: u32| f64::from(v % levels + 1);
+    let mut b = Cluster::builder();
+    for (i, (mem, cpu, _)) in hosts.iter().enumerate() {
+        b = b.host(HostSpec::new(format!("h{i}")).memory_mb(level(*mem) * 1024.0).vcpus(level(*cpu) * 2.0));
+    }
+    let c = b.build().unwrap();
+    let mut base: Vec<f64> = hosts.iter().map(|h| level(h.2)).collect();
+    // A host at `-f64::MAX` beside one that jumps to `f64::MAX` makes a NaN score.
+    if let Some((low, _, _)) = nan {
+        if let Some(b) = base.get_mut(low as usize) {
+            *b = -f64::MAX;
+        }
+    }
+    let build = |rebuild: bool| {
+        let local = Local { base: base.clone(), step, jump: nan.map(|n| (n.1, n.2)), infinite: None };
+        let mut s = Scheduler::builder().filter(ResourceFilter::new());
+        if rebuild {
+            s = s.filter(filter_fn("everyone", |_, _| true));
+        }
+        s = s.weigher(FreeResourceWeigher::ram(), multipliers[0]).weigher(local, multipliers[1]);
+        if two_tiers {
+            s = s.tier();
+        }
+        s.weigher(FreeResourceWeigher::cpu(), multipliers[2]).ties(Ties::HostId).build().unwrap()
+    };
+    let req = Request::new(count).memory_mb(1024.0).vcpus(1.0);
+    let bits = |p: Placement| -> Vec<(u32, Vec<u64>)> {
+        p.selections.iter().map(|s| (s.host.0, s.scores.iter().map(|x| x.to_bits()).collect())).collect()
+    };
+    let incremental = bits(build(false).schedule(&c, &req).unwrap());
+    let rebuilt = bits(build(true).schedule(&c, &req).unwrap());
+    (incremental, rebuilt)
+}
+
+/// The case that found the tournament tree and the scan disagreeing once a score was NaN (a NaN
+/// compared equal to every score): the two paths now pick alike.
+#[test]
+fn host_id_burst_with_a_nan_score_matches_the_rebuilt_one() {
+    let hosts = [(1, 1, 0), (1, 1, 0), (256, 25, 0), (1, 1, 0)];
+    let (incremental, rebuilt) = host_id_bursts(&hosts, 12, &[0.25, 0.25, -1.0], -1.0, Some((3, 2, 1)), false, 6);
+    assert_eq!(incremental, rebuilt);
 }
 
 /// A host-local weigher for the ranking's properties: `base[h] + step × instances placed on h`,

@@ -360,9 +360,10 @@ impl<'a> Model<'a> {
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&a, &b| {
             for tier in &scores {
-                match tier[b].partial_cmp(&tier[a]) {
-                    Some(Ordering::Equal) | None => {}
-                    Some(o) => return o,
+                // The higher score first; a NaN after every number (the model makes none).
+                match tier[b].partial_cmp(&tier[a]).unwrap_or_else(|| tier[a].is_nan().cmp(&tier[b].is_nan())) {
+                    Ordering::Equal => {}
+                    o => return o,
                 }
             }
             cands[a].cmp(&cands[b])
