@@ -5,7 +5,9 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 use criterion::{criterion_group, criterion_main, Criterion};
 use placewise::rng::SplitMix64;
-use placewise::service::{EdgeHost, IngressAllocation, Scope, ServiceScheduler, ServiceSpec, Site, VolumeRequest};
+use placewise::service::{
+    EdgeHost, IngressAllocation, Scope, ServiceRequest, ServiceScheduler, ServiceSpec, Site, VolumeRequest,
+};
 use placewise::Cluster;
 
 fn site(hosts: usize, seed: u64) -> Cluster {
@@ -50,9 +52,9 @@ fn services() -> Vec<ServiceSpec> {
 fn bench(c: &mut Criterion) {
     let cluster = site(2_000, 7);
     let site_data = Site::new(&cluster, IngressAllocation::HostPools).unwrap();
-    let services = services();
+    let request = ServiceRequest::new(site_data, services());
     let scheduler = ServiceScheduler::new();
-    let placed = scheduler.schedule(&cluster, &site_data, &services).unwrap();
+    let placed = scheduler.schedule(&cluster, &request).unwrap();
     assert_eq!(placed.decisions.len() + placed.unschedulable.len(), 1_000);
     let victim = placed
         .cluster
@@ -63,13 +65,11 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("service_2000_hosts");
     group.sample_size(10);
     group.bench_function("place_1000_instances_50_services", |b| {
-        b.iter(|| scheduler.schedule(&cluster, &site_data, &services).unwrap())
+        b.iter(|| scheduler.schedule(&cluster, &request).unwrap())
     });
-    group.bench_function("reconcile_1000_kept", |b| {
-        b.iter(|| scheduler.schedule(&placed.cluster, &site_data, &services).unwrap())
-    });
+    group.bench_function("reconcile_1000_kept", |b| b.iter(|| scheduler.schedule(&placed.cluster, &request).unwrap()));
     group.bench_function("reschedule_removed_host", |b| {
-        b.iter(|| scheduler.reschedule(&placed.cluster, &site_data, &services, &victim, Scope::All).unwrap())
+        b.iter(|| scheduler.reschedule(&placed.cluster, &request, &victim, Scope::All).unwrap())
     });
     group.finish();
 }

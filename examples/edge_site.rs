@@ -5,8 +5,8 @@
 //! Run with `cargo run --release --example edge_site`.
 
 use placewise::service::{
-    ActionKind, Decision, EdgeHost, FailureMonitor, HostEvent, IngressAllocation, ServiceOutcome, ServiceScheduler,
-    ServiceSpec, Site, VolumeRequest,
+    ActionKind, Decision, EdgeHost, FailureMonitor, HostEvent, IngressAllocation, ServiceOutcome, ServiceRequest,
+    ServiceScheduler, ServiceSpec, Site, VolumeRequest,
 };
 use placewise::{Cluster, ClusterEvent, StateChange};
 use std::error::Error;
@@ -74,15 +74,15 @@ fn print(outcome: &ServiceOutcome) {
 fn main() -> Result<(), Box<dyn Error>> {
     let cluster = site()?;
     let site_data = Site::new(&cluster, IngressAllocation::HostPools)?;
-    let services = services()?;
+    let request = ServiceRequest::new(site_data, services()?);
     let scheduler = ServiceScheduler::new();
 
-    println!("Placing {} services on {} hosts:", services.len(), cluster.len());
-    let placed = scheduler.schedule(&cluster, &site_data, &services)?;
+    println!("Placing {} services on {} hosts:", request.services().len(), cluster.len());
+    let placed = scheduler.schedule(&cluster, &request)?;
     print(&placed);
     let mut cluster = placed.cluster;
 
-    let kept = scheduler.schedule(&cluster, &site_data, &services)?;
+    let kept = scheduler.schedule(&cluster, &request)?;
     println!(
         "\nRestarting everything: {} instances kept, {} events.",
         kept.decisions.iter().filter(|d| matches!(d, Decision::Kept { .. })).count(),
@@ -108,7 +108,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     for a in &actions {
         println!("  t={:>3}s  {:<10} {:?}", a.at.as_secs(), a.host, a.kind);
         if let ActionKind::Reschedule { scope } = a.kind {
-            let out = scheduler.reschedule(&cluster, &site_data, &services, &a.host, scope)?;
+            let out = scheduler.reschedule(&cluster, &request, &a.host, scope)?;
             print(&out);
             cluster = out.cluster;
         }
@@ -119,7 +119,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         println!("  t={:>3}s  {:<10} {:?}  (nothing moves back)", a.at.as_secs(), a.host, a.kind);
     }
 
-    let plan = scheduler.rebalance_plan(&cluster, &site_data, &services)?;
+    let plan = scheduler.rebalance_plan(&cluster, &request)?;
     println!("\nRebalance plan on request ({} moves, not applied):", plan.len());
     for m in &plan {
         println!("  {:<24} {} -> {}", m.instance, m.from, m.to);

@@ -65,12 +65,19 @@ pub enum ServiceError {
         /// The local volume.
         volume: String,
     },
-    /// A filter could not prepare for the call (its input did not parse); the filter's error,
-    /// kept whole.
+    /// A filter or weigher could not prepare for the call or judge it (its input did not
+    /// parse, a filter recorded an error with [`Rejections::fail`](crate::filter::Rejections::fail),
+    /// a multiplier is not finite); its error, kept whole.
     #[error(transparent)]
     Prepare {
-        /// The filter's error.
+        /// The filter's or weigher's error.
         error: crate::error::ScheduleError,
+    },
+    /// The scheduler's builder was given an invalid setting (a multiplier that is not finite).
+    #[error(transparent)]
+    Build {
+        /// The builder's error.
+        error: crate::error::BuildError,
     },
     /// The snapshot rejected an event the scheduler produced (a corrupt snapshot).
     #[error("snapshot rejected an event")]

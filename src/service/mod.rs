@@ -7,30 +7,35 @@
 //!
 //! # Design
 //!
-//! [`ServiceScheduler::schedule`] reconciles services with a snapshot: services in (application,
-//! service) order, instances by index. An assigned instance stays while its host passes its
-//! service's hard filters; every other instance goes through the service's filters (one
-//! [`Filter`](crate::Filter) type per rule, run as a [`FilterChain`](crate::filter::FilterChain)
-//! a chunk of 64 hosts at a time), the soft [`PreferredAffinity`], then the smallest
-//! [`RankKey`], ties to the lowest host id. Each placement is applied to a working snapshot
-//! before the next instance. [`FailureMonitor`] turns host reports and a clock into actions.
-//! The engine has no fast path yet: each placement is the general path.
+//! [`ServiceScheduler::schedule`] reconciles the services of a [`ServiceRequest`] with a
+//! snapshot: services in (application, service) order, instances by index. An assigned
+//! instance stays while its host passes its service's hard filters; every other instance goes
+//! through the service's filters (one [`Filter`](crate::Filter) type per rule, then the
+//! caller's, run as a [`FilterChain`](crate::filter::FilterChain) a chunk of 64 hosts at a
+//! time), the soft [`PreferredAffinity`], then the smallest [`RankKey`], ties to the caller's
+//! weighers (a [`WeighPass`](crate::weigh::WeighPass)) and then the lowest host id. Each
+//! placement is applied to a working snapshot before the next instance. Instances no host
+//! takes, and the call itself, are explained by the core's
+//! [`Explanation`](crate::explain::Explanation). [`FailureMonitor`] turns host reports and a
+//! clock into actions. The engine has no fast path yet: each placement is the general path.
 //!
 //! # Paths
 //!
 //! | path | when it runs | pinned by |
 //! |---|---|---|
-//! | general: the filter chain over every schedulable host, chunk by chunk, the soft affinity, the smallest [`RankKey`] ([`best_host`]) | every new placement | `ranking_follows_the_lexicographic_model` (`tests/properties/service_properties.rs`), against a model that recomputes every host's counts for every instance |
+//! | general: the filter chain over every schedulable host, chunk by chunk, the soft affinity, the smallest [`RankKey`] ([`best_host`]), the caller's weighers among the hosts of that key | every new placement | `ranking_follows_the_lexicographic_model` (`tests/properties/service_properties.rs`), against a model that recomputes every host's counts for every instance |
 //! | the one-host scan: the same chain over one host's lane, whatever its state | the sticky check of an assigned instance, a rebalance move's destination | `one_host_scan_matches_the_full_scan_on_that_host` (`src/service/scheduler.rs`) |
 //! | the same order as four weigher tiers of the core [`Scheduler`](crate::Scheduler) ([`ranking_tiers`]) | a caller who ranks with the core scheduler | `foundation_tiers_rank_like_the_model` (`tests/properties/service_properties.rs`) |
 //!
 //! # Contents
 //!
 //! - [Example](#example)
+//! - [API](#api)
 //! - [The snapshot mapping](#the-snapshot-mapping)
 //! - [Label match expressions](#label-match-expressions)
 //! - [Filters](#filters)
 //! - [Ranking](#ranking)
+//! - [Caller filters and weighers](#caller-filters-and-weighers)
 //! - [Sticky restarts and modes](#sticky-restarts-and-modes)
 //! - [Host failures, removals and additions](#host-failures-removals-and-additions)
 //! - [Rebalancing](#rebalancing)
@@ -42,7 +47,7 @@
 //!
 //! ```
 //! use placewise::service::{
-//!     Decision, EdgeHost, IngressAllocation, ServiceScheduler, ServiceSpec, Site, VolumeRequest,
+//!     Decision, EdgeHost, IngressAllocation, ServiceRequest, ServiceScheduler, ServiceSpec, Site, VolumeRequest,
 //! };
 //! use placewise::Cluster;
 //!
@@ -60,7 +65,8 @@
 //!         .memory_mb(1024.0),
 //!     ServiceSpec::replicated("vision", "api", 2).memory_mb(512.0),
 //! ];
-//! let outcome = ServiceScheduler::new().schedule(&cluster, &site, &services)?;
+//! let request = ServiceRequest::new(site, services);
+//! let outcome = ServiceScheduler::new().schedule(&cluster, &request)?;
 //! let placed: Vec<(&str, &str)> = outcome.decisions.iter().filter_map(|d| match d {
 //!     Decision::Placed { instance, host, .. } => Some((instance.as_str(), host.as_str())),
 //!     _ => None,
@@ -69,11 +75,24 @@
 //! assert_eq!(placed, [("vision/api/0", "edge-1"), ("vision/api/1", "edge-2"), ("vision/detector/0", "edge-2")]);
 //!
 //! // Scheduling again with the result keeps everything where it is.
-//! let again = ServiceScheduler::new().schedule(&outcome.cluster, &site, &services)?;
+//! let again = ServiceScheduler::new().schedule(&outcome.cluster, &request)?;
 //! assert!(again.decisions.iter().all(|d| matches!(d, Decision::Kept { .. })));
 //! assert!(again.events.is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # API
+//!
+//! The engine has the shape of every engine of the crate: [`ServiceScheduler::builder`]`()…`
+//! [`build`](ServiceSchedulerBuilder::build)`()` returns `Result<ServiceScheduler,
+//! ServiceError>` ([`ServiceScheduler::new`] is the engine's rules alone), and each call takes
+//! the snapshot and a [`ServiceRequest`] (the [`Site`], the services, the explanation
+//! options): [`schedule`](ServiceScheduler::schedule)`(&cluster, &request)`,
+//! [`reschedule`](ServiceScheduler::reschedule)`(&cluster, &request, host, scope)` for a
+//! failure action, [`rebalance_plan`](ServiceScheduler::rebalance_plan)`(&cluster, &request)`.
+//! The scheduler is stateless, so there is no scratch and no `schedule_with`. Options live in
+//! the builder (filters, weighers) or the request (verdicts, top hosts); nothing is set after
+//! `build()`.
 //!
 //! # The snapshot mapping
 //!
@@ -155,6 +174,29 @@
 //! The same order is available to the foundation's [`Scheduler`](crate::Scheduler) as four
 //! weigher tiers ([`ranking_tiers`], [`RankLevelWeigher`]); both agree host for host.
 //!
+//! # Caller filters and weighers
+//!
+//! [`ServiceScheduler::builder`] takes the caller's [`Filter`](crate::Filter)s and
+//! [`Weigher`](crate::Weigher)s, which behave as under every other engine (the contract in
+//! `tests/scenarios/contract.rs`):
+//!
+//! - The caller's filters are hard filters: they run after the engine's own (before the even
+//!   distribution's count rule), count towards the eligible hosts of decision 9, and take part
+//!   in the sticky check (an instance whose host fails one moves) and a rebalance move's
+//!   destination. A filter whose `prepare` fails, or that records an error with
+//!   [`Rejections::fail`](crate::filter::Rejections::fail), fails the call with
+//!   [`ServiceError::Prepare`]; a filter that rejects every host makes the instance
+//!   [`Unschedulable`], under the filter's name.
+//! - The caller's weighers break ties between the hosts of the smallest [`RankKey`] (after the
+//!   soft affinity): normalised over those hosts, times their multipliers, summed; the highest
+//!   sum wins, then the lowest host id. They never outrank a count, so every decision below
+//!   holds with them, and with none the engine is unchanged. A multiplier that is not finite
+//!   is refused when building ([`ServiceError::Build`]) or, per host, when weighing
+//!   ([`ServiceError::Prepare`]).
+//! - Both see the working snapshot with the call's earlier placements applied: a hook reads
+//!   them in the host records ([`Cx::instances`](crate::Cx::instances),
+//!   [`Cx::free`](crate::Cx::free)); the [`Overlay`](crate::Overlay) stays empty.
+//!
 //! # Sticky restarts and modes
 //!
 //! An assigned instance stays on its host while that host passes its service's hard filters,
@@ -188,8 +230,14 @@
 //!
 //! # Unschedulable instances
 //!
-//! An instance no host can take is an [`Unschedulable`] outcome with per-filter rejection
-//! counts, never an `Err`; it stays unassigned. Calling [`ServiceScheduler::schedule`] again
+//! An instance no host can take is an [`Unschedulable`] outcome, never an `Err`; it stays
+//! unassigned. Its [`Explanation`](crate::explain::Explanation) counts the hosts each filter
+//! rejected (hosts not schedulable first, under the filter `host`), lists every host's verdict
+//! when the request [asks](ServiceRequest::verdicts), and carries the instance's text
+//! (`shop/web/0 cannot be scheduled: 0/3 hosts are available: …`) as its `message`. The
+//! outcome's own [`explanation`](ServiceOutcome::explanation) is the first unschedulable
+//! instance's, else the last placement's, with the best hosts and their ranking terms when the
+//! request [asks](ServiceRequest::top). Calling [`ServiceScheduler::schedule`] again
 //! retries it. Retry on: a host added ([`ActionKind::RetryUnschedulable`]), a host recovered
 //! ([`ActionKind::Recovered`]), host labels changed, capacity freed (an instance removed or a
 //! service scaled down) and a service specification changed.
@@ -230,7 +278,7 @@
 //! | 16 | single-replica only | multi-replica instances stay assigned to the failed host (degraded, no alert) until it returns or is removed; one-per-host instances are never rescheduled (a removed host's are removed) |
 //! | 17 | host deletion | every instance is rescheduled with fresh volumes; the old volumes go with the host |
 //! | 18 | retry triggers | see [above](#unschedulable-instances); a spec change evicts only instances whose host fails the new filters |
-//! | 19 | failure reporting | [`Unschedulable`] with per-filter counts; the instance stays unassigned |
+//! | 19 | failure reporting | [`Unschedulable`] with the core's [`Explanation`](crate::explain::Explanation) (per-filter counts); the instance stays unassigned |
 //! | 20 | delayed shutdown | an instance told to stop but still in its grace period: the `terminating` flag, for as long as the snapshot carries it; it counts in the ranking, is never kept, moved or rescheduled |
 
 mod error;
@@ -238,6 +286,7 @@ mod expr;
 mod failure;
 pub mod filters;
 mod rank;
+mod request;
 mod scheduler;
 mod site;
 mod spec;
@@ -250,7 +299,8 @@ pub use filters::{
     VolumesFilter,
 };
 pub use rank::{best_host, ranking_tiers, RankKey, RankLevel, RankLevelWeigher};
-pub use scheduler::{Decision, Move, Rejection, ServiceOutcome, ServiceScheduler, Unschedulable};
+pub use request::ServiceRequest;
+pub use scheduler::{Decision, Move, ServiceOutcome, ServiceScheduler, ServiceSchedulerBuilder, Unschedulable};
 pub use site::{
     Device, EdgeHost, IngressAllocation, LocalVolume, Site, ATTRIBUTES, CONTAINER_LAYER_MB, DEVICES, GPU, INGRESS_IP,
     LOCAL_VOLUMES, VOLUME_RESOURCE_PREFIX,

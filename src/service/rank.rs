@@ -73,6 +73,17 @@ impl RankLevel {
     /// The four levels in priority order.
     pub const ALL: [RankLevel; 4] =
         [RankLevel::SameLive, RankLevel::SameDelayed, RankLevel::OtherLive, RankLevel::OtherDelayed];
+
+    /// The level's name: its [`RankLevelWeigher`]'s, and its terms' in an
+    /// [`Explanation`](crate::explain::Explanation) (`same service live` …).
+    pub const fn name(self) -> &'static str {
+        match self {
+            RankLevel::SameLive => "same service live",
+            RankLevel::SameDelayed => "same service delayed shutdown",
+            RankLevel::OtherLive => "other services live",
+            RankLevel::OtherDelayed => "other services delayed shutdown",
+        }
+    }
 }
 
 /// One ranking level as a foundation [`Weigher`]: the negated count (fewest scores highest),
@@ -95,12 +106,7 @@ impl RankLevelWeigher {
 
 impl Weigher for RankLevelWeigher {
     fn name(&self) -> &str {
-        match self.level {
-            RankLevel::SameLive => "same service live",
-            RankLevel::SameDelayed => "same service delayed shutdown",
-            RankLevel::OtherLive => "other services live",
-            RankLevel::OtherDelayed => "other services delayed shutdown",
-        }
+        self.level.name()
     }
 
     fn weigh(&self, cx: &Cx<'_>, host: HostId) -> f64 {

@@ -6,14 +6,19 @@ use super::filters::{
     ContainerLimitsFilter, DeviceFilter, HostLabelsFilter, IngressFilter, InstanceCountFilter, PreferredAffinity,
     VolumesFilter,
 };
-use super::rank::{best_host, RankKey};
+use super::rank::{best_host, RankKey, RankLevel};
+use super::request::ServiceRequest;
 use super::site::{IngressAllocation, Site, CONTAINER_LAYER_MB, GPU, INGRESS_IP};
 use super::spec::{parse_instance_index, Mode, ServiceSpec};
+use crate::error::BuildError;
+use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 use crate::filter::{Filter, FilterChain, Rejections};
 use crate::id::HostId;
 use crate::request::{Cx, Request};
 use crate::snapshot::{check_attributes, AttributeWarning, Cluster, ClusterEvent, InstanceSpec, Overlay};
+use crate::weigh::{normalize, WeighPass, Weigher};
 use serde::Serialize;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -61,42 +66,38 @@ pub enum Decision {
     },
 }
 
-/// Hosts one filter rejected for one reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Rejection {
-    /// The filter's name (`host` for hosts that are down, disabled or being failed over).
-    pub filter: String,
-    /// The reason text.
-    pub reason: String,
-    /// How many hosts.
-    pub hosts: u32,
-}
+/// The filter name under which hosts that are down, disabled, cordoned, evicting or being
+/// failed over are counted in an [`Explanation`].
+const HOST_FILTER: &str = "host";
+/// The reason text of [`HOST_FILTER`].
+const HOST_REASON: &str = "host not schedulable";
 
 /// An instance that cannot be scheduled: no host passes the filters. It stays unassigned; the
 /// caller retries on the triggers listed in the [module docs](super#unschedulable-instances).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+///
+/// Displays as `shop/web/0 cannot be scheduled: 0/3 hosts are available: 2 insufficient
+/// memory, 1 host not schedulable`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Unschedulable {
     /// Instance id.
     pub instance: String,
     /// The host it was taken off, if it had one.
     pub previous_host: Option<String>,
-    /// Hosts in the site.
-    pub hosts: u32,
-    /// Rejections: hosts that are not schedulable (or being failed over) first, then the
-    /// filters' rejections, most hosts first, then in filter order and reason code.
-    pub reasons: Vec<Rejection>,
+    /// Why no host could take it: [`hosts`](Explanation::hosts) in the site,
+    /// [`available`](Explanation::available) 0, [`instance`](Explanation::instance) the
+    /// instance's index, the [`rejections`](Explanation::rejections) (hosts that are not
+    /// schedulable or being failed over first, under the filter `host`, then the filters'
+    /// rejections, most hosts first, then in filter order and reason code), every host's verdict
+    /// when the request [asked](ServiceRequest::verdicts), and as
+    /// [`message`](Explanation::message) this instance's [`Display`](fmt::Display) text.
+    pub explanation: Explanation,
 }
 
 impl fmt::Display for Unschedulable {
     /// `shop/web/0 cannot be scheduled: 0/3 hosts are available: 2 insufficient memory, 1 …`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} cannot be scheduled: 0/{} hosts are available", self.instance, self.hosts)?;
-        for (i, r) in self.reasons.iter().enumerate() {
-            write!(f, "{}{} {}", if i == 0 { ": " } else { ", " }, r.hosts, r.reason)?;
-        }
-        Ok(())
+        write!(f, "{} cannot be scheduled: {}", self.instance, self.explanation)
     }
 }
 
@@ -115,6 +116,12 @@ pub struct ServiceOutcome {
     pub events: Vec<ClusterEvent>,
     /// The snapshot after the events.
     pub cluster: Cluster,
+    /// The call's explanation, as the other engines give one: the first
+    /// [unschedulable](ServiceOutcome::unschedulable) instance's, else that of the last instance
+    /// placed by the general path (the last pending instance of the last replicated service that
+    /// placed one), else, when nothing was placed that way, the site's hosts with those not
+    /// schedulable as the only rejection.
+    pub explanation: Explanation,
 }
 
 /// One move of a rebalance plan.
@@ -129,13 +136,92 @@ pub struct Move {
     pub to: String,
 }
 
-/// The service scheduler. Stateless: every call is a pure function of the snapshot, the site,
-/// the services and (for [`reschedule`](ServiceScheduler::reschedule)) the failed host.
+/// The service scheduler. Stateless: every call is a pure function of the snapshot, the
+/// request and (for [`reschedule`](ServiceScheduler::reschedule)) the failed host.
 ///
+/// [`ServiceScheduler::new`] is the engine's own rules; [`ServiceScheduler::builder`] adds the
+/// caller's [`Filter`]s and [`Weigher`]s (see the [module docs](super#caller-filters-and-weighers)).
 /// See the [module docs](super) for the rules and the decisions behind them.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct ServiceScheduler {
-    _private: (),
+    filters: Vec<Arc<dyn Filter>>,
+    weighers: Vec<(Arc<dyn Weigher>, f64)>,
+}
+
+impl fmt::Debug for ServiceScheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let filters: Vec<&str> = self.filters.iter().map(|x| x.name()).collect();
+        let weighers: Vec<(&str, f64)> = self.weighers.iter().map(|(w, m)| (w.name(), *m)).collect();
+        f.debug_struct("ServiceScheduler").field("filters", &filters).field("weighers", &weighers).finish()
+    }
+}
+
+/// Builds a [`ServiceScheduler`] with the caller's filters and weighers.
+///
+/// ```
+/// use placewise::service::{EdgeHost, IngressAllocation, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
+/// use placewise::{filter_fn, weigher_fn, Cluster, Cx, HostId};
+///
+/// let cluster = Cluster::builder()
+///     .host(EdgeHost::new("e0").memory_mb(1024.0).build())
+///     .host(EdgeHost::new("e1").memory_mb(1024.0).label("maintenance", "soon").build())
+///     .host(EdgeHost::new("e2").memory_mb(1024.0).build())
+///     .build()?;
+/// let scheduler = ServiceScheduler::builder()
+///     .filter(filter_fn("no maintenance", |cx: &Cx<'_>, h| cx.cluster().label(h, "maintenance").is_none()))
+///     .weigher(weigher_fn("highest id", |_: &Cx<'_>, h: HostId| f64::from(h.0)), 1.0)
+///     .build()?;
+/// let site = Site::new(&cluster, IngressAllocation::Dhcp)?;
+/// let out = scheduler.schedule(&cluster, &ServiceRequest::new(site, [ServiceSpec::replicated("shop", "web", 1)]))?;
+/// // e0 and e2 rank equal (no instances): the caller's weigher breaks the tie.
+/// assert!(out.cluster.hosts().any(|(id, h)| h.has_instance("shop/web/0") && out.cluster.host_name(id) == "e2"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct ServiceSchedulerBuilder {
+    draft: ServiceScheduler,
+}
+
+impl ServiceSchedulerBuilder {
+    /// Appends a hard filter, run after the engine's own filters and before the even
+    /// distribution's count rule.
+    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
+        self.filter_boxed(Box::new(filter))
+    }
+
+    /// Appends a boxed hard filter.
+    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
+        self.draft.filters.push(Arc::from(filter));
+        self
+    }
+
+    /// Adds a weigher with its multiplier: the caller's weighers break ties between the hosts
+    /// of the smallest [`RankKey`].
+    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
+        self.weigher_boxed(Box::new(weigher), multiplier)
+    }
+
+    /// Adds a boxed weigher with its multiplier.
+    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
+        self.draft.weighers.push((Arc::from(weigher), multiplier));
+        self
+    }
+
+    /// Validates and builds.
+    ///
+    /// # Errors
+    ///
+    /// [`ServiceError::Build`] holding [`BuildError::Config`] for a multiplier that is not
+    /// finite.
+    pub fn build(self) -> Result<ServiceScheduler, ServiceError> {
+        for (w, m) in &self.draft.weighers {
+            if !m.is_finite() {
+                let message = format!("weigher `{}` has a non-finite multiplier ({m})", w.name());
+                return Err(ServiceError::Build { error: BuildError::Config { message } });
+            }
+        }
+        Ok(self.draft)
+    }
 }
 
 /// The hard filters of one service, with the count rule last when present.
@@ -146,7 +232,8 @@ struct Filters {
 }
 
 impl Filters {
-    fn new(spec: &ServiceSpec, site: &Arc<Site>) -> Filters {
+    /// The engine's filters for `spec`, then `caller`'s.
+    fn new(spec: &ServiceSpec, site: &Arc<Site>, caller: &[Arc<dyn Filter>]) -> Filters {
         let mut list: Vec<Box<dyn Filter>> = Vec::new();
         if let Some(e) = &spec.placement.match_host_labels {
             list.push(Box::new(HostLabelsFilter::new(e.clone())));
@@ -165,6 +252,7 @@ impl Filters {
         if spec.ingress {
             list.push(Box::new(IngressFilter::new(site.clone())));
         }
+        list.extend(caller.iter().map(|f| Box::new(Arc::clone(f)) as Box<dyn Filter>));
         let group = |s: &String| format!("{}/{s}", spec.application);
         let soft = PreferredAffinity::new(
             spec.placement.preferred_affinity.iter().map(group).collect(),
@@ -183,21 +271,32 @@ enum Scan {
     Only(HostId),
 }
 
+/// What explanation a filtering pass builds.
+#[derive(Clone, Copy)]
+struct Explain {
+    /// Also when some host passes (else only when none does).
+    always: bool,
+    /// With every host's verdict.
+    verdicts: bool,
+    /// The instance's index, for [`Explanation::instance`].
+    instance: u32,
+}
+
 /// Runs `filters` over the hosts of `scan`; returns the passing hosts and, when `explain` is
-/// set and no host passes, the rejections.
+/// given and no host passes (or it asks always), the explanation.
 fn run_filters(
     cluster: &Cluster,
     filters: &[Box<dyn Filter>],
     scan: Scan,
-    explain: bool,
-) -> Result<(Vec<HostId>, Vec<Rejection>), ServiceError> {
+    explain: Option<Explain>,
+) -> Result<(Vec<HostId>, Option<Explanation>), ServiceError> {
     let request = Request::new(1);
     let prepare = |error| ServiceError::Prepare { error };
     let compiled = request.compile(cluster).map_err(prepare)?;
     let overlay = Overlay::new();
     let cx = Cx::new(cluster, &request, &compiled, &overlay, 0);
     let chain = FilterChain::prepare(filters, &cx).map_err(prepare)?;
-    let mut rejections = Rejections::new(false);
+    let mut rejections = Rejections::new(explain.is_some_and(|e| e.verdicts));
     let mut out = Vec::new();
     let mut down = 0u32;
     let chunks = match scan {
@@ -226,22 +325,90 @@ fn run_filters(
             mask &= mask - 1;
         }
     }
-    let mut reasons = Vec::new();
-    if explain && out.is_empty() {
-        if down > 0 {
-            reasons.push(Rejection { filter: "host".into(), reason: "host not schedulable".into(), hosts: down });
-        }
-        let mut counts = rejections.counts().to_vec();
-        counts.sort_by_key(|&(i, reason, hosts)| (std::cmp::Reverse(hosts), i, reason));
-        for (i, reason, hosts) in counts {
-            reasons.push(Rejection { filter: chain.name(i).to_owned(), reason: chain.describe(&cx, i, reason), hosts });
+    if let Some(error) = rejections.take_error() {
+        return Err(ServiceError::Prepare { error });
+    }
+    let explanation = match explain {
+        Some(e) if e.always || out.is_empty() => Some(explanation(&cx, &chain, scan, &rejections, down, &out, e)),
+        _ => None,
+    };
+    Ok((out, explanation))
+}
+
+/// The explanation of one filtering pass: hosts not schedulable first, then the filters'
+/// rejections, most hosts first, then in filter order and reason code; every host's verdict,
+/// in host order, when asked.
+fn explanation(
+    cx: &Cx<'_>,
+    chain: &FilterChain<'_>,
+    scan: Scan,
+    rejections: &Rejections,
+    down: u32,
+    passed: &[HostId],
+    explain: Explain,
+) -> Explanation {
+    let cluster = cx.cluster();
+    let mut out = Explanation::new(cluster.len() as u32);
+    out.available = passed.len() as u32;
+    out.instance = explain.instance;
+    if down > 0 {
+        out.rejections.push(host_rejection(down));
+    }
+    let mut counts = rejections.counts().to_vec();
+    counts.sort_by_key(|&(i, reason, hosts)| (std::cmp::Reverse(hosts), i, reason));
+    for (i, reason, count) in counts {
+        out.rejections.push(RejectionCount {
+            filter: chain.name(i).to_owned(),
+            reason: chain.describe(cx, i, reason),
+            count,
+        });
+    }
+    if let Some(rejected) = rejections.hosts() {
+        let mut rejected = rejected.to_vec();
+        rejected.sort_by_key(|r| r.host);
+        let excluded = |h: HostId| match scan {
+            Scan::Schedulable(avoid) => avoid == Some(h) || !cluster.is_schedulable(h),
+            Scan::Only(only) => only != h,
+        };
+        for (id, host) in cluster.hosts() {
+            let (filter, reason) = if excluded(id) {
+                (Some(HOST_FILTER.to_owned()), Some(HOST_REASON.to_owned()))
+            } else if let Ok(i) = rejected.binary_search_by_key(&id, |r| r.host) {
+                let r = rejected[i];
+                (Some(chain.name(r.filter).to_owned()), Some(chain.describe(cx, r.filter, r.reason)))
+            } else {
+                (None, None)
+            };
+            out.verdicts.push(HostVerdict {
+                host: host.name.to_string(),
+                passed: filter.is_none(),
+                instance: filter.is_some().then_some(explain.instance),
+                filter,
+                reason,
+                disk: None,
+            });
         }
     }
-    Ok((out, reasons))
+    out
+}
+
+/// The rejection of `count` hosts that are not schedulable.
+fn host_rejection(count: u32) -> RejectionCount {
+    RejectionCount { filter: HOST_FILTER.to_owned(), reason: HOST_REASON.to_owned(), count }
 }
 
 /// A scheduling call in progress: a working snapshot and what was decided.
-struct Work {
+struct Work<'s> {
+    /// The caller's filters and weighers.
+    scheduler: &'s ServiceScheduler,
+    /// Whether explanations list every host's verdict.
+    verdicts: bool,
+    /// How many of the best hosts an explained placement lists with their terms.
+    top: usize,
+    /// The weighing pass of the caller's weighers.
+    weigh: WeighPass,
+    /// The explanation of the last placement by the general path.
+    last: Option<Explanation>,
     site: Arc<Site>,
     cluster: Cluster,
     events: Vec<ClusterEvent>,
@@ -252,10 +419,15 @@ struct Work {
     moved_from: BTreeMap<String, String>,
 }
 
-impl Work {
-    fn new(cluster: &Cluster, site: &Site) -> Work {
+impl<'s> Work<'s> {
+    fn new(scheduler: &'s ServiceScheduler, cluster: &Cluster, request: &ServiceRequest) -> Work<'s> {
         Work {
-            site: Arc::new(site.clone()),
+            scheduler,
+            verdicts: request.keeps_verdicts(),
+            top: request.top_hosts(),
+            weigh: WeighPass::new(),
+            last: None,
+            site: Arc::clone(request.shared_site()),
             cluster: cluster.clone(),
             events: Vec::new(),
             decisions: Vec::new(),
@@ -300,7 +472,7 @@ impl Work {
                 instance: id.to_owned(),
             })
             .map_err(|e| ServiceError::Snapshot { error: e })?;
-        Ok(!run_filters(&released, &filters.list, Scan::Only(host), false)?.0.is_empty())
+        Ok(!run_filters(&released, &filters.list, Scan::Only(host), None)?.0.is_empty())
     }
 
     /// The instance record for `spec` on `host`, with its volumes assigned there.
@@ -356,7 +528,7 @@ impl Work {
 
     fn service(&mut self, spec: &ServiceSpec) -> Result<(), ServiceError> {
         let group = spec.group();
-        let mut filters = Filters::new(spec, &self.site);
+        let mut filters = Filters::new(spec, &self.site, &self.scheduler.filters);
         let existing = self.instances_of(&group);
         let replicas = match spec.mode {
             Mode::Replicated(n) => n,
@@ -386,28 +558,142 @@ impl Work {
             return Ok(());
         }
         // Even distribution: at most ceil(replicas / eligible hosts) per host, for new placements.
-        let eligible = run_filters(&self.cluster, &filters.list, Scan::Schedulable(self.avoid), false)?.0.len() as u32;
+        let eligible = run_filters(&self.cluster, &filters.list, Scan::Schedulable(self.avoid), None)?.0.len() as u32;
         let cap = replicas.div_ceil(eligible.max(1));
         filters.list.push(Box::new(InstanceCountFilter::new(group.clone(), cap)));
+        let last = pending.last().copied();
         for i in pending {
             let id = spec.instance_id(i);
-            let (mut candidates, reasons) =
-                run_filters(&self.cluster, &filters.list, Scan::Schedulable(self.avoid), true)?;
+            let explain = Explain { always: Some(i) == last, verdicts: self.verdicts, instance: i };
+            let (mut candidates, explanation) =
+                run_filters(&self.cluster, &filters.list, Scan::Schedulable(self.avoid), Some(explain))?;
             filters.soft.narrow(&self.cluster, &mut candidates);
-            match best_host(&self.cluster, &group, &candidates) {
-                Some((host, key)) => self.place(spec, &filters, id, host, key)?,
+            match self.best(&group, &candidates)? {
+                Some((host, key)) => {
+                    if let Some(mut e) = explanation {
+                        if self.top > 0 {
+                            e.top = self.top(&group, &candidates)?;
+                        }
+                        self.last = Some(e);
+                    }
+                    self.place(spec, &filters, id, host, key)?;
+                }
                 None => {
                     let previous_host = self.moved_from.remove(&id);
-                    self.unschedulable.push(Unschedulable {
+                    let mut u = Unschedulable {
                         instance: id,
                         previous_host,
-                        hosts: self.cluster.len() as u32,
-                        reasons,
-                    });
+                        explanation: explanation.unwrap_or_else(|| Explanation::new(self.cluster.len() as u32)),
+                    };
+                    u.explanation.message = Some(u.to_string());
+                    self.unschedulable.push(u);
                 }
             }
         }
         Ok(())
+    }
+
+    /// The best of `candidates` for the service `group`: the smallest [`RankKey`]; among the
+    /// hosts of that key, the caller's weighers' highest score when there are weighers; then
+    /// the lowest host id.
+    fn best(&mut self, group: &str, candidates: &[HostId]) -> Result<Option<(HostId, RankKey)>, ServiceError> {
+        let best = best_host(&self.cluster, group, candidates);
+        let Some((_, key)) = best.filter(|_| !self.scheduler.weighers.is_empty()) else { return Ok(best) };
+        let g = self.cluster.symbols().get(group);
+        let cluster = &self.cluster;
+        let tied: Vec<HostId> =
+            candidates.iter().copied().filter(|&h| cluster.host(h).is_some_and(|r| RankKey::of(r, g) == key)).collect();
+        if tied.len() < 2 {
+            return Ok(best);
+        }
+        let request = Request::new(1);
+        let prepare = |error| ServiceError::Prepare { error };
+        let compiled = request.compile(cluster).map_err(prepare)?;
+        let overlay = Overlay::new();
+        let cx = Cx::new(cluster, &request, &compiled, &overlay, 0);
+        let mut scores = vec![0.0; tied.len()];
+        self.weigh.score(&self.scheduler.weighers, &cx, &tied, &mut scores).map_err(prepare)?;
+        let pick = (0..tied.len()).min_by(|&a, &b| by_score(scores[a], scores[b])).unwrap_or(0);
+        Ok(Some((tied[pick], key)))
+    }
+
+    /// The best [`top`](Work::top) of `candidates` in the order [`best`](Work::best) picks
+    /// from, each with its four rank levels (tiers 0 to 3: the negated counts, not normalised)
+    /// and, for the hosts of the smallest key when the caller has weighers, every caller
+    /// weigher's term (tier 4; other hosts score 0 there).
+    fn top(&mut self, group: &str, candidates: &[HostId]) -> Result<Vec<RankedHost>, ServiceError> {
+        let cluster = &self.cluster;
+        let g = cluster.symbols().get(group);
+        let mut keyed: Vec<(RankKey, HostId)> =
+            candidates.iter().filter_map(|&h| cluster.host(h).map(|r| (RankKey::of(r, g), h))).collect();
+        keyed.sort_unstable();
+        let tied = keyed.iter().take_while(|k| Some(k.0) == keyed.first().map(|f| f.0)).count();
+        let weighers = &self.scheduler.weighers;
+        let mut caller: Vec<(f64, Vec<WeightTerm>)> = vec![(0.0, Vec::new()); tied];
+        if !weighers.is_empty() && tied >= 2 {
+            let hosts: Vec<HostId> = keyed[..tied].iter().map(|k| k.1).collect();
+            let request = Request::new(1);
+            let prepare = |error| ServiceError::Prepare { error };
+            let compiled = request.compile(cluster).map_err(prepare)?;
+            let overlay = Overlay::new();
+            let cx = Cx::new(cluster, &request, &compiled, &overlay, 0);
+            let mut raw = vec![0.0; tied];
+            let mut weighted = vec![0.0; tied];
+            for (weigher, multiplier) in weighers {
+                let state = weigher.prepare(&cx).map_err(prepare)?;
+                weigher.weigh_batch(&cx.with_state(state.as_deref()), &hosts, &mut raw);
+                let mut normalized = raw.clone();
+                normalize(&mut normalized, weigher.bounds());
+                weighted.fill(0.0);
+                let one = [(Arc::clone(weigher), *multiplier)];
+                self.weigh.score(&one, &cx, &hosts, &mut weighted).map_err(prepare)?;
+                for (i, (sum, terms)) in caller.iter_mut().enumerate() {
+                    *sum += weighted[i];
+                    terms.push(WeightTerm {
+                        tier: 4,
+                        weigher: weigher.name().to_owned(),
+                        raw: raw[i],
+                        normalized: normalized[i],
+                        multiplier: *multiplier,
+                        weighted: weighted[i],
+                    });
+                }
+            }
+            let mut order: Vec<usize> = (0..tied).collect();
+            order.sort_by(|&a, &b| by_score(caller[a].0, caller[b].0));
+            let sorted: Vec<(RankKey, HostId)> = order.iter().map(|&i| keyed[i]).collect();
+            keyed[..tied].copy_from_slice(&sorted);
+            caller = order.into_iter().map(|i| std::mem::take(&mut caller[i])).collect();
+        }
+        let out = keyed
+            .iter()
+            .take(self.top)
+            .enumerate()
+            .map(|(i, &(key, h))| {
+                let counts = [key.same_live, key.same_delayed, key.other_live, key.other_delayed];
+                let mut scores: Vec<f64> = counts.iter().map(|&c| -f64::from(c)).collect();
+                let mut terms: Vec<WeightTerm> = RankLevel::ALL
+                    .iter()
+                    .zip(counts)
+                    .enumerate()
+                    .map(|(tier, (level, count))| WeightTerm {
+                        tier: tier as u32,
+                        weigher: level.name().to_owned(),
+                        raw: f64::from(count),
+                        normalized: f64::from(count),
+                        multiplier: -1.0,
+                        weighted: -f64::from(count),
+                    })
+                    .collect();
+                if !weighers.is_empty() {
+                    let (sum, caller_terms) = caller.get_mut(i).map(std::mem::take).unwrap_or_default();
+                    scores.push(sum);
+                    terms.extend(caller_terms);
+                }
+                RankedHost { host: cluster.host_name(h).to_owned(), scores, terms }
+            })
+            .collect();
+        Ok(out)
     }
 
     /// One instance on every schedulable host passing the filters; instances are bound to their
@@ -442,7 +728,7 @@ impl Work {
                 continue;
             }
             let Some(record) = self.cluster.host(host) else { continue };
-            if !run_filters(&self.cluster, &filters.list, Scan::Only(host), false)?.0.is_empty() {
+            if !run_filters(&self.cluster, &filters.list, Scan::Only(host), None)?.0.is_empty() {
                 let key = RankKey::of(record, self.cluster.symbols().get(&group));
                 self.place(spec, filters, spec.instance_id(next), host, key)?;
                 next = next.saturating_add(1);
@@ -457,13 +743,38 @@ impl Work {
         for (instance, host) in std::mem::take(&mut self.moved_from) {
             self.decisions.push(Decision::Removed { instance, host });
         }
+        let explanation = match (self.unschedulable.first(), self.last) {
+            (Some(u), _) => u.explanation.clone(),
+            (None, Some(last)) => last,
+            (None, None) => {
+                let mut e = Explanation::new(self.cluster.len() as u32);
+                let down = (0..self.cluster.chunk_count())
+                    .map(|c| {
+                        let hot = self.cluster.hot_chunk(c);
+                        (hot.live & !hot.schedulable).count_ones()
+                    })
+                    .sum::<u32>();
+                if down > 0 {
+                    e.available -= down;
+                    e.rejections.push(host_rejection(down));
+                }
+                e
+            }
+        };
         ServiceOutcome {
             decisions: self.decisions,
             unschedulable: self.unschedulable,
             events: self.events,
             cluster: self.cluster,
+            explanation,
         }
     }
+}
+
+/// The order of the caller's weighers' scores: highest first, a score that is not a number
+/// last, equal scores as they come (the lowest host id first).
+fn by_score(a: f64, b: f64) -> Ordering {
+    a.is_nan().cmp(&b.is_nan()).then(b.partial_cmp(&a).unwrap_or(Ordering::Equal))
 }
 
 /// Validates the services and returns them in batch order: application, then service name.
@@ -482,9 +793,14 @@ fn ordered(services: &[ServiceSpec]) -> Result<Vec<&ServiceSpec>, ServiceError> 
 }
 
 impl ServiceScheduler {
-    /// A scheduler.
+    /// A scheduler with the engine's own rules only.
     pub fn new() -> Self {
         ServiceScheduler::default()
+    }
+
+    /// A builder for the caller's filters and weighers.
+    pub fn builder() -> ServiceSchedulerBuilder {
+        ServiceSchedulerBuilder::default()
     }
 
     /// The attributes of `cluster` that this engine would silently read as absent: keys that
@@ -495,7 +811,7 @@ impl ServiceScheduler {
         check_attributes(cluster, super::site::ATTRIBUTES)
     }
 
-    /// Reconciles `services` with `cluster`: keeps every assigned instance whose host still
+    /// Reconciles the request's services with `cluster`: keeps every assigned instance whose host still
     /// passes its service's hard filters, removes surplus instances, and places every
     /// unassigned instance (new ones, and those whose host stopped passing) on the best host,
     /// updating the counts after each placement. Instances no host can take are reported in
@@ -506,15 +822,11 @@ impl ServiceScheduler {
     ///
     /// # Errors
     ///
-    /// [`ServiceError`] for an invalid or duplicate service; nothing is changed then.
-    pub fn schedule(
-        &self,
-        cluster: &Cluster,
-        site: &Site,
-        services: &[ServiceSpec],
-    ) -> Result<ServiceOutcome, ServiceError> {
-        let order = ordered(services)?;
-        let mut work = Work::new(cluster, site);
+    /// [`ServiceError`] for an invalid or duplicate service, or a caller filter or weigher
+    /// that cannot prepare or judge ([`ServiceError::Prepare`]); nothing is changed then.
+    pub fn schedule(&self, cluster: &Cluster, request: &ServiceRequest) -> Result<ServiceOutcome, ServiceError> {
+        let order = ordered(request.services())?;
+        let mut work = Work::new(self, cluster, request);
         for spec in order {
             work.service(spec)?;
         }
@@ -535,13 +847,12 @@ impl ServiceScheduler {
     pub fn reschedule(
         &self,
         cluster: &Cluster,
-        site: &Site,
-        services: &[ServiceSpec],
+        request: &ServiceRequest,
         host: &str,
         scope: Scope,
     ) -> Result<ServiceOutcome, ServiceError> {
-        let order = ordered(services)?;
-        let mut work = Work::new(cluster, site);
+        let order = ordered(request.services())?;
+        let mut work = Work::new(self, cluster, request);
         if let Some(hid) = cluster.host_id(host) {
             work.avoid = Some(hid);
             let groups: BTreeMap<String, &ServiceSpec> = order.iter().map(|s| (s.group(), *s)).collect();
@@ -593,22 +904,17 @@ impl ServiceScheduler {
     /// # Errors
     ///
     /// As [`schedule`](ServiceScheduler::schedule).
-    pub fn rebalance_plan(
-        &self,
-        cluster: &Cluster,
-        site: &Site,
-        services: &[ServiceSpec],
-    ) -> Result<Vec<Move>, ServiceError> {
-        let order = ordered(services)?;
-        let mut work = Work::new(cluster, site);
+    pub fn rebalance_plan(&self, cluster: &Cluster, request: &ServiceRequest) -> Result<Vec<Move>, ServiceError> {
+        let order = ordered(request.services())?;
+        let mut work = Work::new(self, cluster, request);
         let mut moves = Vec::new();
         for spec in order {
             if !matches!(spec.mode, Mode::Replicated(_)) {
                 continue;
             }
             let group = spec.group();
-            let filters = Filters::new(spec, &work.site);
-            let eligible = run_filters(&work.cluster, &filters.list, Scan::Schedulable(None), false)?.0;
+            let filters = Filters::new(spec, &work.site, &self.filters);
+            let eligible = run_filters(&work.cluster, &filters.list, Scan::Schedulable(None), None)?.0;
             let mut counts: BTreeMap<HostId, Vec<String>> = eligible.iter().map(|&h| (h, Vec::new())).collect();
             for (id, host) in work.instances_of(&group) {
                 counts.entry(host).or_default().push(id);
@@ -630,7 +936,7 @@ impl ServiceScheduler {
                         instance: id.clone(),
                     })
                     .map_err(|e| ServiceError::Snapshot { error: e })?;
-                if run_filters(&released, &filters.list, Scan::Only(dst), false)?.0.is_empty() {
+                if run_filters(&released, &filters.list, Scan::Only(dst), None)?.0.is_empty() {
                     break;
                 }
                 let from = work.cluster.host_name(src).to_owned();
@@ -706,11 +1012,11 @@ mod tests {
             let stated = cluster(seed, n, true);
             let all_schedulable = cluster(seed, n, false);
             let site = Arc::new(Site::new(&stated, IngressAllocation::Dhcp).unwrap());
-            let filters = Filters::new(&spec(seed ^ 0x5eed), &site);
-            let full = run_filters(&stated, &filters.list, Scan::Schedulable(None), false).unwrap().0;
-            let reference = run_filters(&all_schedulable, &filters.list, Scan::Schedulable(None), false).unwrap().0;
+            let filters = Filters::new(&spec(seed ^ 0x5eed), &site, &[]);
+            let full = run_filters(&stated, &filters.list, Scan::Schedulable(None), None).unwrap().0;
+            let reference = run_filters(&all_schedulable, &filters.list, Scan::Schedulable(None), None).unwrap().0;
             for (h, host) in stated.hosts() {
-                let only = run_filters(&stated, &filters.list, Scan::Only(h), false).unwrap().0;
+                let only = run_filters(&stated, &filters.list, Scan::Only(h), None).unwrap().0;
                 let expected: Vec<HostId> = reference.iter().copied().filter(|&r| r == h).collect();
                 proptest::prop_assert_eq!(&only, &expected, "host {}", h.0);
                 if host.state.schedulable() {

@@ -229,6 +229,11 @@ fn service_filters_compose_with_the_foundation_scheduler() {
     assert!(placement.explanation.to_string().contains("host labels do not match `gpu = yes`"));
 }
 
+/// A request for `services` on `site`.
+fn req(site: &Site, services: &[ServiceSpec]) -> ServiceRequest {
+    ServiceRequest::new(site.clone(), services.iter().cloned())
+}
+
 fn three_hosts() -> Cluster {
     Cluster::builder()
         .host(EdgeHost::new("h0").memory_mb(1000.0).label("zone", "a").build())
@@ -243,7 +248,7 @@ fn engine_spreads_then_keeps_then_moves_on_spec_change() {
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let web = ServiceSpec::replicated("app", "web", 4).memory_mb(100.0);
-    let out = ServiceScheduler::new().schedule(&c, &s, std::slice::from_ref(&web)).unwrap();
+    let out = ServiceScheduler::new().schedule(&c, &req(&s, std::slice::from_ref(&web))).unwrap();
     let hosts: Vec<String> = placed(&out).into_iter().map(|p| p.1).collect();
     assert_eq!(hosts, ["h0", "h1", "h2", "h0"], "fewest same-service first, then lowest id");
     assert_eq!(out.events.len(), 4);
@@ -251,7 +256,7 @@ fn engine_spreads_then_keeps_then_moves_on_spec_change() {
 
     // A spec change: only zone a; h2's instance moves, the others stay.
     let web_a = web.clone().match_host_labels(e("zone = a"));
-    let again = ServiceScheduler::new().schedule(&out.cluster, &s, &[web_a]).unwrap();
+    let again = ServiceScheduler::new().schedule(&out.cluster, &req(&s, &[web_a])).unwrap();
     let kept = again.decisions.iter().filter(|d| matches!(d, Decision::Kept { .. })).count();
     assert_eq!(kept, 3);
     assert!(again.decisions.contains(&Decision::Moved {
@@ -263,7 +268,7 @@ fn engine_spreads_then_keeps_then_moves_on_spec_change() {
 
     // Scale down: the highest indices go.
     let fewer = ServiceSpec::replicated("app", "web", 2).memory_mb(100.0);
-    let down = ServiceScheduler::new().schedule(&out.cluster, &s, &[fewer]).unwrap();
+    let down = ServiceScheduler::new().schedule(&out.cluster, &req(&s, &[fewer])).unwrap();
     let removed: Vec<&Decision> = down.decisions.iter().filter(|d| matches!(d, Decision::Removed { .. })).collect();
     assert_eq!(removed.len(), 2);
     assert!(down
@@ -277,7 +282,7 @@ fn unschedulable_is_an_outcome_with_reasons_most_hosts_first_and_leaves_the_inst
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let big = ServiceSpec::replicated("app", "big", 1).memory_mb(5000.0).match_host_labels(e("zone = a"));
-    let out = ServiceScheduler::new().schedule(&c, &s, &[big]).unwrap();
+    let out = ServiceScheduler::new().schedule(&c, &req(&s, &[big])).unwrap();
     assert!(out.decisions.is_empty());
     assert_eq!(
         out.unschedulable[0].to_string(),
@@ -301,10 +306,10 @@ fn count_cap_spreads_new_placements_and_sticky_instances_ignore_it() {
             .unwrap();
     }
     let web = ServiceSpec::replicated("app", "web", 3);
-    let out = ServiceScheduler::new().schedule(&stacked, &s, std::slice::from_ref(&web)).unwrap();
+    let out = ServiceScheduler::new().schedule(&stacked, &req(&s, std::slice::from_ref(&web))).unwrap();
     assert!(out.decisions.iter().all(|d| matches!(d, Decision::Kept { .. })));
     // The rebalance plan evens them out: two moves, not applied.
-    let plan = ServiceScheduler::new().rebalance_plan(&stacked, &s, &[web]).unwrap();
+    let plan = ServiceScheduler::new().rebalance_plan(&stacked, &req(&s, &[web])).unwrap();
     let moves: Vec<(&str, &str, &str)> =
         plan.iter().map(|m| (m.instance.as_str(), m.from.as_str(), m.to.as_str())).collect();
     assert_eq!(moves, [("app/web/2", "h0", "h1"), ("app/web/1", "h0", "h2")]);
@@ -317,7 +322,7 @@ fn count_cap_spreads_new_placements_and_sticky_instances_ignore_it() {
         })
         .unwrap();
     let near_db = ServiceSpec::replicated("app", "near", 4).preferred_affinity("db");
-    let out = ServiceScheduler::new().schedule(&with_db, &s, &[near_db]).unwrap();
+    let out = ServiceScheduler::new().schedule(&with_db, &req(&s, &[near_db])).unwrap();
     let hosts: Vec<String> = placed(&out).into_iter().map(|p| p.1).collect();
     assert_eq!(hosts, ["h0", "h0", "h1", "h2"]);
 }
@@ -327,18 +332,18 @@ fn one_per_matching_host_mode() {
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let agent = ServiceSpec::one_per_matching_host("ops", "agent").match_host_labels(e("zone = a"));
-    let out = ServiceScheduler::new().schedule(&c, &s, std::slice::from_ref(&agent)).unwrap();
+    let out = ServiceScheduler::new().schedule(&c, &req(&s, std::slice::from_ref(&agent))).unwrap();
     assert_eq!(placed(&out), [("ops/agent/0".into(), "h0".into()), ("ops/agent/1".into(), "h1".into())]);
     // h2 joins zone a: it gets an instance; the others stay.
     let mut spec = out.cluster.to_spec().hosts[2].clone();
     spec.labels.insert("zone".into(), "a".into());
     let relabelled = out.cluster.apply(&ClusterEvent::HostUpdated { host: spec }).unwrap();
     let s2 = Site::new(&relabelled, IngressAllocation::Dhcp).unwrap();
-    let again = ServiceScheduler::new().schedule(&relabelled, &s2, std::slice::from_ref(&agent)).unwrap();
+    let again = ServiceScheduler::new().schedule(&relabelled, &req(&s2, std::slice::from_ref(&agent))).unwrap();
     assert_eq!(placed(&again), [("ops/agent/2".into(), "h2".into())]);
     // A narrower expression removes (does not move) the instances on hosts that stop matching.
     let narrowed = ServiceSpec::one_per_matching_host("ops", "agent").match_host_labels(e("zone = b"));
-    let out3 = ServiceScheduler::new().schedule(&out.cluster, &s, &[narrowed]).unwrap();
+    let out3 = ServiceScheduler::new().schedule(&out.cluster, &req(&s, &[narrowed])).unwrap();
     let removed = out3.decisions.iter().filter(|d| matches!(d, Decision::Removed { .. })).count();
     assert_eq!((removed, placed(&out3)), (2, vec![("ops/agent/2".into(), "h2".into())]));
 }
@@ -348,7 +353,7 @@ fn reschedule_single_replica_keeps_multi_replica_and_avoids_the_host() {
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let services = [ServiceSpec::replicated("a", "solo", 1), ServiceSpec::replicated("a", "pair", 2)];
-    let out = ServiceScheduler::new().schedule(&c, &s, &services).unwrap();
+    let out = ServiceScheduler::new().schedule(&c, &req(&s, &services)).unwrap();
     // pair → h0, h1; solo → h2 (fewest other instances).
     assert_eq!(placed(&out).last().unwrap(), &("a/solo/0".to_string(), "h2".to_string()));
     let down = out
@@ -356,11 +361,12 @@ fn reschedule_single_replica_keeps_multi_replica_and_avoids_the_host() {
         .apply(&ClusterEvent::HostStateChanged { host: "h2".into(), change: crate::StateChange::default().up(false) })
         .unwrap();
     // A reconcile alone does not move anything off a down host.
-    let same = ServiceScheduler::new().schedule(&down, &s, &services).unwrap();
+    let same = ServiceScheduler::new().schedule(&down, &req(&s, &services)).unwrap();
     assert!(same.events.is_empty());
-    let moved = ServiceScheduler::new().reschedule(&out.cluster, &s, &services, "h1", Scope::SingleReplica).unwrap();
+    let moved =
+        ServiceScheduler::new().reschedule(&out.cluster, &req(&s, &services), "h1", Scope::SingleReplica).unwrap();
     assert!(moved.events.is_empty(), "h1 holds only a multi-replica instance");
-    let moved = ServiceScheduler::new().reschedule(&down, &s, &services, "h2", Scope::SingleReplica).unwrap();
+    let moved = ServiceScheduler::new().reschedule(&down, &req(&s, &services), "h2", Scope::SingleReplica).unwrap();
     assert_eq!(
         moved.decisions.last().unwrap(),
         &Decision::Moved {
@@ -370,7 +376,7 @@ fn reschedule_single_replica_keeps_multi_replica_and_avoids_the_host() {
             key: RankKey::new(0, 0, 1, 0)
         }
     );
-    let all = ServiceScheduler::new().reschedule(&out.cluster, &s, &services, "h0", Scope::All).unwrap();
+    let all = ServiceScheduler::new().reschedule(&out.cluster, &req(&s, &services), "h0", Scope::All).unwrap();
     let m: Vec<(String, String)> = placed(&all);
     // h0 is excluded and h1 already holds pair/1 (cap ceil(2/2) = 1): h2.
     assert_eq!(m, [("a/pair/0".into(), "h2".into())]);
@@ -381,9 +387,9 @@ fn state_is_never_half_changed_on_error() {
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let dup = [ServiceSpec::replicated("a", "x", 1), ServiceSpec::replicated("a", "x", 2)];
-    assert!(matches!(ServiceScheduler::new().schedule(&c, &s, &dup), Err(ServiceError::DuplicateService { .. })));
+    assert!(matches!(ServiceScheduler::new().schedule(&c, &req(&s, &dup)), Err(ServiceError::DuplicateService { .. })));
     let bad = [ServiceSpec::replicated("a", "x", 1), ServiceSpec::replicated("a", "y", 1).cpus(f64::NAN)];
-    assert!(ServiceScheduler::new().schedule(&c, &s, &bad).is_err());
+    assert!(ServiceScheduler::new().schedule(&c, &req(&s, &bad)).is_err());
     assert_eq!(c.generation(), three_hosts().generation());
     let _ = HostState::default();
 }
@@ -402,9 +408,141 @@ fn a_removed_hosts_instances_get_fresh_volumes_elsewhere() {
         .unwrap();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let db = [ServiceSpec::replicated("a", "db", 1).volume(VolumeRequest::persistent("data", 400.0))];
-    let out = ServiceScheduler::new().reschedule(&c, &s, &db, "h0", Scope::All).unwrap();
+    let out = ServiceScheduler::new().reschedule(&c, &req(&s, &db), "h0", Scope::All).unwrap();
     assert_eq!(placed(&out), [("a/db/0".to_string(), "h1".to_string())]);
     let fast = out.cluster.resource_kinds().get("volume/fast").unwrap();
     assert_eq!(out.cluster.host(HostId(0)).unwrap().resource(fast).used, 0.0, "the old volume is released");
     assert_eq!(out.cluster.host(HostId(1)).unwrap().resource(fast).used, 400.0, "a new one is allocated");
+}
+
+#[test]
+fn caller_filters_are_hard_filters_for_new_and_sticky_instances() {
+    let c = three_hosts()
+        .apply(&ClusterEvent::InstancePlaced { host: "h0".into(), instance: InstanceSpec::new("a/s/0").group("a/s") })
+        .unwrap();
+    let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
+    let not_h0 = crate::filter_fn("not h0", |cx: &Cx<'_>, h| &*cx.host(h).name != "h0");
+    let scheduler = ServiceScheduler::builder().filter(not_h0).build().unwrap();
+    let out = scheduler.schedule(&c, &req(&s, &[ServiceSpec::replicated("a", "s", 2)])).unwrap();
+    // The instance on h0 fails the caller's filter: it moves like one whose host stopped
+    // passing the engine's own filters; the new one avoids h0 too.
+    assert_eq!(placed(&out), [("a/s/0".to_string(), "h1".to_string()), ("a/s/1".to_string(), "h2".to_string())]);
+    assert!(matches!(&out.decisions[0], Decision::Moved { from, .. } if from == "h0"));
+    // Without it, the instance stays.
+    let plain = ServiceScheduler::new().schedule(&c, &req(&s, &[ServiceSpec::replicated("a", "s", 2)])).unwrap();
+    assert!(matches!(&plain.decisions[0], Decision::Kept { host, .. } if host == "h0"));
+}
+
+#[test]
+fn caller_weighers_decide_only_between_hosts_of_the_smallest_rank_key() {
+    // h2 runs another service: its key is larger whatever the weigher says.
+    let c = three_hosts()
+        .apply(&ClusterEvent::InstancePlaced { host: "h2".into(), instance: InstanceSpec::new("x/y/0").group("x/y") })
+        .unwrap();
+    let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
+    let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+    let scheduler = ServiceScheduler::builder().weigher(by_id, 1.0).build().unwrap();
+    let web = [ServiceSpec::replicated("a", "web", 1)];
+    let out = scheduler.schedule(&c, &req(&s, &web)).unwrap();
+    assert_eq!(placed(&out), [("a/web/0".to_string(), "h1".to_string())]);
+    let plain = ServiceScheduler::new().schedule(&c, &req(&s, &web)).unwrap();
+    assert_eq!(placed(&plain), [("a/web/0".to_string(), "h0".to_string())], "ties to the lowest id without weighers");
+}
+
+#[test]
+fn a_multiplier_that_is_not_finite_is_refused_when_building() {
+    let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+    let err = ServiceScheduler::builder().weigher(by_id, f64::NAN).build().unwrap_err();
+    assert!(matches!(err, ServiceError::Build { error: crate::BuildError::Config { .. } }), "{err}");
+    assert!(err.to_string().contains("`by id` has a non-finite multiplier"), "{err}");
+}
+
+/// A filter that cannot judge its input: it records an error, as a filter scheduler's filter
+/// does for a value it would raise on.
+struct Raises;
+
+impl Filter for Raises {
+    fn name(&self) -> &str {
+        "raises"
+    }
+
+    fn check(&self, _: &Cx<'_>, _: HostId) -> Verdict {
+        Verdict::Pass
+    }
+
+    fn check_chunk(&self, _: &Cx<'_>, _: usize, mask: u64, rejected: &mut crate::Rejections) -> u64 {
+        rejected.fail(crate::ScheduleError::Filter { filter: "raises".into(), message: "not a number".into() });
+        mask
+    }
+}
+
+#[test]
+fn a_filter_that_records_an_error_fails_the_call() {
+    let c = three_hosts();
+    let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
+    let scheduler = ServiceScheduler::builder().filter(Raises).build().unwrap();
+    let err = scheduler.schedule(&c, &req(&s, &[ServiceSpec::replicated("a", "s", 1)])).unwrap_err();
+    assert!(matches!(&err, ServiceError::Prepare { .. }) && err.to_string().contains("not a number"), "{err}");
+}
+
+#[test]
+fn explanations_give_rejections_verdicts_top_hosts_and_the_engines_words() {
+    let c = three_hosts()
+        .apply(&ClusterEvent::HostStateChanged { host: "h1".into(), change: crate::StateChange::default().up(false) })
+        .unwrap();
+    let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
+    let big = ServiceSpec::replicated("app", "big", 1).memory_mb(5000.0);
+    let out = ServiceScheduler::new().schedule(&c, &req(&s, &[big]).verdicts(true)).unwrap();
+    let u = &out.unschedulable[0];
+    let e = &u.explanation;
+    assert_eq!((e.hosts, e.available, e.instance), (3, 0, 0));
+    let rejections: Vec<(&str, &str, u32)> =
+        e.rejections.iter().map(|r| (r.filter.as_str(), r.reason.as_str(), r.count)).collect();
+    assert_eq!(rejections, [("host", "host not schedulable", 1), ("container limits", "insufficient memory", 2)]);
+    let verdicts: Vec<(&str, bool, Option<&str>)> =
+        e.verdicts.iter().map(|v| (v.host.as_str(), v.passed, v.filter.as_deref())).collect();
+    assert_eq!(
+        verdicts,
+        [("h0", false, Some("container limits")), ("h1", false, Some("host")), ("h2", false, Some("container limits"))]
+    );
+    assert_eq!(e.message.as_deref(), Some(u.to_string().as_str()));
+    assert_eq!(out.explanation, *e, "the call's explanation is its first unschedulable instance's");
+
+    // A placement: the last one of the service is explained, with its best hosts.
+    let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+    let scheduler = ServiceScheduler::builder().weigher(by_id, 2.0).build().unwrap();
+    let web = [ServiceSpec::replicated("app", "web", 2)];
+    let out = scheduler.schedule(&c, &req(&s, &web).top(3)).unwrap();
+    assert_eq!(
+        placed(&out),
+        [("app/web/0".to_string(), "h2".to_string()), ("app/web/1".to_string(), "h0".to_string())]
+    );
+    let e = &out.explanation;
+    // For instance 1, h2 holds instance 0 and the even distribution allows one a host.
+    assert_eq!((e.available, e.instance, e.message.as_deref()), (1, 1, None));
+    let filters: Vec<(&str, u32)> = e.rejections.iter().map(|r| (r.filter.as_str(), r.count)).collect();
+    assert_eq!(filters, [("host", 1), ("instance count", 1)]);
+    let top: Vec<(&str, &[f64])> = e.top.iter().map(|t| (t.host.as_str(), t.scores.as_slice())).collect();
+    assert_eq!(top, [("h0", &[0.0, 0.0, 0.0, 0.0, 0.0][..])]);
+    let names: Vec<&str> = e.top[0].terms.iter().map(|t| t.weigher.as_str()).collect();
+    assert_eq!(names, RankLevel::ALL.map(RankLevel::name), "no caller term for a lone best host");
+    assert!(e.verdicts.is_empty(), "verdicts only on request");
+}
+
+#[test]
+fn top_hosts_list_caller_terms_for_the_tied_hosts_in_the_order_picked() {
+    let c = three_hosts();
+    let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
+    let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+    let scheduler = ServiceScheduler::builder().weigher(by_id, 2.0).build().unwrap();
+    let out = scheduler.schedule(&c, &req(&s, &[ServiceSpec::replicated("a", "s", 1)]).top(2)).unwrap();
+    assert_eq!(placed(&out), [("a/s/0".to_string(), "h2".to_string())]);
+    let top = &out.explanation.top;
+    assert_eq!(top.iter().map(|t| t.host.as_str()).collect::<Vec<_>>(), ["h2", "h1"]);
+    let term = &top[0].terms[4];
+    assert_eq!(
+        (term.tier, term.weigher.as_str(), term.raw, term.normalized, term.weighted),
+        (4, "by id", 2.0, 1.0, 2.0)
+    );
+    assert_eq!(top[1].scores[4], 1.0);
 }

@@ -17,7 +17,9 @@
 //!   number of moves (each host's surplus over its even-share target, the larger targets going
 //!   to the fullest hosts) and leaves counts that differ by at most one.
 
-use placewise::service::{ranking_tiers, Decision, IngressAllocation, MatchExpr, ServiceScheduler, ServiceSpec, Site};
+use placewise::service::{
+    ranking_tiers, Decision, IngressAllocation, MatchExpr, ServiceRequest, ServiceScheduler, ServiceSpec, Site,
+};
 use placewise::{Cluster, HostSpec, InstanceSpec, Request, Scheduler};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -192,7 +194,7 @@ proptest! {
         let site = Site::new(&cluster, IngressAllocation::Dhcp).unwrap();
         let replicas = k + extra;
         let spec = ServiceSpec::replicated("a", "s", replicas).match_host_labels("ok = yes".parse().unwrap());
-        let out = ServiceScheduler::new().schedule(&cluster, &site, &[spec]).unwrap();
+        let out = ServiceScheduler::new().schedule(&cluster, &ServiceRequest::new(site, [spec])).unwrap();
 
         // The model. Keys of hosts with live same-service instances on non-`ok` hosts: those
         // instances leave (their host fails the filter) and are placed again first (lowest
@@ -288,7 +290,7 @@ proptest! {
         let cluster = b.build().unwrap();
         let site = Site::new(&cluster, IngressAllocation::Dhcp).unwrap();
         let spec = ServiceSpec::replicated("a", "s", next as u32);
-        let plan = ServiceScheduler::new().rebalance_plan(&cluster, &site, &[spec]).unwrap();
+        let plan = ServiceScheduler::new().rebalance_plan(&cluster, &ServiceRequest::new(site, [spec])).unwrap();
 
         let m = counts.len();
         let (q, r) = (next / m, next % m);

@@ -18,7 +18,7 @@
 
 use crate::data;
 
-use placewise::service::{Decision, IngressAllocation, Scope, ServiceScheduler, ServiceSpec, Site};
+use placewise::service::{Decision, IngressAllocation, Scope, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
 use placewise::{Cluster, ClusterSpec};
 use serde::Deserialize;
 
@@ -76,16 +76,17 @@ fn run_case(file: &ScenarioFile, case: &Case) -> Result<(), String> {
     let ingress = case.ingress.or(file.ingress).unwrap_or_default();
     let site = Site::new(&cluster, ingress).map_err(|e| e.to_string())?;
     let services = case.services.as_ref().or(file.services.as_ref()).ok_or("no services")?;
+    let request = ServiceRequest::new(site, services.iter().cloned());
     let scheduler = ServiceScheduler::new();
     let outcome = match &case.call {
         Call::Rebalance => {
-            let plan = scheduler.rebalance_plan(&cluster, &site, services).map_err(|e| e.to_string())?;
+            let plan = scheduler.rebalance_plan(&cluster, &request).map_err(|e| e.to_string())?;
             let got: Vec<[String; 3]> = plan.into_iter().map(|m| [m.instance, m.from, m.to]).collect();
             let want = case.expect.moves.as_ref().ok_or("a rebalance case expects `moves`")?;
             return if &got == want { Ok(()) } else { Err(format!("moves: got {got:?}, want {want:?}")) };
         }
-        Call::Schedule => scheduler.schedule(&cluster, &site, services),
-        Call::Reschedule { host, scope } => scheduler.reschedule(&cluster, &site, services, host, *scope),
+        Call::Schedule => scheduler.schedule(&cluster, &request),
+        Call::Reschedule { host, scope } => scheduler.reschedule(&cluster, &request, host, *scope),
     }
     .map_err(|e| e.to_string())?;
     let mut placed = Vec::new();

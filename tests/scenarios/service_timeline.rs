@@ -3,10 +3,15 @@
 
 use placewise::service::{
     Action, ActionKind, Decision, EdgeHost, FailureMonitor, FailureTimers, HostEvent, IngressAllocation, Scope,
-    ServiceOutcome, ServiceScheduler, ServiceSpec, Site,
+    ServiceOutcome, ServiceRequest, ServiceScheduler, ServiceSpec, Site,
 };
 use placewise::{Cluster, ClusterEvent, StateChange};
 use std::time::Duration;
+
+/// A request for `services` on `site`.
+fn req(site: &Site, services: &[ServiceSpec]) -> ServiceRequest {
+    ServiceRequest::new(site.clone(), services.iter().cloned())
+}
 
 fn s(n: u64) -> Duration {
     Duration::from_secs(n)
@@ -24,7 +29,7 @@ fn site() -> (Cluster, Site, Vec<ServiceSpec>) {
         ServiceSpec::replicated("app", "pair", 2).memory_mb(256.0),
         ServiceSpec::replicated("app", "solo", 1).memory_mb(256.0),
     ];
-    let placed = ServiceScheduler::new().schedule(&empty, &site, &services).unwrap();
+    let placed = ServiceScheduler::new().schedule(&empty, &req(&site, &services)).unwrap();
     (placed.cluster, site, services)
 }
 
@@ -37,7 +42,7 @@ fn carry_out(cluster: &mut Cluster, site: &Site, services: &[ServiceSpec], actio
     let mut outcomes = Vec::new();
     for a in actions {
         if let ActionKind::Reschedule { scope } = a.kind {
-            let out = ServiceScheduler::new().reschedule(cluster, site, services, &a.host, scope).unwrap();
+            let out = ServiceScheduler::new().reschedule(cluster, &req(site, services), &a.host, scope).unwrap();
             *cluster = out.cluster.clone();
             outcomes.push(out);
         }
@@ -149,7 +154,7 @@ fn removed_host_reschedules_everything_on_it() {
     assert!(outs[0].unschedulable.is_empty());
     // Applying the removal afterwards loses nothing.
     let gone = cluster.apply(&ClusterEvent::HostRemoved { host: "e0".into() }).unwrap();
-    let again = ServiceScheduler::new().schedule(&gone, &site, &services).unwrap();
+    let again = ServiceScheduler::new().schedule(&gone, &req(&site, &services)).unwrap();
     assert!(again.events.is_empty());
 }
 
@@ -162,8 +167,8 @@ fn removal_that_leaves_no_room_reports_unschedulable_with_reasons() {
         .unwrap();
     let site = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let services = [ServiceSpec::replicated("app", "big", 1).memory_mb(800.0)];
-    let placed = ServiceScheduler::new().schedule(&c, &site, &services).unwrap();
-    let out = ServiceScheduler::new().reschedule(&placed.cluster, &site, &services, "a", Scope::All).unwrap();
+    let placed = ServiceScheduler::new().schedule(&c, &req(&site, &services)).unwrap();
+    let out = ServiceScheduler::new().reschedule(&placed.cluster, &req(&site, &services), "a", Scope::All).unwrap();
     assert_eq!(out.unschedulable[0].previous_host.as_deref(), Some("a"));
     assert_eq!(
         out.unschedulable[0].to_string(),
@@ -179,7 +184,7 @@ fn added_host_moves_nothing_and_triggers_a_retry() {
     assert_eq!(actions[0].kind, ActionKind::RetryUnschedulable);
     let bigger = c.apply(&ClusterEvent::HostAdded { host: EdgeHost::new("e4").memory_mb(4096.0).build() }).unwrap();
     let site4 = Site::new(&bigger, IngressAllocation::Dhcp).unwrap();
-    let retry = ServiceScheduler::new().schedule(&bigger, &site4, &services).unwrap();
+    let retry = ServiceScheduler::new().schedule(&bigger, &req(&site4, &services)).unwrap();
     assert!(retry.events.is_empty(), "existing instances are not moved");
     let _ = site;
 }
@@ -203,7 +208,7 @@ fn unschedulable_instances_are_placed_when_retried_after_a_trigger() {
         ServiceSpec::replicated("app", "big", 1).memory_mb(800.0),
         ServiceSpec::replicated("app", "picky", 1).match_host_labels("tier = high".parse().unwrap()),
     ];
-    let first = ServiceScheduler::new().schedule(&c, &site, &services).unwrap();
+    let first = ServiceScheduler::new().schedule(&c, &req(&site, &services)).unwrap();
     let pending: Vec<String> = first.unschedulable.iter().map(|u| u.to_string()).collect();
     assert_eq!(
         pending,
@@ -219,7 +224,7 @@ fn unschedulable_instances_are_placed_when_retried_after_a_trigger() {
     let added =
         first.cluster.apply(&ClusterEvent::HostAdded { host: EdgeHost::new("b").memory_mb(1000.0).build() }).unwrap();
     let site = Site::new(&added, IngressAllocation::Dhcp).unwrap();
-    let retry = ServiceScheduler::new().schedule(&added, &site, &services).unwrap();
+    let retry = ServiceScheduler::new().schedule(&added, &req(&site, &services)).unwrap();
     assert_eq!(host_of(&retry.cluster, "app/big/0"), "b");
     assert_eq!(retry.unschedulable.len(), 1);
 
@@ -228,7 +233,7 @@ fn unschedulable_instances_are_placed_when_retried_after_a_trigger() {
     spec.labels.insert("tier".into(), "high".into());
     let relabelled = retry.cluster.apply(&ClusterEvent::HostUpdated { host: spec }).unwrap();
     let site = Site::new(&relabelled, IngressAllocation::Dhcp).unwrap();
-    let retry = ServiceScheduler::new().schedule(&relabelled, &site, &services).unwrap();
+    let retry = ServiceScheduler::new().schedule(&relabelled, &req(&site, &services)).unwrap();
     assert_eq!(host_of(&retry.cluster, "app/picky/0"), "a");
     assert!(retry.unschedulable.is_empty());
 }
