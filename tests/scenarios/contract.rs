@@ -1,9 +1,10 @@
 //! One contract for every engine that runs a caller's `Filter`s and `Weigher`s: the same filter
 //! or weigher behaves the same under each (issue 41, item 3). Each case is a generic function,
-//! instantiated once per engine below. The replica engine joins when its calls return a
+//! instantiated once per engine below (core, spread, service). The replica engine joins when its calls return a
 //! `Result` (the API step of issue 41): today a caller filter whose `prepare` fails rejects every
 //! node there, and a caller weigher's error drops that weigher.
 
+use placewise::service::{Decision, IngressAllocation, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
 use placewise::spread::{Mode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::Extension;
 use placewise::{
@@ -74,6 +75,44 @@ impl Engine for Spread {
         let outcome = scheduler.schedule(cluster, &request).map_err(|e| e.to_string())?;
         let hosts = outcome.assignments.iter().map(|a| a.host_name.clone()).collect();
         Ok((hosts, outcome.message.clone()))
+    }
+}
+
+/// The service engine: one replicated service of `count` instances, the engine's own filters
+/// (none apply to a service without limits), then the caller's; the caller's weighers break
+/// ties between the hosts of the smallest rank key. The engine applies each placement to its
+/// working snapshot before the next one, so a hook reads earlier picks in the host records
+/// (`Cx::instances`); the overlay stays empty, and the rank key (fewest instances of the same
+/// service first) spreads a burst before any weigher is asked.
+struct Service;
+
+impl Engine for Service {
+    fn place(
+        cluster: &Cluster,
+        filters: Vec<Box<dyn Filter>>,
+        weighers: Vec<(Box<dyn Weigher>, f64)>,
+        count: u32,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let mut builder = ServiceScheduler::builder();
+        for f in filters {
+            builder = builder.filter_boxed(f);
+        }
+        for (w, m) in weighers {
+            builder = builder.weigher_boxed(w, m);
+        }
+        let scheduler = builder.build().map_err(|e| e.to_string())?;
+        let site = Site::new(cluster, IngressAllocation::Dhcp).map_err(|e| e.to_string())?;
+        let request = ServiceRequest::new(site, [ServiceSpec::replicated("app", "svc", count)]);
+        let outcome = scheduler.schedule(cluster, &request).map_err(|e| e.to_string())?;
+        let hosts = outcome
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Placed { host, .. } => Some(host.clone()),
+                _ => None,
+            })
+            .collect();
+        Ok((hosts, (!outcome.unschedulable.is_empty()).then(|| outcome.explanation.to_string())))
     }
 }
 
@@ -214,4 +253,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(Core: core, Spread: spread);
+contract!(Core: core, Spread: spread, Service: service);
