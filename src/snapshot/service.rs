@@ -6,6 +6,11 @@
 //! node as a [`Host`](super::Host) of its own (resources, attributes, metrics, disks and the
 //! instances it runs) and records once per service host its name and its nodes. A host whose
 //! spec names no service host is its own, with itself as the only node, and takes no entry here.
+//!
+//! This is the filter scheduler's bare-metal notion, not the edge-site service engine's
+//! ([`crate::service`] never reads it). It stays in the snapshot: building and events check it
+//! (a service host's nodes share its name and aggregates), and the core scheduler and
+//! `capacity` read it (`Cluster::has_shared_service_hosts` decides their incremental path).
 
 use crate::id::{HostId, InputMap, ServiceHostId};
 use smallvec::SmallVec;
