@@ -10,7 +10,8 @@
 //!   A naive model recomputes the four counts of every eligible host for every instance, drops
 //!   hosts at the `ceil(replicas / eligible)` cap and takes the smallest `(counts, host id)`:
 //!   the library must pick the same hosts in the same order, so the lexicographic order is
-//!   always respected.
+//!   always respected. With a caller weigher (a fixed score per host), the same model with the
+//!   highest score breaking ties before the lowest id: weighers never outrank a count.
 //! - **Foundation tiers.** The four levels as weigher tiers of a foundation `Scheduler`
 //!   ([`ranking_tiers`]) place a burst exactly like the same model without filters.
 //! - **Rebalance.** Random per-host counts of one service: the plan has exactly the minimal
@@ -18,9 +19,10 @@
 //!   to the fullest hosts) and leaves counts that differ by at most one.
 
 use placewise::service::{
-    ranking_tiers, Decision, IngressAllocation, MatchExpr, ServiceRequest, ServiceScheduler, ServiceSpec, Site,
+    ranking_tiers, Decision, IngressAllocation, MatchExpr, ServiceOutcome, ServiceRequest, ServiceScheduler,
+    ServiceSpec, Site,
 };
-use placewise::{Cluster, HostSpec, InstanceSpec, Request, Scheduler};
+use placewise::{weigher_fn, Cluster, Cx, HostId, HostSpec, InstanceSpec, Request, Scheduler};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -185,6 +187,82 @@ fn build(hosts: &[GenHost]) -> (Cluster, u32) {
     (b.build().unwrap(), k)
 }
 
+/// The naive model of a batch of `replicas` new replicas of `a/s` (`k` live ones already
+/// placed) on the `ok` hosts: it recomputes the four counts of every eligible host for every
+/// instance, drops hosts at the `ceil(replicas / eligible)` cap and takes the smallest
+/// `(counts, highest score, host id)`. `(instance, host)` pairs, `-` for unschedulable.
+fn lexicographic_model(hs: &[GenHost], k: u32, replicas: u32, score: &[u8]) -> Vec<(String, String)> {
+    // Keys of hosts with live same-service instances on non-`ok` hosts: those instances leave
+    // (their host fails the filter) and are placed again first (lowest index first), so the
+    // model replays the same pending list.
+    let mut counts: Vec<[u32; 4]> = hs
+        .iter()
+        .map(|g| {
+            let mut c = [0u32; 4];
+            for &(kind, term) in &g.instances {
+                let same = kind == 0;
+                c[match (same, term) {
+                    (true, false) => 0,
+                    (true, true) => 1,
+                    (false, false) => 2,
+                    (false, true) => 3,
+                }] += 1;
+            }
+            c
+        })
+        .collect();
+    let mut pending = Vec::new();
+    let mut idx = 0u32;
+    for (h, g) in hs.iter().enumerate() {
+        for &(kind, term) in &g.instances {
+            if kind == 0 && !term {
+                if !g.ok {
+                    counts[h][0] -= 1;
+                    pending.push(idx);
+                }
+                idx += 1;
+            }
+        }
+    }
+    pending.sort_unstable();
+    pending.extend(k..replicas);
+    let eligible: Vec<usize> = (0..hs.len()).filter(|&h| hs[h].ok).collect();
+    let cap = replicas.div_ceil((eligible.len() as u32).max(1));
+    let mut want = Vec::new();
+    for i in pending {
+        let best = eligible
+            .iter()
+            .copied()
+            .filter(|&h| counts[h][0] < cap)
+            .min_by_key(|&h| (counts[h], std::cmp::Reverse(score[h]), h));
+        match best {
+            Some(h) => {
+                counts[h][0] += 1;
+                want.push((format!("a/s/{i}"), format!("h{h}")));
+            }
+            None => want.push((format!("a/s/{i}"), "-".into())),
+        }
+    }
+    want
+}
+
+/// The outcome's placements and moves as `(instance, host)`, then its unschedulable instances
+/// with host `-`.
+fn placements(out: &ServiceOutcome) -> Vec<(String, String)> {
+    let mut got: Vec<(String, String)> = out
+        .decisions
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Placed { instance, host, .. } | Decision::Moved { instance, to: host, .. } => {
+                Some((instance.clone(), host.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    got.extend(out.unschedulable.iter().map(|u| (u.instance.clone(), "-".to_string())));
+    got
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
 
@@ -195,59 +273,28 @@ proptest! {
         let replicas = k + extra;
         let spec = ServiceSpec::replicated("a", "s", replicas).match_host_labels("ok = yes".parse().unwrap());
         let out = ServiceScheduler::new().schedule(&cluster, &ServiceRequest::new(site, [spec])).unwrap();
+        let want = lexicographic_model(&hs, k, replicas, &vec![0; hs.len()]);
+        prop_assert_eq!(placements(&out), want);
+    }
 
-        // The model. Keys of hosts with live same-service instances on non-`ok` hosts: those
-        // instances leave (their host fails the filter) and are placed again first (lowest
-        // index first), so the model replays the same pending list.
-        let mut counts: Vec<[u32; 4]> = hs
-            .iter()
-            .map(|g| {
-                let mut c = [0u32; 4];
-                for &(kind, term) in &g.instances {
-                    let same = kind == 0;
-                    c[match (same, term) { (true, false) => 0, (true, true) => 1, (false, false) => 2, (false, true) => 3 }] += 1;
-                }
-                c
-            })
-            .collect();
-        let mut pending = Vec::new();
-        let mut idx = 0u32;
-        for (h, g) in hs.iter().enumerate() {
-            for &(kind, term) in &g.instances {
-                if kind == 0 && !term {
-                    if !g.ok {
-                        counts[h][0] -= 1;
-                        pending.push(idx);
-                    }
-                    idx += 1;
-                }
-            }
-        }
-        pending.sort_unstable();
-        pending.extend(k..replicas);
-        let eligible: Vec<usize> = (0..hs.len()).filter(|&h| hs[h].ok).collect();
-        let cap = replicas.div_ceil((eligible.len() as u32).max(1));
-        let mut want = Vec::new();
-        for i in pending {
-            let best = eligible.iter().copied().filter(|&h| counts[h][0] < cap).min_by_key(|&h| (counts[h], h));
-            match best {
-                Some(h) => {
-                    counts[h][0] += 1;
-                    want.push((format!("a/s/{i}"), format!("h{h}")));
-                }
-                None => want.push((format!("a/s/{i}"), "-".into())),
-            }
-        }
-        let mut got: Vec<(String, String)> = out
-            .decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::Placed { instance, host, .. } | Decision::Moved { instance, to: host, .. } => Some((instance.clone(), host.clone())),
-                _ => None,
-            })
-            .collect();
-        got.extend(out.unschedulable.iter().map(|u| (u.instance.clone(), "-".to_string())));
-        prop_assert_eq!(got, want);
+    /// A caller weigher (a fixed score per host) only breaks ties between the hosts of the
+    /// smallest counts: the same model with the highest score before the lowest id.
+    #[test]
+    fn caller_weighers_break_only_ties_of_the_lexicographic_model(
+        hs in hosts(),
+        extra in 1u32..6,
+        scores in proptest::collection::vec(0u8..4, 9),
+    ) {
+        let (cluster, k) = build(&hs);
+        let site = Site::new(&cluster, IngressAllocation::Dhcp).unwrap();
+        let replicas = k + extra;
+        let spec = ServiceSpec::replicated("a", "s", replicas).match_host_labels("ok = yes".parse().unwrap());
+        let by_score = scores.clone();
+        let weigher = weigher_fn("score", move |_: &Cx<'_>, h: HostId| f64::from(by_score[h.index()]));
+        let scheduler = ServiceScheduler::builder().weigher(weigher, 1.5).build().unwrap();
+        let out = scheduler.schedule(&cluster, &ServiceRequest::new(site, [spec])).unwrap();
+        let want = lexicographic_model(&hs, k, replicas, &scores);
+        prop_assert_eq!(placements(&out), want);
     }
 
     #[test]
