@@ -25,6 +25,21 @@ trait Engine {
     ) -> Result<(Vec<String>, Option<String>), String>;
 }
 
+/// `$builder` with the caller's `$filters` and `$weighers` added in order, by the engine's own
+/// builder methods (`filter_boxed`, `weigher_boxed`).
+macro_rules! hooked {
+    ($builder:expr, $filters:expr, $weighers:expr) => {{
+        let mut builder = $builder;
+        for f in $filters {
+            builder = builder.filter_boxed(f);
+        }
+        for (w, m) in $weighers {
+            builder = builder.weigher_boxed(w, m);
+        }
+        builder
+    }};
+}
+
 /// The core scheduler.
 struct Core;
 
@@ -35,14 +50,7 @@ impl Engine for Core {
         weighers: Vec<(Box<dyn Weigher>, f64)>,
         count: u32,
     ) -> Result<(Vec<String>, Option<String>), String> {
-        let mut builder = Scheduler::builder();
-        for f in filters {
-            builder = builder.filter_boxed(f);
-        }
-        for (w, m) in weighers {
-            builder = builder.weigher_boxed(w, m);
-        }
-        let scheduler = builder.build().map_err(|e| e.to_string())?;
+        let scheduler = hooked!(Scheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
         let placement = scheduler.schedule(cluster, &Request::new(count)).map_err(|e| e.to_string())?;
         let hosts = placement.selections.iter().map(|s| s.host_name.clone()).collect();
         Ok((hosts, (!placement.is_complete()).then(|| placement.explanation.to_string())))
@@ -63,14 +71,7 @@ impl Engine for Spread {
         weighers: Vec<(Box<dyn Weigher>, f64)>,
         count: u32,
     ) -> Result<(Vec<String>, Option<String>), String> {
-        let mut builder = SpreadScheduler::builder();
-        for f in filters {
-            builder = builder.filter_boxed(f);
-        }
-        for (w, m) in weighers {
-            builder = builder.weigher_boxed(w, m);
-        }
-        let scheduler = builder.build().map_err(|e| e.to_string())?;
+        let scheduler = hooked!(SpreadScheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
         let request = SpreadRequest::new("svc", count).mode(Mode::Balanced);
         let outcome = scheduler.schedule(cluster, &request).map_err(|e| e.to_string())?;
         let hosts = outcome.assignments.iter().map(|a| a.host_name.clone()).collect();
@@ -93,14 +94,7 @@ impl Engine for Service {
         weighers: Vec<(Box<dyn Weigher>, f64)>,
         count: u32,
     ) -> Result<(Vec<String>, Option<String>), String> {
-        let mut builder = ServiceScheduler::builder();
-        for f in filters {
-            builder = builder.filter_boxed(f);
-        }
-        for (w, m) in weighers {
-            builder = builder.weigher_boxed(w, m);
-        }
-        let scheduler = builder.build().map_err(|e| e.to_string())?;
+        let scheduler = hooked!(ServiceScheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
         let site = Site::new(cluster, IngressAllocation::Dhcp).map_err(|e| e.to_string())?;
         let request = ServiceRequest::new(site, [ServiceSpec::replicated("app", "svc", count)]);
         let outcome = scheduler.schedule(cluster, &request).map_err(|e| e.to_string())?;
