@@ -77,7 +77,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let request = ServiceRequest::new(site_data, services()?);
     let scheduler = ServiceScheduler::new();
 
-    println!("Placing {} services on {} hosts:", request.services().len(), cluster.len());
+    println!("Placing {} services on {} hosts:", request.services.len(), cluster.len());
     let placed = scheduler.schedule(&cluster, &request)?;
     print(&placed);
     let mut cluster = placed.cluster;

@@ -91,8 +91,8 @@
 //! [`reschedule`](ServiceScheduler::reschedule)`(&cluster, &request, host, scope)` for a
 //! failure action, [`rebalance_plan`](ServiceScheduler::rebalance_plan)`(&cluster, &request)`.
 //! The scheduler is stateless, so there is no scratch and no `schedule_with`. Options live in
-//! the builder (filters, weighers) or the request (verdicts, top hosts); nothing is set after
-//! `build()`.
+//! the builder (filters, weighers) or the request ([`ExplainOptions`](crate::ExplainOptions));
+//! nothing is set after `build()`.
 //!
 //! # The snapshot mapping
 //!
@@ -233,11 +233,11 @@
 //! An instance no host can take is an [`Unschedulable`] outcome, never an `Err`; it stays
 //! unassigned. Its [`Explanation`](crate::explain::Explanation) counts the hosts each filter
 //! rejected (hosts not schedulable first, under the filter `host`), lists every host's verdict
-//! when the request [asks](ServiceRequest::verdicts), and carries the instance's text
+//! when the request [asks](ServiceRequest::explain), and carries the instance's text
 //! (`shop/web/0 cannot be scheduled: 0/3 hosts are available: …`) as its `message`. The
 //! outcome's own [`explanation`](ServiceOutcome::explanation) is the first unschedulable
 //! instance's, else the last placement's, with the best hosts and their ranking terms when the
-//! request [asks](ServiceRequest::top). Calling [`ServiceScheduler::schedule`] again
+//! request [asks](ServiceRequest::explain). Calling [`ServiceScheduler::schedule`] again
 //! retries it. Retry on: a host added ([`ActionKind::RetryUnschedulable`]), a host recovered
 //! ([`ActionKind::Recovered`]), host labels changed, capacity freed (an instance removed or a
 //! service scaled down) and a service specification changed.

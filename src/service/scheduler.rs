@@ -89,7 +89,7 @@ pub struct Unschedulable {
     /// instance's index, the [`rejections`](Explanation::rejections) (hosts that are not
     /// schedulable or being failed over first, under the filter `host`, then the filters'
     /// rejections, most hosts first, then in filter order and reason code), every host's verdict
-    /// when the request [asked](ServiceRequest::verdicts), and as
+    /// when the request [asked](ServiceRequest::explain), and as
     /// [`message`](Explanation::message) this instance's [`Display`](fmt::Display) text.
     pub explanation: Explanation,
 }
@@ -423,11 +423,11 @@ impl<'s> Work<'s> {
     fn new(scheduler: &'s ServiceScheduler, cluster: &Cluster, request: &ServiceRequest) -> Work<'s> {
         Work {
             scheduler,
-            verdicts: request.keeps_verdicts(),
-            top: request.top_hosts(),
+            verdicts: request.explain.verdicts,
+            top: request.explain.top as usize,
             weigh: WeighPass::new(),
             last: None,
-            site: Arc::clone(request.shared_site()),
+            site: Arc::clone(&request.site),
             cluster: cluster.clone(),
             events: Vec::new(),
             decisions: Vec::new(),
@@ -825,7 +825,7 @@ impl ServiceScheduler {
     /// [`ServiceError`] for an invalid or duplicate service, or a caller filter or weigher
     /// that cannot prepare or judge ([`ServiceError::Prepare`]); nothing is changed then.
     pub fn schedule(&self, cluster: &Cluster, request: &ServiceRequest) -> Result<ServiceOutcome, ServiceError> {
-        let order = ordered(request.services())?;
+        let order = ordered(&request.services)?;
         let mut work = Work::new(self, cluster, request);
         for spec in order {
             work.service(spec)?;
@@ -851,7 +851,7 @@ impl ServiceScheduler {
         host: &str,
         scope: Scope,
     ) -> Result<ServiceOutcome, ServiceError> {
-        let order = ordered(request.services())?;
+        let order = ordered(&request.services)?;
         let mut work = Work::new(self, cluster, request);
         if let Some(hid) = cluster.host_id(host) {
             work.avoid = Some(hid);
@@ -905,7 +905,7 @@ impl ServiceScheduler {
     ///
     /// As [`schedule`](ServiceScheduler::schedule).
     pub fn rebalance_plan(&self, cluster: &Cluster, request: &ServiceRequest) -> Result<Vec<Move>, ServiceError> {
-        let order = ordered(request.services())?;
+        let order = ordered(&request.services)?;
         let mut work = Work::new(self, cluster, request);
         let mut moves = Vec::new();
         for spec in order {

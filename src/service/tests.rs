@@ -492,7 +492,9 @@ fn explanations_give_rejections_verdicts_top_hosts_and_the_engines_words() {
         .unwrap();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let big = ServiceSpec::replicated("app", "big", 1).memory_mb(5000.0);
-    let out = ServiceScheduler::new().schedule(&c, &req(&s, &[big]).verdicts(true)).unwrap();
+    let out = ServiceScheduler::new()
+        .schedule(&c, &req(&s, &[big]).explain(crate::ExplainOptions { verdicts: true, top: 0 }))
+        .unwrap();
     let u = &out.unschedulable[0];
     let e = &u.explanation;
     assert_eq!((e.hosts, e.available, e.instance), (3, 0, 0));
@@ -512,7 +514,8 @@ fn explanations_give_rejections_verdicts_top_hosts_and_the_engines_words() {
     let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
     let scheduler = ServiceScheduler::builder().weigher(by_id, 2.0).build().unwrap();
     let web = [ServiceSpec::replicated("app", "web", 2)];
-    let out = scheduler.schedule(&c, &req(&s, &web).top(3)).unwrap();
+    let out =
+        scheduler.schedule(&c, &req(&s, &web).explain(crate::ExplainOptions { verdicts: false, top: 3 })).unwrap();
     assert_eq!(
         placed(&out),
         [("app/web/0".to_string(), "h2".to_string()), ("app/web/1".to_string(), "h0".to_string())]
@@ -535,7 +538,13 @@ fn top_hosts_list_caller_terms_for_the_tied_hosts_in_the_order_picked() {
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
     let scheduler = ServiceScheduler::builder().weigher(by_id, 2.0).build().unwrap();
-    let out = scheduler.schedule(&c, &req(&s, &[ServiceSpec::replicated("a", "s", 1)]).top(2)).unwrap();
+    let out = scheduler
+        .schedule(
+            &c,
+            &req(&s, &[ServiceSpec::replicated("a", "s", 1)])
+                .explain(crate::ExplainOptions { verdicts: false, top: 2 }),
+        )
+        .unwrap();
     assert_eq!(placed(&out), [("a/s/0".to_string(), "h2".to_string())]);
     let top = &out.explanation.top;
     assert_eq!(top.iter().map(|t| t.host.as_str()).collect::<Vec<_>>(), ["h2", "h1"]);
