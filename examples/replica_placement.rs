@@ -50,12 +50,12 @@ fn volumes() -> Vec<Volume> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut spec = cluster_spec();
     let settings = ReplicaSettings::from_pairs([("storage-minimal-available-percentage", "10")])?;
-    let scheduler = ReplicaScheduler::new(settings)?.seed(7).explain(true);
+    let scheduler = ReplicaScheduler::builder(settings).seed(7).explain(true).build()?;
 
     println!("{:<14} {:<24} {:<8} {:<7} {:<6}", "volume", "replica", "node", "zone", "disk");
     for volume in volumes() {
         let cluster = Cluster::from_spec(&spec)?;
-        let result = scheduler.schedule_volume(&cluster, &volume, &[], 0);
+        let result = scheduler.schedule(&cluster, &volume, &[], 0)?;
         for (name, outcome) in &result.results {
             let Some(p) = &outcome.placement else { continue };
             let zone = spec.hosts[p.host.index()].topology.get("zone").map_or("", String::as_str);
@@ -100,12 +100,12 @@ fn composed(cluster: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
         .filter(filter_fn("maintenance", |cx, h| cx.cluster().host_name(h) != "node-a1"))
         .disk_weigher(disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64)), 1.0)
         .level(Level::hard("zone"))
-        .build()?
-        .explain(true);
+        .explain(true)
+        .build()?;
     let mut scratch = ReplicaScratch::new();
     println!("with the caller's rules (maintenance filter, one replica per zone):");
     for volume in [Volume::new("pvc-a", 10 * G, 3), Volume::new("pvc-b", 10 * G, 4)] {
-        let result = scheduler.schedule_volume_with(&mut scratch, cluster, &volume, &[], 0);
+        let result = scheduler.schedule_with(&mut scratch, cluster, &volume, &[], 0)?;
         let placed: Vec<String> = result.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect();
         println!("  {}: {}", volume.name, placed.join(", "));
         if let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) {
