@@ -8,7 +8,7 @@
 //! same engine runs with the caller's own rules (a node filter, a disk weigher, a hard zone
 //! level) through one reusable scratch.
 
-use placewise::replica::{disk_weigher_fn, DiskNote, Level, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
+use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
 use placewise::{filter_fn, Cluster, ClusterSpec, DiskSpec, HostSpec};
 
 const G: i64 = 1 << 30;
@@ -68,23 +68,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Every failed replica has the same story here: explain the first one.
         let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) else { continue };
         let e = &outcome.explanation;
-        println!("  {name}: reasons \"{}\", tier reached: {:?}", outcome.reasons.joined(), e.tier);
-        for (host, note) in &e.nodes {
-            println!("    node {:<8} {note:?}", cluster.host(*host).map_or("?", |h| &*h.name));
-        }
-        // The cascade visits a disk once per tier that reaches its node: show each disk once.
-        let mut seen = Vec::new();
-        for &(host, disk, note) in &e.disks {
-            if seen.contains(&(host, disk)) {
-                continue;
-            }
-            seen.push((host, disk));
-            let h = cluster.host(host).expect("explained host exists");
-            let why = match note {
-                DiskNote::Space(f) | DiskNote::Pressure(f) => f.to_string(),
-                other => format!("{other:?}"),
+        println!("  {name}: reasons \"{}\"; {e}", outcome.reasons.joined());
+        // Every node and disk left out, with the rule that excluded it.
+        for v in e.verdicts.iter().filter(|v| !v.passed) {
+            let at = match &v.disk {
+                Some(disk) => format!("disk {}/{disk}", v.host),
+                None => format!("node {}", v.host),
             };
-            println!("    disk {}/{}: {why}", h.name, h.disks[disk.index()].name);
+            let (rule, why) = (v.filter.as_deref().unwrap_or(""), v.reason.as_deref().unwrap_or(""));
+            println!("    {at:<16} {rule}: {why}");
         }
         println!();
     }
@@ -109,8 +101,10 @@ fn composed(cluster: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
         let placed: Vec<String> = result.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect();
         println!("  {}: {}", volume.name, placed.join(", "));
         if let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) {
-            for (host, _, hook) in outcome.explanation.caller_rejections() {
-                println!("    {name}: {} left out by {hook}", cluster.host_name(host));
+            let hooks = ["maintenance", "zone anti-affinity"];
+            for v in outcome.explanation.verdicts.iter().filter(|v| hooks.contains(&v.filter.as_deref().unwrap_or("")))
+            {
+                println!("    {name}: {} left out by {}", v.host, v.reason.as_deref().unwrap_or(""));
             }
         }
     }

@@ -15,7 +15,7 @@
 use super::choice::{Agg, Candidate, HostSet, NO_HOST};
 use super::node_stage::HostPrep;
 use super::prep::Lone;
-use super::reasons::{Reasons, Tier};
+use super::reasons::Tier;
 use super::volume::{DataLocality, Replica, Volume};
 use super::zones::{self, ABSENT};
 use super::{Ctx, ReplicaOutcome, ReplicaScheduler, VolumeSchedule, MAX_VOLUME_REPLICAS};
@@ -189,12 +189,10 @@ impl ReplicaScheduler {
             let placement = self.placement(cluster, volume, r, pick)?;
             used.push(tier.zone_of.get(pick.host.index()).copied().unwrap_or(DomainId::NONE));
             super::place_replica(r, &placement);
-            let mut outcome = ReplicaOutcome {
-                placement: Some(placement),
-                reasons: Reasons::default(),
-                explanation: Default::default(),
-            };
-            outcome.explanation.tier = Some(Tier::UnusedNodesInUnusedZones);
+            let mut outcome = ReplicaOutcome::new(cluster.len());
+            outcome.placement = Some(placement);
+            outcome.tier = Some(Tier::UnusedNodesInUnusedZones);
+            outcome.explanation.available = 1;
             results.push((r.name.clone(), outcome));
         }
         Some(VolumeSchedule {

@@ -91,11 +91,12 @@
 //!   first; hard levels are never dropped. Longhorn's tiers stay the outer order (zone, then
 //!   node), so for nested topologies the preference is zone, rack, node.
 //!
-//! A caller filter's rejections are named in the explanation ([`NodeNote::Caller`],
-//! [`DiskNote::Caller`], [`ReplicaExplanation::caller_rejections`]) and, when the replica is not
-//! placed, in the reasons ([`Reasons::callers`]; the message adds `rejected by <name>`). A hard
-//! level's exclusions are named in the explanation only: like Longhorn's own anti-affinity they
-//! add no reason key.
+//! A caller filter's rejections are named in the explanation (with
+//! [`explain`](ReplicaSchedulerBuilder::explain): a verdict whose `filter` is its name) and, when
+//! the replica is not placed, in the reasons ([`Reasons::callers`]; the message adds `rejected by
+//! <name>`). A level's exclusions are named in the explanation only (`<key> anti-affinity`, with
+//! the reason `<key> <domain> already used (<key> level, hard)`): like Longhorn's own
+//! anti-affinity they add no reason key.
 //!
 //! ```
 //! use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaSettings, Volume};
@@ -121,7 +122,7 @@
 //! // One replica per rack, none on the host under maintenance: the third has no rack left.
 //! assert_eq!(result.placed().count(), 2);
 //! let (_, failed) = result.results.iter().find(|(_, o)| o.placement.is_none()).unwrap();
-//! let names: Vec<&str> = failed.explanation.caller_rejections().iter().map(|r| r.2).collect();
+//! let names: Vec<&str> = failed.explanation.verdicts.iter().filter_map(|v| v.filter.as_deref()).collect();
 //! assert!(names.contains(&"maintenance") && names.contains(&"rack anti-affinity"));
 //! assert_eq!(result.condition_message().as_deref(), Some("rejected by maintenance"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -290,7 +291,8 @@ pub use node::{
     LonghornNode, ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED, NODE_ATTRIBUTES,
 };
 pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, Move, MoveKind};
-pub use reasons::{DiskNote, FailureReason, NodeNote, Reasons, ReplicaExplanation, Tier};
+use reasons::{DiskNote, NodeNote, Words};
+pub use reasons::{FailureReason, Reasons, Tier};
 pub use scratch::ReplicaScratch;
 pub use settings::{ReplicaSettings, SETTING_NAMES};
 pub use space::{
@@ -303,6 +305,7 @@ pub use volume::{
 };
 
 use crate::error::ScheduleError;
+use crate::explain::{Explanation, HostVerdict, RejectionCount};
 use crate::filter::Filter;
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
@@ -485,11 +488,32 @@ pub struct ReplicaOutcome {
     /// placed the replica are dropped, as Longhorn returns no error) and on anti-affinity-only
     /// failures.
     pub reasons: Reasons,
-    /// Per-node and per-disk notes (filled only with [`ReplicaSchedulerBuilder::explain`]).
-    pub explanation: ReplicaExplanation,
+    /// The tier of the cascade that placed the replica: which anti-affinity rule bound it
+    /// (the first tier, unused nodes in unused zones, when none did); `None` when it was not
+    /// placed.
+    pub tier: Option<Tier>,
+    /// The explanation every engine gives: `hosts` in the snapshot, and on a failure
+    /// `available` 0 and Longhorn's condition message ([`ReplicaOutcome::message`]) as
+    /// `message`. With [`ReplicaSchedulerBuilder::explain`] also `available`, the nodes left
+    /// for the disk choice, and a verdict for each node and disk left out, in host order: the
+    /// rule that excluded it as `filter` (`node selector`, `space`, `zone anti-affinity`, a
+    /// caller's filter or level by its name …), the reason in its words (`zone z1 already
+    /// used (zone anti-affinity, hard)`, `rack r2 already used (rack level, hard)`, the space
+    /// check's numbers in Longhorn's text), the disk's name in `disk` for a disk; the nodes
+    /// left for the choice as passed. `rejections` counts those verdicts per rule and reason.
+    /// Without it `available` is 1 for a placed replica: the paths that decide a replica
+    /// without visiting every host count no others.
+    pub explanation: Explanation,
 }
 
 impl ReplicaOutcome {
+    /// An outcome that placed nothing yet, over a snapshot of `hosts` hosts.
+    pub(crate) fn new(hosts: usize) -> Self {
+        let mut explanation = Explanation::new(u32::try_from(hosts).unwrap_or(u32::MAX));
+        explanation.available = 0;
+        ReplicaOutcome { placement: None, reasons: Reasons::default(), tier: None, explanation }
+    }
+
     /// Longhorn's message for a failure: the joined keys, or `replica scheduling failed`.
     pub fn message(&self) -> Option<String> {
         self.placement.is_none().then(|| self.reasons.condition_message())
@@ -967,7 +991,24 @@ impl ReplicaScheduler {
         index: usize,
         now: i64,
     ) -> Result<ReplicaOutcome, ReplicaError> {
-        let mut out = ReplicaOutcome { placement: None, reasons: Reasons::default(), explanation: Default::default() };
+        let mut out = self.place_one(cx, prep, replicas, index, now)?;
+        out.explanation.message = out.message();
+        if !self.explain {
+            out.explanation.available = u32::from(out.placement.is_some());
+        }
+        Ok(out)
+    }
+
+    /// [`schedule_one`](ReplicaScheduler::schedule_one) but the explanation's summary.
+    fn place_one(
+        &self,
+        cx: &Ctx<'_>,
+        prep: &mut Prep,
+        replicas: &[Replica],
+        index: usize,
+        now: i64,
+    ) -> Result<ReplicaOutcome, ReplicaError> {
+        let mut out = ReplicaOutcome::new(cx.cluster.len());
         let Some(replica) = replicas.get(index) else {
             return Ok(out);
         };
@@ -984,7 +1025,7 @@ impl ReplicaScheduler {
         if let (true, None, Ok(plain)) = (replica.hard_node_affinity.is_empty(), &notes.nodes, &prep.plain_cands) {
             let used = node_stage::used(&prep.hosts, &prep.replica_at, plain, replicas, replenishing);
             if let Some(placement) = self.first_tier_pick(cx, prep, replica, &used) {
-                out.explanation.tier = Some(Tier::UnusedNodesInUnusedZones);
+                out.tier = Some(Tier::UnusedNodesInUnusedZones);
                 out.placement = Some(placement);
                 return Ok(out);
             }
@@ -994,7 +1035,9 @@ impl ReplicaScheduler {
             node_stage::candidates(cx, &prep.hosts, &prep.plain_cands, replica, &mut cands, &mut notes.nodes)
         {
             out.reasons.insert(r);
-            out.explanation.nodes = notes.nodes.unwrap_or_default();
+            if let Some(nodes) = notes.nodes.take() {
+                out.explanation = self.explanation(cx, prep, nodes, Vec::new(), &[]);
+            }
             prep.cand_hosts = cands;
             return Ok(out);
         }
@@ -1004,19 +1047,18 @@ impl ReplicaScheduler {
         let used_nodes = used_class(cx, prep, &used);
         let tiers = tier_order(zone_soft, node_soft, &classes, &used_nodes);
         let cascade = tier_cascade(cx, prep, replicas, &tiers, &used, disk_soft, &mut notes);
+        best_effort_locality(cx, prep, replicas);
+        if let (Some(mut nodes), Some(disks)) = (notes.nodes.take(), notes.disks.take()) {
+            left_out(cx, prep, &cands, &tiers, &used, &cascade, &mut nodes);
+            out.explanation = self.explanation(cx, prep, nodes, disks, &prep.entries);
+        }
         // The tiers borrow the classes, which go back to the preparation's buffers.
         drop(tiers);
         prep.cand_hosts = cands;
         prep.tiers = classes;
-        out.explanation.tier = cascade.tier;
-        out.explanation.nodes = notes.nodes.unwrap_or_default();
-        out.explanation.disks = notes.disks.unwrap_or_default();
-        if let (true, Some(h)) = (self.explain, cx.hooks) {
-            out.explanation.callers = h.names.clone();
-        }
-        best_effort_locality(cx, prep, replicas);
+        out.tier = cascade.tier;
         let Some(placement) = self.choose(cx, prep, replica)? else {
-            out.explanation.tier = None;
+            out.tier = None;
             failure_reasons(&mut out.reasons, cx.hooks, caller_nodes, &cascade);
             return Ok(out);
         };
@@ -1045,6 +1087,58 @@ impl ReplicaScheduler {
             None => choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size),
         };
         Ok(pick.and_then(|p| self.placement(cx.cluster, volume, replica, p)))
+    }
+
+    /// The explanation of one replica from its notes: a verdict per node and disk noted, the
+    /// nodes of `entries` (left for the choice) as passed, in host order; the rejections
+    /// counted per rule and reason, most frequent first. Only with an explanation.
+    fn explanation(
+        &self,
+        cx: &Ctx<'_>,
+        prep: &Prep,
+        nodes: Vec<(HostId, NodeNote)>,
+        disks: Vec<(HostId, DiskId, DiskNote)>,
+        entries: &[Entry],
+    ) -> Explanation {
+        let cluster = cx.cluster;
+        let words = Words { cx, soft: self.effective_anti_affinity(cx.volume), level_values: &prep.level_values };
+        let mut out = Explanation::new(u32::try_from(cluster.len()).unwrap_or(u32::MAX));
+        out.available = entries.len() as u32;
+        let verdict = |id: HostId, disk: Option<DiskId>, said: Option<(String, String)>| HostVerdict {
+            host: cluster.host_name(id).to_owned(),
+            passed: said.is_none(),
+            filter: said.as_ref().map(|s| s.0.clone()),
+            reason: said.map(|s| s.1),
+            instance: None,
+            disk: disk.and_then(|d| cluster.disk(id, d)).map(|d| d.name.to_string()),
+        };
+        let mut counts: Vec<RejectionCount> = Vec::new();
+        let mut count =
+            |filter: &str, reason: &str| match counts.iter_mut().find(|c| c.filter == filter && c.reason == reason) {
+                Some(c) => c.count += 1,
+                None => counts.push(RejectionCount { filter: filter.to_owned(), reason: reason.to_owned(), count: 1 }),
+            };
+        let mut verdicts: Vec<(HostId, Option<DiskId>, HostVerdict)> = Vec::with_capacity(nodes.len() + disks.len());
+        for (id, note) in nodes {
+            let (rule, reason) = words.node(id, note);
+            count(&rule, &reason);
+            verdicts.push((id, None, verdict(id, None, Some((rule, reason)))));
+        }
+        for (id, d, note) in disks {
+            let (rule, counted, reason) = words.disk(note);
+            count(&rule, &counted);
+            verdicts.push((id, Some(d), verdict(id, Some(d), Some((rule, reason)))));
+        }
+        for e in entries {
+            verdicts.push((e.host, None, verdict(e.host, None, None)));
+        }
+        verdicts.sort_by_key(|v| (v.0, v.1));
+        out.verdicts = verdicts.into_iter().map(|v| v.2).collect();
+        counts.sort_by(|a, b| {
+            b.count.cmp(&a.count).then_with(|| a.filter.cmp(&b.filter)).then_with(|| a.reason.cmp(&b.reason))
+        });
+        out.rejections = counts;
+        out
     }
 
     /// The placement of `replica` on candidate `pick`, or `None` when its host or disk is not
@@ -1331,6 +1425,10 @@ impl Notes {
 /// failure reasons.
 struct Cascade {
     tier: Option<Tier>,
+    /// How many tiers were tried (the one that placed the replica included).
+    tried: usize,
+    /// The pass of the caller's levels that left entries (0 when none did).
+    pass: usize,
     /// The disk failure reasons met, as [`Reasons::insert_bits`] takes them.
     bits: u16,
     /// The caller disk filters that rejected a disk (by position).
@@ -1448,8 +1546,9 @@ fn tier_cascade(
             notes.level_noted = vec![false; prep.hosts.len()];
         }
     }
-    let mut cascade = Cascade { tier: None, bits: 0, caller_disks: 0 };
+    let mut cascade = Cascade { tier: None, tried: 0, pass: 0, bits: 0, caller_disks: 0 };
     'tiers: for &(tier, nodes) in tiers {
+        cascade.tried += 1;
         for pass in 0..passes {
             let level_pass = levels.as_ref().map(|l| (l, pass));
             if tier_disks(cx, prep, replicas, nodes, level_pass, notes, &mut cascade) {
@@ -1457,6 +1556,7 @@ fn tier_cascade(
             }
             if !prep.entries.is_empty() {
                 cascade.tier = Some(tier);
+                cascade.pass = pass;
                 break 'tiers;
             }
         }
@@ -1492,7 +1592,7 @@ fn tier_disks(
                 if let (Some(v), Some(seen)) = (notes.nodes.as_mut(), notes.level_noted.get_mut(id.index())) {
                     if lv.hard(l) && !*seen {
                         *seen = true;
-                        v.push((id, NodeNote::Caller(lv.name_index(l))));
+                        v.push((id, NodeNote::Level(l as u16)));
                     }
                 }
                 continue;
@@ -1607,6 +1707,58 @@ fn failure_reasons(reasons: &mut Reasons, hooks: Option<&Hooks>, caller_nodes: u
                 reasons.insert_caller(f.name());
             }
         }
+    }
+}
+
+/// The candidate nodes `cands` the cascade left out without a note: a node of a tier tried
+/// that a soft level of the caller's excluded in the pass that placed the replica, or with no
+/// disk left ([`NodeNote::NoDisk`]); a node of no tier tried, which holds a replica of the
+/// volume ([`NodeNote::NodeUsed`]) or whose zone does ([`NodeNote::ZoneUsed`]). Noted in
+/// `nodes`. Only with an explanation: allocates per host.
+fn left_out(
+    cx: &Ctx<'_>,
+    prep: &Prep,
+    cands: &[HostId],
+    tiers: &[(Tier, &[HostId])],
+    used: &Used,
+    cascade: &Cascade,
+    nodes: &mut Vec<(HostId, NodeNote)>,
+) {
+    const NOTED: u8 = u8::MAX;
+    // Per host: NOTED, or 1 + the index of the first tier tried that holds it, or 0.
+    let mut seen = vec![0u8; prep.hosts.len()];
+    for &(id, _) in nodes.iter() {
+        if let Some(s) = seen.get_mut(id.index()) {
+            *s = NOTED;
+        }
+    }
+    for e in &prep.entries {
+        if let Some(s) = seen.get_mut(e.host.index()) {
+            *s = NOTED;
+        }
+    }
+    for (t, &(_, hosts)) in tiers.iter().enumerate().take(cascade.tried) {
+        for id in hosts {
+            if let Some(s @ 0) = seen.get_mut(id.index()) {
+                *s = t as u8 + 1;
+            }
+        }
+    }
+    let levels = cx.hooks.filter(|h| !h.levels.is_empty()).map(|h| LevelPasses::new(h, &prep.level_values, used));
+    let deciding = cascade.tier.map(|_| cascade.tried as u8);
+    for &id in cands {
+        let note = match seen.get(id.index()).copied().unwrap_or(NOTED) {
+            NOTED => continue,
+            0 if used.node(id).is_some() => NodeNote::NodeUsed,
+            0 => NodeNote::ZoneUsed,
+            t => {
+                let soft_level = (Some(t) == deciding)
+                    .then(|| levels.as_ref()?.excludes(&prep.level_values, id, cascade.pass))
+                    .flatten();
+                soft_level.map_or(NodeNote::NoDisk, |l| NodeNote::Level(l as u16))
+            }
+        };
+        nodes.push((id, note));
     }
 }
 

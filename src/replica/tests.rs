@@ -415,8 +415,11 @@ fn explanation_and_plans() {
     let c = docs_cluster();
     let s = rebuilt(&sched(|_| {}), |b| b.explain(true));
     let o = one(&s, &c, &Volume::new("v", G, 1), vec![]);
-    assert!(o.explanation.disks.len() >= 2);
-    assert!(matches!(o.explanation.disks[0].2, DiskNote::Pressure(SpaceFailure::ActualSpace { .. })));
+    let disks: Vec<_> = o.explanation.verdicts.iter().filter(|v| v.disk.is_some()).collect();
+    assert!(disks.len() >= 2);
+    // The size-0 space check (the disk's `Schedulable` condition) failed on actual space.
+    assert_eq!(disks[0].filter.as_deref(), Some("disk condition"));
+    assert!(disks[0].reason.as_deref().is_some_and(|r| r.starts_with("Actual space usage condition failed")));
     let d = |n: &str| host(n, &[("d", 100 * G, 80 * G)]);
     let c = cluster(vec![d("n1"), d("n2"), d("n3")]);
     let mut v = Volume::new("v", G, 2);
@@ -437,7 +440,8 @@ fn explanation_and_plans() {
 fn explanation_lists_each_disk_once() {
     let c = docs_cluster();
     let o = one(&rebuilt(&sched(|_| {}), |b| b.explain(true)), &c, &Volume::new("v", G, 1), vec![]);
-    let mut keys: Vec<_> = o.explanation.disks.iter().map(|d| (d.0, d.1)).collect();
+    let mut keys: Vec<_> =
+        o.explanation.verdicts.iter().filter_map(|v| Some((v.host.clone(), v.disk.clone()?))).collect();
     assert_eq!(keys.len(), 2);
     keys.dedup();
     assert_eq!(keys.len(), 2);
@@ -818,4 +822,106 @@ fn the_quick_fit_agrees_with_volume_fit() {
         }
     }
     assert!(plain_accepted > 0, "the plain volumes never took the quick path");
+}
+
+/// The verdicts of `o`'s explanation that left a node or disk out: (host, disk, rule, reason).
+fn left_out(o: &ReplicaOutcome) -> Vec<(String, Option<String>, String, String)> {
+    let text = |s: &Option<String>| s.clone().unwrap_or_default();
+    let verdicts = o.explanation.verdicts.iter().filter(|v| !v.passed);
+    verdicts.map(|v| (v.host.clone(), v.disk.clone(), text(&v.filter), text(&v.reason))).collect()
+}
+
+fn node_out(host: &str, rule: &str, reason: &str) -> (String, Option<String>, String, String) {
+    (host.to_owned(), None, rule.to_owned(), reason.to_owned())
+}
+
+const NODE_HARD: &str = "holds a replica of this volume (node anti-affinity, hard)";
+
+/// Issue 42, item 1: each node the anti-affinity rules keep out is named with the rule and its
+/// strength, and the outcome says which tier (which rule) bound the replica.
+#[test]
+fn the_explanation_names_each_node_anti_affinity_left_out() {
+    let d = |n: &str, z: &str| host(n, &[("d1", 100 * G, 80 * G)]).zone(z);
+    let three = cluster(vec![d("n1", "z1"), d("n2", "z1"), d("n3", "z2")]);
+    let two = cluster(vec![d("n1", "z1"), d("n2", "z1")]);
+    let existing = vec![Replica::on("a", "n1", "d1")];
+    let v = Volume::new("v", G, 2);
+    let explain =
+        |zone_soft: bool| rebuilt(&sched(|s| s.replica_zone_soft_anti_affinity = zone_soft), |b| b.explain(true));
+    for zone_soft in [false, true] {
+        let strength = if zone_soft { "soft" } else { "hard" };
+        let zone_used = format!("zone z1 already used (zone anti-affinity, {strength})");
+        // An unused zone is left: the first tier binds; n1 holds a replica, n2 is in a used zone.
+        let o = one(&explain(zone_soft), &three, &v, existing.clone());
+        assert_eq!(at(&o), "n3/d1");
+        assert_eq!(o.tier, Some(Tier::UnusedNodesInUnusedZones));
+        assert_eq!(
+            left_out(&o),
+            [node_out("n1", "node anti-affinity", NODE_HARD), node_out("n2", "zone anti-affinity", &zone_used)]
+        );
+        let passed: Vec<&str> = o.explanation.verdicts.iter().filter(|v| v.passed).map(|v| &*v.host).collect();
+        assert_eq!((passed, o.explanation.available, o.explanation.hosts), (vec!["n3"], 1, 3));
+        assert_eq!(o.explanation.message, None);
+        // No unused zone: soft zone anti-affinity gives way (the unused-node tier binds), hard
+        // does not, and the failure's explanation still names both rules.
+        let o = one(&explain(zone_soft), &two, &v, existing.clone());
+        if zone_soft {
+            assert_eq!((at(&o), o.tier), ("n2/d1".to_owned(), Some(Tier::UnusedNodes)));
+            assert_eq!(left_out(&o), [node_out("n1", "node anti-affinity", NODE_HARD)]);
+        } else {
+            assert_eq!((at(&o), o.tier), ("FAIL[]".to_owned(), None));
+            assert_eq!(
+                left_out(&o),
+                [node_out("n1", "node anti-affinity", NODE_HARD), node_out("n2", "zone anti-affinity", &zone_used)]
+            );
+            assert_eq!(o.explanation.message.as_deref(), Some("replica scheduling failed"));
+            assert_eq!(o.explanation.to_string(), format!("0/2 hosts are available: 1 {NODE_HARD}, 1 {zone_used}"),);
+        }
+    }
+}
+
+/// Issue 42, item 1: a caller's level names the domain already used, the level and whether it
+/// is hard, under the level's name; a soft level is named where it decided (the pass that
+/// placed the replica kept it).
+#[test]
+fn the_explanation_names_each_node_a_level_left_out() {
+    let d = |n: &str, rack: &str| host(n, &[("d1", 100 * G, 80 * G)]).zone("z1").label("rack", rack);
+    let c = cluster(vec![d("n1", "r1"), d("n2", "r1"), d("n3", "r2")]);
+    let existing = vec![Replica::on("a", "n1", "d1")];
+    let v = Volume::new("v", G, 2);
+    for level in [Level::hard("rack"), Level::soft("rack")] {
+        let strength = if level.is_hard() { "hard" } else { "soft" };
+        let s = ReplicaScheduler::builder(ReplicaSettings::default()).level(level).explain(true).build().unwrap();
+        let o = one(&s, &c, &v, existing.clone());
+        assert_eq!((at(&o), o.tier), ("n3/d1".to_owned(), Some(Tier::UnusedNodes)));
+        let rack = format!("rack r1 already used (rack level, {strength})");
+        assert_eq!(
+            left_out(&o),
+            [node_out("n1", "node anti-affinity", NODE_HARD), node_out("n2", "rack anti-affinity", &rack)]
+        );
+    }
+}
+
+/// Issue 42, item 1: every disk left out is named with its rule, each once, and a node none of
+/// whose disks passed is named as such; Longhorn's space text is the reason.
+#[test]
+fn the_explanation_names_each_disk_left_out() {
+    let c = cluster(vec![
+        host("n1", &[("small", 10 * G, 9 * G), ("tiny", 2 * G, 2 * G)]).zone("z1"),
+        host("n2", &[("big", 100 * G, 80 * G)]).zone("z2"),
+    ]);
+    let s = rebuilt(&sched(|_| {}), |b| b.explain(true));
+    let o = one(&s, &c, &Volume::new("v", 20 * G, 1), vec![]);
+    assert_eq!(at(&o), "n2/big");
+    let out = left_out(&o);
+    assert_eq!(out.len(), 3, "{out:?}");
+    assert_eq!(out[0], node_out("n1", "disk", "no disk of the node passed"));
+    for (i, disk) in ["small", "tiny"].into_iter().enumerate() {
+        let (host, d, rule, reason) = &out[i + 1];
+        assert_eq!((host.as_str(), d.as_deref(), rule.as_str()), ("n1", Some(disk), "space"));
+        assert!(reason.starts_with("Scheduling space condition failed"), "{reason}");
+    }
+    let counts: Vec<(&str, &str, u32)> =
+        o.explanation.rejections.iter().map(|r| (&*r.filter, &*r.reason, r.count)).collect();
+    assert_eq!(counts, [("space", "insufficient storage", 2), ("disk", "no disk of the node passed", 1)]);
 }

@@ -3,14 +3,23 @@
 //! appear in the explanation (and, for filters, the failure reasons) under its name.
 
 use placewise::replica::{
-    disk_filter_fn, disk_weigher_fn, DiskNote, Level, NodeNote, ReplicaError, ReplicaScheduler, ReplicaSettings, Volume,
+    disk_filter_fn, disk_weigher_fn, Level, ReplicaError, ReplicaScheduler, ReplicaSettings, Volume,
 };
-use placewise::{filter_fn, weigher_fn, Cluster, DiskSpec, HostSpec};
+use placewise::{filter_fn, weigher_fn, Cluster, DiskSpec, Explanation, HostSpec};
 
 const G: i64 = 1 << 30;
 
 fn placed(r: &placewise::replica::VolumeSchedule) -> Vec<String> {
     r.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect()
+}
+
+/// The verdicts of `e` that a caller's hook named `name` gave: (host, disk, reason).
+fn by(e: &Explanation, name: &str) -> Vec<(String, Option<String>, String)> {
+    e.verdicts
+        .iter()
+        .filter(|v| !v.passed && v.filter.as_deref() == Some(name))
+        .map(|v| (v.host.clone(), v.disk.clone(), v.reason.clone().unwrap_or_default()))
+        .collect()
 }
 
 fn nodes(r: &placewise::replica::VolumeSchedule) -> Vec<String> {
@@ -48,11 +57,13 @@ fn caller_filter_keeps_replicas_off_maintenance_hosts() {
     let r = no_maintenance().schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(nodes(&r), ["n2", "n3", "n4"]);
     assert_eq!(r.condition_message(), None);
-    let n1 = cluster.host_id("n1").unwrap();
     for (_, out) in &r.results {
-        assert_eq!(out.explanation.caller_rejections(), [(n1, None, "maintenance")]);
-        assert!(out.explanation.nodes.contains(&(n1, NodeNote::Caller(0))));
-        assert_eq!(out.explanation.callers, ["maintenance"]);
+        assert_eq!(
+            by(&out.explanation, "maintenance"),
+            [("n1".to_owned(), None, "rejected by maintenance".to_owned())]
+        );
+        let counted = out.explanation.rejections.iter().find(|c| c.filter == "maintenance").map(|c| c.count);
+        assert_eq!(counted, Some(1));
     }
 }
 
@@ -106,7 +117,8 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
         ReplicaScheduler::builder(ReplicaSettings::default()).disk_weigher(fewer, 1.0).explain(true).build().unwrap();
     let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d3"]);
-    assert_eq!(r.results[0].1.explanation.callers, ["fewer replicas"]);
+    // A weigher rejects nothing: no verdict names it.
+    assert!(r.results[0].1.explanation.verdicts.iter().all(|v| v.filter.as_deref() != Some("fewer replicas")));
 
     // With a disk filter keeping evacuating disks out, the weigher picks among the rest, and the
     // explanation names the filter on the disk it rejected.
@@ -122,10 +134,11 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
     let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d2"]);
     let out = &r.results[0].1;
-    let n1 = cluster.host_id("n1").unwrap();
-    assert_eq!(out.explanation.caller_rejections(), [(n1, Some(placewise::DiskId(2)), "not evacuating")]);
-    assert!(out.explanation.disks.contains(&(n1, placewise::DiskId(2), DiskNote::Caller(0))));
-    assert_eq!(out.explanation.callers, ["not evacuating", "fewer replicas"]);
+    let d3 = cluster.disk(cluster.host_id("n1").unwrap(), placewise::DiskId(2)).unwrap().name.to_string();
+    assert_eq!(
+        by(&out.explanation, "not evacuating"),
+        [("n1".to_owned(), Some(d3), "rejected by not evacuating".to_owned())]
+    );
 }
 
 #[test]
@@ -172,9 +185,12 @@ fn hard_rack_level_never_puts_two_replicas_in_one_rack() {
     let failed = r.results.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
     assert!(failed.reasons.is_empty());
     // The two unused nodes (the used ones are out by node anti-affinity) are in used racks.
-    let named: Vec<&str> = failed.explanation.caller_rejections().iter().map(|x| x.2).collect();
+    let named = by(&failed.explanation, "rack anti-affinity");
     assert_eq!(named.len(), 2);
-    assert!(named.iter().all(|&n| n == "rack anti-affinity"));
+    for (_, disk, reason) in &named {
+        assert_eq!(*disk, None);
+        assert!(reason.ends_with("already used (rack level, hard)"), "{reason}");
+    }
     assert_eq!(r.condition_message().as_deref(), Some("replica scheduling failed"));
 }
 
