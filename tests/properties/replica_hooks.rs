@@ -248,6 +248,30 @@ fn node_weigher_orders_nodes_within_a_tier() {
     assert!(nodes(&r).contains(&"n4".to_owned()));
 }
 
+/// Node weighers see the replicas placed earlier in the call as their context's overlay, as a
+/// request's earlier instances in the core: with soft node anti-affinity on two nodes, the
+/// disk choice alone puts the third and fourth replicas on the roomier node; a weigher counting
+/// each node's earlier picks puts the fourth on the other.
+#[test]
+fn a_node_weigher_sees_the_calls_earlier_replicas() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("big").disk(DiskSpec::new("d1", 1000 * G, 900 * G)))
+        .host(HostSpec::new("small").disk(DiskSpec::new("d1", 100 * G, 90 * G)))
+        .build()
+        .unwrap();
+    let mut settings = ReplicaSettings::default();
+    settings.replica_soft_anti_affinity = true;
+    let volume = Volume::new("vol", G, 4);
+    let count =
+        |r: &placewise::replica::VolumeSchedule, node: &str| r.placed().filter(|(_, p)| p.node_id == node).count();
+    let plain = ReplicaScheduler::new(settings.clone()).unwrap().schedule(&cluster, &volume, &[], 0).unwrap();
+    assert_eq!((count(&plain, "big"), count(&plain, "small")), (3, 1));
+    let fewest = weigher_fn("fewest placed", |cx, h| -(cx.instances(h) as f64));
+    let s = ReplicaScheduler::builder(settings).weigher(fewest, 1.0).build().unwrap();
+    let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
+    assert_eq!((count(&r, "big"), count(&r, "small")), (2, 2));
+}
+
 #[test]
 fn builder_without_hooks_is_longhorn_and_refuses_bad_input() {
     let cluster = maintenance_cluster();
