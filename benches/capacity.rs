@@ -16,7 +16,7 @@
 //! - `capacity/volumes_limit_100` (300 nodes); `capacity/volumes_300` on 1k and 10k nodes with
 //!   4 disks each (the `replica` bench's clusters): `capacity::volumes` counting 300 volumes of
 //!   3 replicas, beside `capacity/volumes_300_stepwise`, `capacity::volumes_stepwise`, one
-//!   `schedule_volume` per volume;
+//!   `schedule` per volume;
 //! - `capacity/tasks` on 1k and 10k nodes (one engine run, then batch sizes on counts) beside
 //!   `capacity/tasks_bisection` (one engine run per batch size tried).
 //!

@@ -1,9 +1,9 @@
 //! Replica scheduling: 3 replicas of a new volume on 1k and 10k nodes with 4 disks each.
 //!
-//! - `replica_volume_3`: one call without a kept preparation (`schedule_volume`): a new volume
+//! - `replica_volume_3`: one call without a kept preparation (`schedule`): a new volume
 //!   whose three replicas land in the cluster's three zones, so the one-pass first tier answers.
 //! - `replica_volume_3_warm`: the same volume through a reused scratch, as a stream of volumes
-//!   on one snapshot pays it (`schedule_volume_with`): the volume-independent preparation is
+//!   on one snapshot pays it (`schedule_with`): the volume-independent preparation is
 //!   made once, before the measurement.
 //! - `replica_volume_3_stream`: volumes of alternating sizes through one scratch: the snapshot's
 //!   part is kept, the volume's part follows each size (the warm group above reuses both).
@@ -54,7 +54,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("replica_volume_3");
     for (nodes, cl) in &clusters {
         group.bench_with_input(BenchmarkId::from_parameter(nodes), cl, |b, cl| {
-            b.iter(|| scheduler.schedule_volume(cl, &volume, &[], 0))
+            b.iter(|| scheduler.schedule(cl, &volume, &[], 0).unwrap())
         });
     }
     group.finish();
@@ -62,11 +62,11 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("replica_volume_3_warm");
     for (nodes, cl) in &clusters {
         let mut scratch = ReplicaScratch::new();
-        let warm = scheduler.schedule_volume_with(&mut scratch, cl, &volume, &[], 0);
-        assert_eq!(warm, scheduler.schedule_volume(cl, &volume, &[], 0), "a warm scratch changed the answer");
-        assert_eq!(warm, scheduler.schedule_volume_with(&mut scratch, cl, &volume, &[], 0));
+        let warm = scheduler.schedule_with(&mut scratch, cl, &volume, &[], 0).unwrap();
+        assert_eq!(warm, scheduler.schedule(cl, &volume, &[], 0).unwrap(), "a warm scratch changed the answer");
+        assert_eq!(warm, scheduler.schedule_with(&mut scratch, cl, &volume, &[], 0).unwrap());
         group.bench_with_input(BenchmarkId::from_parameter(nodes), cl, |b, cl| {
-            b.iter(|| scheduler.schedule_volume_with(&mut scratch, black_box(cl), black_box(&volume), &[], 0))
+            b.iter(|| scheduler.schedule_with(&mut scratch, black_box(cl), black_box(&volume), &[], 0).unwrap())
         });
         assert_eq!(scratch.rebuilds(), 1, "the warm scratch was rebuilt");
     }
@@ -101,10 +101,10 @@ fn bench(c: &mut Criterion) {
         let pair = [cl.clone(), cl.apply(&ClusterEvent::DiskUpdated { host, disk }).unwrap()];
         let mut scratch = ReplicaScratch::new();
         for snapshot in pair.iter().chain(&pair) {
-            let warm = scheduler.schedule_volume_with(&mut scratch, snapshot, &volume, &[], 0);
+            let warm = scheduler.schedule_with(&mut scratch, snapshot, &volume, &[], 0).unwrap();
             assert_eq!(
                 warm,
-                scheduler.schedule_volume(snapshot, &volume, &[], 0),
+                scheduler.schedule(snapshot, &volume, &[], 0).unwrap(),
                 "a refreshed scratch changed the answer"
             );
         }
@@ -112,7 +112,7 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::from_parameter(nodes), &pair, |b, pair| {
             b.iter(|| {
                 k += 1;
-                scheduler.schedule_volume_with(&mut scratch, black_box(&pair[k % 2]), black_box(&volume), &[], 0)
+                scheduler.schedule_with(&mut scratch, black_box(&pair[k % 2]), black_box(&volume), &[], 0).unwrap()
             })
         });
         assert_eq!(scratch.rebuilds(), scratch.refreshes() + 1, "the scratch was rebuilt, not refreshed");
@@ -130,7 +130,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 k += 1;
                 scratch.clear();
-                scheduler.schedule_volume_with(&mut scratch, black_box(&pair[k % 2]), black_box(&volume), &[], 0)
+                scheduler.schedule_with(&mut scratch, black_box(&pair[k % 2]), black_box(&volume), &[], 0).unwrap()
             })
         });
     }
@@ -154,14 +154,14 @@ fn stream(
     for (nodes, cl) in clusters {
         let mut scratch = ReplicaScratch::new();
         for v in sizes {
-            let warm = scheduler.schedule_volume_with(&mut scratch, cl, v, &[], 0);
-            assert_eq!(warm, scheduler.schedule_volume(cl, v, &[], 0), "a resized scratch changed the answer");
+            let warm = scheduler.schedule_with(&mut scratch, cl, v, &[], 0).unwrap();
+            assert_eq!(warm, scheduler.schedule(cl, v, &[], 0).unwrap(), "a resized scratch changed the answer");
         }
         let mut k = 0usize;
         group.bench_with_input(BenchmarkId::from_parameter(nodes), cl, |b, cl| {
             b.iter(|| {
                 k += 1;
-                scheduler.schedule_volume_with(&mut scratch, black_box(cl), &sizes[k % sizes.len()], &[], 0)
+                scheduler.schedule_with(&mut scratch, black_box(cl), &sizes[k % sizes.len()], &[], 0).unwrap()
             })
         });
         assert_eq!(scratch.rebuilds(), 1, "the stream's scratch was rebuilt");

@@ -8,7 +8,7 @@
 //! same engine runs with the caller's own rules (a node filter, a disk weigher, a hard zone
 //! level) through one reusable scratch.
 
-use placewise::replica::{disk_weigher_fn, DiskNote, Level, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
+use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
 use placewise::{filter_fn, Cluster, ClusterSpec, DiskSpec, HostSpec};
 
 const G: i64 = 1 << 30;
@@ -50,12 +50,12 @@ fn volumes() -> Vec<Volume> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut spec = cluster_spec();
     let settings = ReplicaSettings::from_pairs([("storage-minimal-available-percentage", "10")])?;
-    let scheduler = ReplicaScheduler::new(settings)?.seed(7).explain(true);
+    let scheduler = ReplicaScheduler::builder(settings).seed(7).explain(true).build()?;
 
     println!("{:<14} {:<24} {:<8} {:<7} {:<6}", "volume", "replica", "node", "zone", "disk");
     for volume in volumes() {
         let cluster = Cluster::from_spec(&spec)?;
-        let result = scheduler.schedule_volume(&cluster, &volume, &[], 0);
+        let result = scheduler.schedule(&cluster, &volume, &[], 0)?;
         for (name, outcome) in &result.results {
             let Some(p) = &outcome.placement else { continue };
             let zone = spec.hosts[p.host.index()].topology.get("zone").map_or("", String::as_str);
@@ -68,23 +68,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Every failed replica has the same story here: explain the first one.
         let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) else { continue };
         let e = &outcome.explanation;
-        println!("  {name}: reasons \"{}\", tier reached: {:?}", outcome.reasons.joined(), e.tier);
-        for (host, note) in &e.nodes {
-            println!("    node {:<8} {note:?}", cluster.host(*host).map_or("?", |h| &*h.name));
-        }
-        // The cascade visits a disk once per tier that reaches its node: show each disk once.
-        let mut seen = Vec::new();
-        for &(host, disk, note) in &e.disks {
-            if seen.contains(&(host, disk)) {
-                continue;
-            }
-            seen.push((host, disk));
-            let h = cluster.host(host).expect("explained host exists");
-            let why = match note {
-                DiskNote::Space(f) | DiskNote::Pressure(f) => f.to_string(),
-                other => format!("{other:?}"),
+        println!("  {name}: reasons \"{}\"; {e}", outcome.reasons.joined());
+        // Every node and disk left out, with the rule that excluded it.
+        for v in e.verdicts.iter().filter(|v| !v.passed) {
+            let at = match &v.disk {
+                Some(disk) => format!("disk {}/{disk}", v.host),
+                None => format!("node {}", v.host),
             };
-            println!("    disk {}/{}: {why}", h.name, h.disks[disk.index()].name);
+            let (rule, why) = (v.filter.as_deref().unwrap_or(""), v.reason.as_deref().unwrap_or(""));
+            println!("    {at:<16} {rule}: {why}");
         }
         println!();
     }
@@ -100,17 +92,19 @@ fn composed(cluster: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
         .filter(filter_fn("maintenance", |cx, h| cx.cluster().host_name(h) != "node-a1"))
         .disk_weigher(disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64)), 1.0)
         .level(Level::hard("zone"))
-        .build()?
-        .explain(true);
+        .explain(true)
+        .build()?;
     let mut scratch = ReplicaScratch::new();
     println!("with the caller's rules (maintenance filter, one replica per zone):");
     for volume in [Volume::new("pvc-a", 10 * G, 3), Volume::new("pvc-b", 10 * G, 4)] {
-        let result = scheduler.schedule_volume_with(&mut scratch, cluster, &volume, &[], 0);
+        let result = scheduler.schedule_with(&mut scratch, cluster, &volume, &[], 0)?;
         let placed: Vec<String> = result.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect();
         println!("  {}: {}", volume.name, placed.join(", "));
         if let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) {
-            for (host, _, hook) in outcome.explanation.caller_rejections() {
-                println!("    {name}: {} left out by {hook}", cluster.host_name(host));
+            let hooks = ["maintenance", "zone anti-affinity"];
+            for v in outcome.explanation.verdicts.iter().filter(|v| hooks.contains(&v.filter.as_deref().unwrap_or("")))
+            {
+                println!("    {name}: {} left out by {}", v.host, v.reason.as_deref().unwrap_or(""));
             }
         }
     }

@@ -467,7 +467,7 @@ pub fn replica(data: &[u8]) -> Outcome {
     let Ok(input) = serde_json::from_str::<ReplicaInput>(json) else { return Ok(()) };
     let Ok(scheduler) = ReplicaScheduler::new(input.settings) else { return Ok(()) };
     let cluster = small_cluster()?;
-    let _ = scheduler.schedule_volume(&cluster, &input.volume, &input.replicas, input.now);
+    let _ = scheduler.schedule(&cluster, &input.volume, &input.replicas, input.now);
     if !input.replicas.is_empty() {
         let _ = scheduler.schedule_replica(&cluster, &input.volume, &input.replicas, 0, input.now);
     }

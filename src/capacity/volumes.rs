@@ -28,7 +28,7 @@ pub struct VolumeCapacity {
 /// How many more volumes like `volume` (its size, replica count, selectors, anti-affinity)
 /// `scheduler` places on `cluster`, one after another, as the engine would: each new volume
 /// (named `<name>`, `<name>-1`, `<name>-2` …) is scheduled as
-/// [`ReplicaScheduler::schedule_volume`] schedules it on a snapshot in which every earlier
+/// [`ReplicaScheduler::schedule`] schedules it on a snapshot in which every earlier
 /// volume's replicas hold their disk space, and counting stops at the first volume that does not
 /// place every replica, or at `limit`. Greedy placement is what "can be placed" means for this
 /// engine: it has no global packing, and an operator adding volumes gets exactly this sequence.
@@ -57,7 +57,8 @@ pub struct VolumeCapacity {
 /// # Errors
 ///
 /// [`EventError`] only if a placed disk vanished from the snapshot, which the engine never
-/// returns; bad volumes are outcomes (`stop`), as in the engine.
+/// returns. A volume or snapshot the engine refuses ([`ReplicaError`](crate::replica::ReplicaError))
+/// stops the count where it is, with the error's text as `stop`.
 pub fn volumes(
     scheduler: &ReplicaScheduler,
     cluster: &Cluster,
@@ -80,7 +81,7 @@ pub fn volumes(
 }
 
 /// [`volumes`] the plain way, the reference it is tested against: one
-/// [`ReplicaScheduler::schedule_volume`] call per volume, each on the snapshot the earlier
+/// [`ReplicaScheduler::schedule`] call per volume, each on the snapshot the earlier
 /// volumes' replicas were written into (one [`ClusterEvent::DiskUpdated`] per replica, in the
 /// order placed).
 ///
@@ -131,7 +132,13 @@ impl Stepwise {
         while self.total < limit {
             let total = self.total;
             next.name = if total == 0 { volume.name.clone() } else { format!("{}-{total}", volume.name) };
-            let outcome = scheduler.schedule_volume(&self.current, &next, &[], 0);
+            let outcome = match scheduler.schedule(&self.current, &next, &[], 0) {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    stop = Some(error.to_string());
+                    break;
+                }
+            };
             let placed: Vec<_> = outcome.placed().map(|(name, p)| (name.to_owned(), p.host, p.disk)).collect();
             if let Some(message) = outcome.condition_message() {
                 stop = Some(message);
@@ -200,7 +207,7 @@ mod tests {
         assert!(cap.stop.is_some());
         assert_eq!(cap.replicas.len(), 3);
         assert!(cap.replicas.iter().all(|&(_, n)| n == cap.total));
-        let again = s.schedule_volume(&cap.cluster, &Volume::new("w", 10 * G, 3), &[], 0);
+        let again = s.schedule(&cap.cluster, &Volume::new("w", 10 * G, 3), &[], 0).unwrap();
         assert!(again.condition_message().is_some(), "the next volume must fail");
     }
 

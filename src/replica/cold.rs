@@ -9,13 +9,13 @@
 //! whose replicas all go to unused zones reads none of them. The hosts are prepared one by one
 //! as that fill prepares them ([`Lone`]), and the choice is the zone lists' ([`HostSet::choose`]
 //! over the unused zones), so the answer is the general path's. When a replica would not land
-//! in the first tier, [`ReplicaScheduler::schedule_volume`] takes the general path from the
+//! in the first tier, [`ReplicaScheduler::schedule`] takes the general path from the
 //! start.
 
 use super::choice::{Agg, Candidate, HostSet, NO_HOST};
 use super::node_stage::HostPrep;
 use super::prep::Lone;
-use super::reasons::{Reasons, Tier};
+use super::reasons::Tier;
 use super::volume::{DataLocality, Replica, Volume};
 use super::zones::{self, ABSENT};
 use super::{Ctx, ReplicaOutcome, ReplicaScheduler, VolumeSchedule, MAX_VOLUME_REPLICAS};
@@ -136,7 +136,7 @@ fn prepare(cx: &Ctx<'_>, lone: &mut Lone, id: HostId) -> (HostPrep, Agg) {
 }
 
 impl ReplicaScheduler {
-    /// [`ReplicaScheduler::schedule_volume`] for a new volume (no replica yet) whose replicas
+    /// [`ReplicaScheduler::schedule`] for a new volume (no replica yet) whose replicas
     /// all land in the first tier, by [`ColdTier`]; `None` when the volume or the scheduler asks
     /// for more than the first tier's choice (caller hooks, an explanation, data locality, a
     /// replica count of 0 or above the limit, a negative size, an existing replica), when the
@@ -168,7 +168,8 @@ impl ReplicaScheduler {
         if n as usize > zones {
             return None;
         }
-        let cx = Ctx::new(self, cluster, volume);
+        // No hooks here (checked above): preparing cannot fail.
+        let cx = Ctx::new(self, cluster, volume).ok()?;
         let tier = ColdTier::new(&cx, &mut Lone::new(&cx));
         // The names the general path creates, in its order; then scheduled in name order, each
         // replica's zone used for the next.
@@ -188,12 +189,10 @@ impl ReplicaScheduler {
             let placement = self.placement(cluster, volume, r, pick)?;
             used.push(tier.zone_of.get(pick.host.index()).copied().unwrap_or(DomainId::NONE));
             super::place_replica(r, &placement);
-            let mut outcome = ReplicaOutcome {
-                placement: Some(placement),
-                reasons: Reasons::default(),
-                explanation: Default::default(),
-            };
-            outcome.explanation.tier = Some(Tier::UnusedNodesInUnusedZones);
+            let mut outcome = ReplicaOutcome::new(cluster.len());
+            outcome.placement = Some(placement);
+            outcome.tier = Some(Tier::UnusedNodesInUnusedZones);
+            outcome.explanation.available = 1;
             results.push((r.name.clone(), outcome));
         }
         Some(VolumeSchedule {
@@ -204,7 +203,6 @@ impl ReplicaScheduler {
             precheck_failure: None,
             results,
             waiting_for_attachment: false,
-            invalid: None,
         })
     }
 }
@@ -266,7 +264,7 @@ mod tests {
         choice: DiskChoice,
         version: LonghornVersion,
     ) -> (ReplicaScheduler, ReplicaScheduler) {
-        let cold = ReplicaScheduler::new(settings).unwrap().disk_choice(choice).version(version);
+        let cold = ReplicaScheduler::builder(settings).disk_choice(choice).version(version).build().unwrap();
         let mut general = cold.clone();
         general.cold_pass = false;
         (cold, general)
@@ -278,7 +276,7 @@ mod tests {
         /// A new volume scheduled by one pass is scheduled as the general path schedules it,
         /// for both disk choices, both versions and both engines, with node selectors, replica
         /// counts above the number of zones, and soft or hard anti-affinity; where the pass
-        /// does not answer, `schedule_volume` still gives the general path's answer.
+        /// does not answer, `schedule` still gives the general path's answer.
         #[test]
         fn the_one_pass_first_tier_schedules_as_the_general_path(
             seed in any::<u64>(),
@@ -310,11 +308,11 @@ mod tests {
             if selector {
                 volume.node_selector = vec!["ssd".to_owned()];
             }
-            let want = general.schedule_volume(&cluster, &volume, &[], 1000);
+            let want = general.schedule(&cluster, &volume, &[], 1000).unwrap();
             if let Some(got) = cold.cold_volume(&cluster, &volume, &[]) {
                 prop_assert_eq!(&got, &want);
             }
-            prop_assert_eq!(cold.schedule_volume(&cluster, &volume, &[], 1000), want);
+            prop_assert_eq!(cold.schedule(&cluster, &volume, &[], 1000).unwrap(), want);
         }
     }
 
@@ -329,7 +327,7 @@ mod tests {
             let cluster = cluster(seed, 4);
             if let Some(got) = cold.cold_volume(&cluster, &volume, &[]) {
                 answered += 1;
-                assert_eq!(got, general.schedule_volume(&cluster, &volume, &[], 0), "seed {seed}");
+                assert_eq!(got, general.schedule(&cluster, &volume, &[], 0).unwrap(), "seed {seed}");
                 assert_eq!(got.placed().count(), 2);
             }
         }
@@ -343,9 +341,9 @@ mod tests {
             .build()
             .unwrap();
         assert!(cold.cold_volume(&one_zone, &volume, &[]).is_none());
-        let placed = cold.schedule_volume(&one_zone, &volume, &[], 0);
+        let placed = cold.schedule(&one_zone, &volume, &[], 0).unwrap();
         assert_eq!(placed.placed().count(), 2);
-        assert_eq!(placed, general.schedule_volume(&one_zone, &volume, &[], 0));
+        assert_eq!(placed, general.schedule(&one_zone, &volume, &[], 0).unwrap());
 
         // Two zones, but the second one's disk is full: the pass runs and does not answer.
         let full_zone = Cluster::builder()
@@ -355,15 +353,20 @@ mod tests {
             .build()
             .unwrap();
         assert!(cold.cold_volume(&full_zone, &volume, &[]).is_none());
-        let placed = cold.schedule_volume(&full_zone, &volume, &[], 0);
+        let placed = cold.schedule(&full_zone, &volume, &[], 0).unwrap();
         assert_eq!(placed.placed().count(), 2);
-        assert_eq!(placed, general.schedule_volume(&full_zone, &volume, &[], 0));
+        assert_eq!(placed, general.schedule(&full_zone, &volume, &[], 0).unwrap());
 
         // Asked of an existing volume, of an explaining scheduler, or of a volume with data
         // locality, the pass does not answer.
         let replica = Replica::new("vol-r-00000000");
         assert!(cold.cold_volume(&one_zone, &volume, std::slice::from_ref(&replica)).is_none());
-        assert!(cold.clone().explain(true).cold_volume(&one_zone, &volume, &[]).is_none());
+        assert!(ReplicaScheduler::builder(cold.settings().clone())
+            .explain(true)
+            .build()
+            .unwrap()
+            .cold_volume(&one_zone, &volume, &[])
+            .is_none());
         let mut local = volume.clone();
         local.data_locality = crate::replica::DataLocality::BestEffort;
         assert!(cold.cold_volume(&one_zone, &local, &[]).is_none());

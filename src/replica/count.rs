@@ -1,7 +1,7 @@
 //! Counting new volumes one after another without an engine call per volume, for
 //! [`capacity::volumes`](crate::capacity::volumes).
 //!
-//! The stepwise count calls [`ReplicaScheduler::schedule_volume`] once per volume on a snapshot
+//! The stepwise count calls [`ReplicaScheduler::schedule`] once per volume on a snapshot
 //! holding the earlier volumes' replicas: O(hosts + disks) per volume. Here the volume's
 //! preparation ([`Prep`]) is made once, and a volume redoes only what its replicas change: the
 //! disks they landed on (their `scheduled` bytes, pre-filter, space check, and the candidates
@@ -166,7 +166,7 @@ struct Sim<'a> {
 impl ReplicaScheduler {
     /// Counts new volumes like `volume` (named `<name>`, `<name>-1` …) placed one after another,
     /// each seeing the earlier ones' replicas, up to `limit`, exactly as calling
-    /// [`schedule_volume`](ReplicaScheduler::schedule_volume) volume after volume does; stops
+    /// [`schedule`](ReplicaScheduler::schedule) volume after volume does; stops
     /// before the first volume predicted not to place in full. `None` when the configuration is
     /// not one this reproduces: the caller's hooks, data locality, a volume or a disk the
     /// engine refuses ([`Volume::validate`](super::Volume::validate), a disk above its maximum).
@@ -233,7 +233,7 @@ impl ReplicaScheduler {
 
 impl<'a> Sim<'a> {
     fn new(s: &'a ReplicaScheduler, cluster: &'a Cluster, volume: &'a Volume) -> Option<Sim<'a>> {
-        let cx = Ctx::new(s, cluster, volume);
+        let cx = Ctx::new(s, cluster, volume).ok()?;
         let mut prep = Prep::default();
         prep.fill(&cx, None);
         // The leaves: the first tier's hosts zone by zone (without candidate nodes there are

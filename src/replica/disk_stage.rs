@@ -939,7 +939,7 @@ mod tests {
             if filtered {
                 builder = builder.disk_filter(disk_filter_fn("small", |cx| cx.disk().maximum < 600 << 30));
             }
-            let scheduler = builder.build().unwrap().version(version);
+            let scheduler = builder.version(version).build().unwrap();
             let mut volume = Volume::new("vol", size, 3);
             volume.actual_size = actual;
             if v2 {
@@ -948,7 +948,7 @@ mod tests {
             if selector {
                 volume.disk_selector = vec!["fast".to_owned()];
             }
-            let cx = Ctx::new(&scheduler, &cluster, &volume);
+            let cx = Ctx::new(&scheduler, &cluster, &volume).unwrap();
             let rules = DiskRules::of(&cx);
             for i in 0..hosts.len() {
                 let id = HostId::from_index(i);
@@ -1024,7 +1024,7 @@ mod tests {
             let scheduler = ReplicaScheduler::new(settings).unwrap();
             let mut volume = Volume::new("vol", size, 3);
             volume.actual_size = actual;
-            let cx = Ctx::new(&scheduler, &cluster, &volume);
+            let cx = Ctx::new(&scheduler, &cluster, &volume).unwrap();
             let rules = DiskRules::of(&cx);
             let id = HostId::from_index(0);
             let disks = cluster.hot_disks(id);
@@ -1067,7 +1067,7 @@ mod tests {
             };
             let scheduler = ReplicaScheduler::new(settings).unwrap();
             let volume = Volume::new("vol", 0, 3);
-            let cx = Ctx::new(&scheduler, &cluster, &volume);
+            let cx = Ctx::new(&scheduler, &cluster, &volume).unwrap();
             let rules = DiskRules::of(&cx);
             let id = HostId::from_index(0);
             let (lean, general, untouched, _) = whole_host_and_general(&cx, &rules, id, cluster.hot_disks(id), None);
@@ -1093,7 +1093,7 @@ mod tests {
         let volume = Volume::new("vol", 10 * G, 3);
         for (reserved, taken) in [(100 * G, true), (2100 * G, false)] {
             let cluster = Cluster::builder().host(host(reserved)).build().unwrap();
-            let cx = Ctx::new(&scheduler, &cluster, &volume);
+            let cx = Ctx::new(&scheduler, &cluster, &volume).unwrap();
             let rules = DiskRules::of(&cx);
             let id = HostId::from_index(0);
             let disks = cluster.hot_disks(id);

@@ -7,12 +7,12 @@
 use super::choice::{choose_entries, push_dynamic, Agg, Candidate, DiskChoice, Entry, Pool};
 use super::space::DiskSpace;
 use super::volume::Volume;
-use super::Ctx;
-use crate::filter::{Filter, Rejections};
+use super::{Ctx, ReplicaError};
+use crate::filter::{Filter, FilterChain, Rejections};
 use crate::id::{DiskId, HostId, Symbol};
-use crate::request::{CompiledRequest, Cx, Prepared, Request};
+use crate::request::{CompiledRequest, Cx, Request};
 use crate::snapshot::{Cluster, Disk, Host, Overlay, CHUNK};
-use crate::weigh::{Bounds, Weigher};
+use crate::weigh::{Bounds, WeighPass, Weigher};
 use std::fmt;
 use std::sync::Arc;
 
@@ -314,28 +314,29 @@ impl Hooks {
 
 /// The core-trait context the caller's node filters and weighers run in: the snapshot and an
 /// empty one-instance [`Request`] (the volume is not part of it, so a node hook's verdict depends
-/// on the snapshot only), with each hook's prepared state.
-pub(crate) struct HookCx {
+/// on the snapshot only), with the node filters prepared once per call as a [`FilterChain`].
+pub(crate) struct HookCx<'h> {
     request: Request,
     compiled: CompiledRequest,
     overlay: Overlay,
-    /// Per node filter: its prepared state, or `Err` when `prepare` failed (it then rejects
-    /// every host).
-    filter_states: Vec<Result<Prepared, ()>>,
+    chain: FilterChain<'h>,
 }
 
-impl HookCx {
-    pub(crate) fn new(cluster: &Cluster, hooks: &Hooks) -> Self {
+impl<'h> HookCx<'h> {
+    /// Prepares the node filters of `hooks` for `cluster`.
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::Hook`] with the first filter's error from its `prepare`.
+    pub(crate) fn new(cluster: &Cluster, hooks: &'h Hooks) -> Result<Self, ReplicaError> {
         let request = Request::new(1);
-        // An empty request has nothing that can fail to compile.
-        let compiled = match request.compile(cluster) {
-            Ok(c) => c,
-            Err(_) => unreachable_compiled(cluster),
-        };
-        let mut cx = HookCx { request, compiled, overlay: Overlay::new(), filter_states: Vec::new() };
-        let states = hooks.filters.iter().map(|f| f.prepare(&cx.cx(cluster)).map_err(|_| ())).collect();
-        cx.filter_states = states;
-        cx
+        let hook = |error| ReplicaError::Hook { error };
+        // An empty request carries no resource, zone, selector or group: it always compiles.
+        let compiled = request.compile(cluster).map_err(hook)?;
+        let overlay = Overlay::new();
+        let chain =
+            FilterChain::prepare(&hooks.filters, &Cx::new(cluster, &request, &compiled, &overlay, 0)).map_err(hook)?;
+        Ok(HookCx { request, compiled, overlay, chain })
     }
 
     pub(crate) fn cx<'a>(&'a self, cluster: &'a Cluster) -> Cx<'a> {
@@ -344,65 +345,39 @@ impl HookCx {
 
     /// Runs the node filters over chunk `chunk`'s lanes `mask`: writes into `out[lane]` the name
     /// index + 1 of the first filter rejecting each lane (0 when every filter passes).
-    pub(crate) fn filter_chunk(
+    pub(crate) fn filter_chunk(&self, cluster: &Cluster, chunk: usize, mask: u64, out: &mut [u16; CHUNK]) {
+        let mut rejected = Rejections::new(false);
+        self.chain.judge_chunk_noting(&self.cx(cluster), chunk, mask, &mut rejected, out);
+    }
+
+    /// The node weighers' score of each host in `hosts` into `out`, through the one weighing
+    /// pass ([`WeighPass`]: normalised over `hosts`, times the multipliers, summed). The
+    /// weighers' context sees `picks`, the hosts of the replicas placed earlier in the call, as
+    /// its overlay (one instance each) and their number as the instance being placed, as the
+    /// core's weighers see a request's earlier instances.
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::Hook`] with the first weigher's error: its `prepare`, its candidate
+    /// check, or a per-host multiplier that is not finite.
+    pub(crate) fn weigh(
         &self,
         cluster: &Cluster,
         hooks: &Hooks,
-        chunk: usize,
-        mask: u64,
-        out: &mut [u16; CHUNK],
-    ) {
-        let cx = self.cx(cluster);
-        let mut rejected = Rejections::new(false);
-        let mut left = mask;
-        for (i, (f, state)) in hooks.filters.iter().zip(&self.filter_states).enumerate() {
-            if left == 0 {
-                break;
-            }
-            let pass = match state {
-                Ok(state) => f.check_chunk(&cx.with_state(state.as_deref()), chunk, left, &mut rejected) & left,
-                Err(()) => 0,
-            };
-            let mut dropped = left & !pass;
-            while dropped != 0 {
-                let lane = dropped.trailing_zeros() as usize;
-                out[lane] = i as u16 + 1;
-                dropped &= dropped - 1;
-            }
-            left = pass;
-        }
-    }
-
-    /// The node weighers' score of each host in `hosts` (normalised over `hosts`, times the
-    /// multipliers, summed) into `out`. A weigher whose `prepare` or `validate` fails adds 0.
-    pub(crate) fn weigh(&self, cluster: &Cluster, hooks: &Hooks, hosts: &[HostId], out: &mut Vec<f64>) {
+        hosts: &[HostId],
+        picks: &[HostId],
+        out: &mut Vec<f64>,
+    ) -> Result<(), ReplicaError> {
         out.clear();
         out.resize(hosts.len(), 0.0);
-        if hosts.len() < 2 {
-            return;
+        let mut overlay = Overlay::new();
+        for &h in picks {
+            overlay.consume(h, &[]);
         }
-        let cx = self.cx(cluster);
-        let mut raw = vec![0.0; hosts.len()];
-        for (w, multiplier) in &hooks.weighers {
-            let Ok(state) = w.prepare(&cx) else { continue };
-            let wcx = cx.with_state(state.as_deref());
-            if w.validate(&wcx, hosts).is_err() {
-                continue;
-            }
-            w.weigh_batch(&wcx, hosts, &mut raw);
-            crate::weigh::normalize(&mut raw, w.bounds());
-            for ((&h, &r), o) in hosts.iter().zip(&raw).zip(out.iter_mut()) {
-                *o += r * w.multiplier(&wcx, h, *multiplier);
-            }
-        }
+        let instance = u32::try_from(picks.len()).unwrap_or(u32::MAX);
+        let cx = Cx::new(cluster, &self.request, &self.compiled, &overlay, instance);
+        WeighPass::new().score(&hooks.weighers, &cx, hosts, out).map_err(|error| ReplicaError::Hook { error })
     }
-}
-
-#[cold]
-fn unreachable_compiled(cluster: &Cluster) -> CompiledRequest {
-    // `Request::new(1)` carries no resource, zone, selector or group: compile cannot fail.
-    let _ = cluster;
-    unreachable!("an empty request always compiles")
 }
 
 /// A host's domain at each level, resolved once per preparation: the symbol of its value
@@ -469,19 +444,21 @@ pub(crate) fn weigh_disks(
 
 /// The choice with the caller's weighers: node weighers keep the entries with the best score,
 /// disk weighers then keep the candidates with the best score, and `strategy` chooses among
-/// what is left. `entries` may be narrowed.
+/// what is left. `entries` may be narrowed; `picks` are the call's earlier replicas' hosts
+/// ([`HookCx::weigh`]).
 pub(crate) fn weighed_choice(
     cx: &Ctx<'_>,
     hooks: &Hooks,
     strategy: DiskChoice,
     entries: &mut Vec<Entry>,
     pool: Pool<'_>,
-) -> Option<Candidate> {
+    picks: &[HostId],
+) -> Result<Option<Candidate>, ReplicaError> {
     let size = cx.volume.size;
     let mut scores = Vec::new();
     if let (false, Some(hcx)) = (hooks.weighers.is_empty() || entries.len() < 2, cx.hook_cx.as_ref()) {
         let hosts: Vec<HostId> = entries.iter().map(|e| e.host).collect();
-        hcx.weigh(cx.cluster, hooks, &hosts, &mut scores);
+        hcx.weigh(cx.cluster, hooks, &hosts, picks, &mut scores)?;
         let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let mut k = 0;
         entries.retain(|_| {
@@ -490,7 +467,7 @@ pub(crate) fn weighed_choice(
         });
     }
     if hooks.disk_weighers.is_empty() {
-        return choose_entries(strategy, entries, pool, size);
+        return Ok(choose_entries(strategy, entries, pool, size));
     }
     let all: Vec<Candidate> = entries.iter().flat_map(|e| pool.cands(e).iter().copied()).collect();
     let keys: Vec<(HostId, DiskId)> = all.iter().map(|c| (c.host, c.disk)).collect();
@@ -507,5 +484,5 @@ pub(crate) fn weighed_choice(
         kept.push(*c);
     }
     let pool = Pool { stat: &[], dynamic: &kept, stat_aggs: &[], dyn_aggs: &aggs };
-    choose_entries(strategy, &narrowed, pool, size)
+    Ok(choose_entries(strategy, &narrowed, pool, size))
 }

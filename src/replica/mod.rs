@@ -18,11 +18,11 @@
 //! | general: a full preparation (`Prep::fill`), then the tier cascade over the listed hosts and their disks, per replica | [`ReplicaScheduler::schedule_replica`], and any volume none of the paths below takes | `placements_respect_space_anti_affinity_and_tiers` (`tests/properties/replica_properties.rs`), against a model of the first non-empty tier |
 //! | candidate nodes of steps 2–4 listed once per call, zone by zone | every replica without a hard node affinity | `plain_candidates_are_the_stagewise_ones` (`src/replica/scratch.rs`) |
 //! | the first tier without building it: a replica chosen from the unused zones' summaries and a block-skipping search (`zones.rs`) | no host of the first tier holds a replica of the volume; no hooks, explanation, hard node affinity or best-effort locality | `zone_lists_pick_what_the_cascade_picks`, `first_at_agrees_with_a_scan` (`src/replica/zones.rs`) |
-//! | a new volume's first tier in one pass (`cold.rs`, `prep::Lone`, `DiskRules::add_all_candidates`) | [`ReplicaScheduler::schedule_volume`] without a kept preparation, when every replica lands in that first tier | `the_one_pass_first_tier_schedules_as_the_general_path` (`src/replica/cold.rs`) |
+//! | a new volume's first tier in one pass (`cold.rs`, `prep::Lone`, `DiskRules::add_all_candidates`) | [`ReplicaScheduler::schedule`] without a kept preparation, when every replica lands in that first tier | `the_one_pass_first_tier_schedules_as_the_general_path` (`src/replica/cold.rs`) |
 //! | `QuickFit`: the commonest volume's fit decided from the hot disk form | a volume without a disk selector (nor a backing image's) below 16 TiB, for a disk it accepts | `the_quick_fit_agrees_with_volume_fit` (`src/replica/tests.rs`) |
 //! | `Shortcut`: the commonest disk made a static candidate straight off its hot form, no note built | a disk that passes the pre-filter and `QuickFit`, with no caller disk filter | `the_short_disk_path_agrees_with_the_general_one` (`src/replica/disk_stage.rs`) |
 //! | the whole-host shortcut (`DiskRules::all_candidates`): a plain host whose every disk the shortcut takes, in two tight loops | a call without a kept preparation and without disk detail | `the_whole_host_shortcut_agrees_with_the_general_path_at_the_boundaries`, `the_whole_host_shortcut_agrees_where_a_percentage_is_a_rounded_float` (`src/replica/disk_stage.rs`) |
-//! | scratch reuse: the snapshot's part kept, and refreshed for the changed chunks on a later snapshot of the lineage | [`ReplicaScheduler::schedule_volume_with`] with the same settings and hooks | `a_reused_scratch_answers_as_a_fresh_one`, `a_refreshed_scratch_answers_as_fresh_calls` (`tests/properties/replica_scratch.rs`); `a_refresh_leaves_what_a_build_makes` (`src/replica/scratch.rs`) |
+//! | scratch reuse: the snapshot's part kept, and refreshed for the changed chunks on a later snapshot of the lineage | [`ReplicaScheduler::schedule_with`] with the same settings and hooks | `a_reused_scratch_answers_as_a_fresh_one`, `a_refreshed_scratch_answers_as_fresh_calls` (`tests/properties/replica_scratch.rs`); `a_refresh_leaves_what_a_build_makes` (`src/replica/scratch.rs`) |
 //! | the volume's part kept for the next volume of the same shape | a scratch, the next volume of the same shape and size | `a_stream_of_different_volumes_answers_as_fresh_calls` (`tests/properties/replica_scratch.rs`) |
 //! | a resize: only the disks whose room lies between the two sizes re-prepared | a scratch, the next volume of the same shape and another size, at most one disk in eight changing | `a_resize_leaves_what_a_fill_makes`, `a_resized_preparation_answers_as_a_fresh_call` (`src/replica/scratch.rs`) |
 //! | the volume count (`count.rs`): one preparation, a segment tree of per-host summaries | [`capacity::volumes`](crate::capacity::volumes) | `the_count_equals_the_stepwise_loop` (`tests/properties/volume_capacity.rs`), `volume_capacity_matches_the_naive_loop` (`tests/properties/capacity.rs`), `the_tree_agrees_with_a_scan` (`src/replica/count.rs`) |
@@ -51,7 +51,7 @@
 //!     .host(HostSpec::new("n2").zone("z2").disk(DiskSpec::new("d1", 100 * G, 90 * G)))
 //!     .build()?;
 //! let scheduler = ReplicaScheduler::new(ReplicaSettings::default())?;
-//! let result = scheduler.schedule_volume(&cluster, &Volume::new("vol", G, 3), &[], 0);
+//! let result = scheduler.schedule(&cluster, &Volume::new("vol", G, 3), &[], 0)?;
 //! assert_eq!(result.placed().count(), 2); // node anti-affinity is hard by default
 //! assert_eq!(result.condition_message().as_deref(), Some("replica scheduling failed"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -68,13 +68,18 @@
 //!   out of **every** tier, the used-node tier included; replicas already on it still count for
 //!   anti-affinity. The filters see the snapshot through [`Cx`](crate::request::Cx) with an empty
 //!   one-instance request: their verdict depends on the snapshot only, so a
-//!   [`ReplicaScratch`] keeps it across volumes. A filter whose `prepare` fails rejects every
-//!   host.
+//!   [`ReplicaScratch`] keeps it across volumes. They run through the core's
+//!   [`FilterChain`](crate::filter::FilterChain), as in every engine: a filter whose `prepare`
+//!   fails fails the call ([`ReplicaError::Hook`]).
 //! - **Node [`Weigher`]s**: rank the nodes of the tier that will place the replica (after
 //!   best-effort data locality), normalised over those nodes, times their multipliers, summed;
 //!   only the best-scored nodes stay, and Longhorn's disk choice picks among them. They never
-//!   move a replica to a later tier (anti-affinity first). A weigher whose `prepare` or
-//!   `validate` fails adds 0.
+//!   move a replica to a later tier (anti-affinity first). Their context's overlay holds the
+//!   replicas placed earlier in the call, one instance each ([`Cx::instances`](crate::Cx::instances)
+//!   counts them), as a request's earlier instances in the core. They run through the core's
+//!   [`WeighPass`](crate::weigh::WeighPass), as in every engine: a weigher whose `prepare` or
+//!   `validate` fails, or whose per-host multiplier is not finite, fails the call
+//!   ([`ReplicaError::Hook`]).
 //! - **[`DiskFilter`]s** (see [`disk_filter_fn`]): after Longhorn's disk eligibility (pre-filter,
 //!   type, filesystem size, tags) and before the space check; they see the volume
 //!   ([`DiskCx`]).
@@ -86,11 +91,12 @@
 //!   first; hard levels are never dropped. Longhorn's tiers stay the outer order (zone, then
 //!   node), so for nested topologies the preference is zone, rack, node.
 //!
-//! A caller filter's rejections are named in the explanation ([`NodeNote::Caller`],
-//! [`DiskNote::Caller`], [`ReplicaExplanation::caller_rejections`]) and, when the replica is not
-//! placed, in the reasons ([`Reasons::callers`]; the message adds `rejected by <name>`). A hard
-//! level's exclusions are named in the explanation only: like Longhorn's own anti-affinity they
-//! add no reason key.
+//! A caller filter's rejections are named in the explanation (with
+//! [`explain`](ReplicaSchedulerBuilder::explain): a verdict whose `filter` is its name) and, when
+//! the replica is not placed, in the reasons ([`Reasons::callers`]; the message adds `rejected by
+//! <name>`). A level's exclusions are named in the explanation only (`<key> anti-affinity`, with
+//! the reason `<key> <domain> already used (<key> level, hard)`): like Longhorn's own
+//! anti-affinity they add no reason key.
 //!
 //! ```
 //! use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaSettings, Volume};
@@ -110,13 +116,13 @@
 //!     .filter(filter_fn("maintenance", |cx, h| cx.cluster().label(h, "maintenance").is_none()))
 //!     .disk_weigher(disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64)), 1.0)
 //!     .level(Level::hard("rack"))
-//!     .build()?
-//!     .explain(true);
-//! let result = scheduler.schedule_volume(&cluster, &Volume::new("vol", G, 3), &[], 0);
+//!     .explain(true)
+//!     .build()?;
+//! let result = scheduler.schedule(&cluster, &Volume::new("vol", G, 3), &[], 0)?;
 //! // One replica per rack, none on the host under maintenance: the third has no rack left.
 //! assert_eq!(result.placed().count(), 2);
 //! let (_, failed) = result.results.iter().find(|(_, o)| o.placement.is_none()).unwrap();
-//! let names: Vec<&str> = failed.explanation.caller_rejections().iter().map(|r| r.2).collect();
+//! let names: Vec<&str> = failed.explanation.verdicts.iter().filter_map(|v| v.filter.as_deref()).collect();
 //! assert!(names.contains(&"maintenance") && names.contains(&"rack anti-affinity"));
 //! assert_eq!(result.condition_message().as_deref(), Some("rejected by maintenance"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -168,7 +174,7 @@
 //!   and the space check (Longhorn's `requireSchedulingCheck = false`), keeping only the
 //!   `DiskPressure` exception.
 //! - The rebuild limits (`concurrent-replica-rebuild-per-node-limit`, one rebuilding replica at
-//!   a time): [`ReplicaScheduler::schedule_volume`] collapses the one-per-pass loop.
+//!   a time): [`ReplicaScheduler::schedule`] collapses the one-per-pass loop.
 //! - Auto-balance plans ([`plan_auto_balance`], [`plan_cleanup`]) cover the whole adjustment at
 //!   once, where Longhorn adds one replica per pass and recounts; the one-pass-at-a-time rebuild
 //!   and its loops (#4296, #6671) are not simulated. The disk-pressure rule over *all* healthy
@@ -207,7 +213,7 @@
 //! - Part of the preparation depends only on the snapshot and the settings (and the caller's
 //!   node filters): each host's state and node attributes, each disk's pre-filter (its
 //!   `Schedulable` condition), its space limits and summary.
-//!   [`ReplicaScheduler::schedule_volume_with`] keeps it in a [`ReplicaScratch`], stamped with
+//!   [`ReplicaScheduler::schedule_with`] keeps it in a [`ReplicaScratch`], stamped with
 //!   the snapshot it was made from (its generation and the identity of its shared parts: the
 //!   scratch holds a clone), the settings and the hooks.
 //! - A later snapshot of the same lineage (events applied since) is refreshed rather than
@@ -232,7 +238,7 @@
 //!   what its shape and size change; the answer is always the one a fresh scratch gives
 //!   (property tests replay random event sequences and random streams of volumes against
 //!   fresh calls).
-//! - [`ReplicaScheduler::schedule_volume`] is the same call without a scratch to keep: it
+//! - [`ReplicaScheduler::schedule`] is the same call without a scratch to keep: it
 //!   prepares in one pass, as before scratches existed.
 //!
 //! # Versions
@@ -255,7 +261,7 @@
 //! Longhorn breaks ties by Go map order. Here every tie (equal balance scores, the "arbitrary
 //! disk" fallback, equal most-usable storage) takes the lowest (host id, disk id); pending
 //! replicas are scheduled in name order; data directory suffixes come from a generator seeded
-//! with [`ReplicaScheduler::seed`] and the replica name. Each result is one Longhorn could produce.
+//! with [`ReplicaSchedulerBuilder::seed`] and the replica name. Each result is one Longhorn could produce.
 
 mod choice;
 mod cold;
@@ -285,7 +291,8 @@ pub use node::{
     LonghornNode, ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED, NODE_ATTRIBUTES,
 };
 pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, Move, MoveKind};
-pub use reasons::{DiskNote, FailureReason, NodeNote, Reasons, ReplicaExplanation, Tier};
+use reasons::{DiskNote, NodeNote, Words};
+pub use reasons::{FailureReason, Reasons, Tier};
 pub use scratch::ReplicaScratch;
 pub use settings::{ReplicaSettings, SETTING_NAMES};
 pub use space::{
@@ -297,6 +304,8 @@ pub use volume::{
     MAX_VOLUME_REPLICAS,
 };
 
+use crate::error::ScheduleError;
+use crate::explain::{Explanation, HostVerdict, RejectionCount};
 use crate::filter::Filter;
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
@@ -310,8 +319,9 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
-/// Wrong input to the replica scheduler. Scheduling failures are outcomes, not errors.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Wrong input to the replica scheduler, or a caller's hook that failed. Scheduling failures
+/// are outcomes, not errors.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReplicaError {
     /// A setting name Longhorn does not have (or placewise does not read).
@@ -386,6 +396,16 @@ pub enum ReplicaError {
         /// Its `maximum` bytes.
         maximum: u64,
     },
+    /// One of the caller's node filters or weighers failed, through the core's
+    /// [`FilterChain`](crate::filter::FilterChain) and [`WeighPass`](crate::weigh::WeighPass):
+    /// a filter's or weigher's `prepare`, a weigher's candidate check, or a per-host multiplier
+    /// that is not finite.
+    #[error("caller hook failed: {error}")]
+    Hook {
+        /// The core's error, naming the filter or weigher.
+        #[source]
+        error: ScheduleError,
+    },
 }
 
 // The limit is spelled out in `Volume::validate`'s problem text.
@@ -396,8 +416,7 @@ impl Volume {
     /// as building a snapshot checks a host: `size` and `actual_size` at least 0,
     /// `number_of_replicas` from 1 to [`MAX_VOLUME_REPLICAS`], and exactly 1 with
     /// `strict-local` data locality. Every scheduling entry checks it: the calls that return a
-    /// `Result` return the error; [`ReplicaScheduler::schedule_volume`] refuses the volume
-    /// whole ([`VolumeSchedule::invalid`]).
+    /// `Result`, so every one, returns the error, before anything is created or reused.
     ///
     /// Nothing Longhorn keeps is refused. Its admission webhook rounds a size up to the next
     /// 2 MiB (a size of 0 or less becomes 2 MiB), fills a replica count of 0 with the
@@ -469,11 +488,32 @@ pub struct ReplicaOutcome {
     /// placed the replica are dropped, as Longhorn returns no error) and on anti-affinity-only
     /// failures.
     pub reasons: Reasons,
-    /// Per-node and per-disk notes (filled only with [`ReplicaScheduler::explain`]).
-    pub explanation: ReplicaExplanation,
+    /// The tier of the cascade that placed the replica: which anti-affinity rule bound it
+    /// (the first tier, unused nodes in unused zones, when none did); `None` when it was not
+    /// placed.
+    pub tier: Option<Tier>,
+    /// The explanation every engine gives: `hosts` in the snapshot, and on a failure
+    /// `available` 0 and Longhorn's condition message ([`ReplicaOutcome::message`]) as
+    /// `message`. With [`ReplicaSchedulerBuilder::explain`] also `available`, the nodes left
+    /// for the disk choice, and a verdict for each node and disk left out, in host order: the
+    /// rule that excluded it as `filter` (`node selector`, `space`, `zone anti-affinity`, a
+    /// caller's filter or level by its name …), the reason in its words (`zone z1 already
+    /// used (zone anti-affinity, hard)`, `rack r2 already used (rack level, hard)`, the space
+    /// check's numbers in Longhorn's text), the disk's name in `disk` for a disk; the nodes
+    /// left for the choice as passed. `rejections` counts those verdicts per rule and reason.
+    /// Without it `available` is 1 for a placed replica: the paths that decide a replica
+    /// without visiting every host count no others.
+    pub explanation: Explanation,
 }
 
 impl ReplicaOutcome {
+    /// An outcome that placed nothing yet, over a snapshot of `hosts` hosts.
+    pub(crate) fn new(hosts: usize) -> Self {
+        let mut explanation = Explanation::new(u32::try_from(hosts).unwrap_or(u32::MAX));
+        explanation.available = 0;
+        ReplicaOutcome { placement: None, reasons: Reasons::default(), tier: None, explanation }
+    }
+
     /// Longhorn's message for a failure: the joined keys, or `replica scheduling failed`.
     pub fn message(&self) -> Option<String> {
         self.placement.is_none().then(|| self.reasons.condition_message())
@@ -506,14 +546,23 @@ pub(crate) struct Ctx<'a> {
     /// The caller's hooks; `None` for Longhorn's configuration.
     pub(crate) hooks: Option<&'a Hooks>,
     /// The core-trait context of the caller's node filters and weighers (with hooks only).
-    pub(crate) hook_cx: Option<HookCx>,
+    pub(crate) hook_cx: Option<HookCx<'a>>,
 }
 
 impl<'a> Ctx<'a> {
-    fn new(s: &'a ReplicaScheduler, cluster: &'a Cluster, volume: &'a Volume) -> Self {
+    /// Resolves what a call reads, preparing the caller's node filters.
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::Hook`] when a caller node filter's `prepare` fails.
+    fn new(s: &'a ReplicaScheduler, cluster: &'a Cluster, volume: &'a Volume) -> Result<Self, ReplicaError> {
         let syms = |tags: &[String]| tags.iter().map(|t| cluster.symbols().get(t)).collect::<Vec<_>>();
         let image = volume.backing_image.as_ref();
-        Ctx {
+        let hook_cx = match s.hooks.as_deref() {
+            Some(h) => Some(HookCx::new(cluster, h)?),
+            None => None,
+        };
+        Ok(Ctx {
             cluster,
             volume,
             settings: &s.settings,
@@ -534,8 +583,8 @@ impl<'a> Ctx<'a> {
             best_effort: s.effective_auto_balance(volume) == AutoBalance::BestEffort,
             local_host: if volume.node_id.is_empty() { None } else { cluster.host_id(&volume.node_id) },
             hooks: s.hooks.as_deref(),
-            hook_cx: s.hooks.as_deref().map(|h| HookCx::new(cluster, h)),
-        }
+            hook_cx,
+        })
     }
 
     fn level_name(&self, level: Option<usize>, id: HostId) -> &str {
@@ -597,9 +646,41 @@ pub struct ReplicaScheduler {
 pub struct ReplicaSchedulerBuilder {
     settings: ReplicaSettings,
     hooks: Hooks,
+    version: LonghornVersion,
+    disk_choice: Option<DiskChoice>,
+    explain: bool,
+    seed: u64,
 }
 
 impl ReplicaSchedulerBuilder {
+    /// Follows `version` (default [`LonghornVersion::Head`]), and takes that version's disk
+    /// choice unless [`disk_choice`](ReplicaSchedulerBuilder::disk_choice) sets one.
+    pub fn version(mut self, version: LonghornVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Overrides the disk choice strategy (default: the version's, [`DiskChoice::BalanceScore`]
+    /// on HEAD, [`DiskChoice::MostUsableStorage`] on v1.10), whatever the order of the calls.
+    pub fn disk_choice(mut self, choice: DiskChoice) -> Self {
+        self.disk_choice = Some(choice);
+        self
+    }
+
+    /// Records every node's and disk's verdict in each outcome's
+    /// [`explanation`](ReplicaOutcome::explanation) (costs an allocation per call, and turns
+    /// off the paths that decide a replica without visiting every host). Default off.
+    pub fn explain(mut self, on: bool) -> Self {
+        self.explain = on;
+        self
+    }
+
+    /// Seeds the data directory suffixes and new replica names (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
     /// Appends a node filter: a host it rejects takes no replica (in any tier); replicas already
     /// on it still count for anti-affinity.
     pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
@@ -651,8 +732,7 @@ impl ReplicaSchedulerBuilder {
         self
     }
 
-    /// Validates and builds (Longhorn HEAD, balance score; chain
-    /// [`version`](ReplicaScheduler::version) and the other settings after it).
+    /// Validates and builds.
     ///
     /// # Errors
     ///
@@ -660,7 +740,21 @@ impl ReplicaSchedulerBuilder {
     /// a non-finite multiplier, an empty level key, or more than [`MAX_HOOKS`] node filters,
     /// disk filters or levels.
     pub fn build(self) -> Result<ReplicaScheduler, ReplicaError> {
-        let mut scheduler = ReplicaScheduler::new(self.settings)?;
+        self.settings.validate()?;
+        let disk_choice = self.disk_choice.unwrap_or(match self.version {
+            LonghornVersion::Head => DiskChoice::BalanceScore,
+            LonghornVersion::V1_10 => DiskChoice::MostUsableStorage,
+        });
+        let mut scheduler = ReplicaScheduler {
+            settings: self.settings,
+            version: self.version,
+            disk_choice,
+            explain: self.explain,
+            seed: self.seed,
+            hooks: None,
+            zone_lists: true,
+            cold_pass: true,
+        };
         let mut hooks = self.hooks;
         let multipliers = hooks.weighers.iter().map(|(w, m)| (w.name(), *m));
         let disk_multipliers = hooks.disk_weighers.iter().map(|(w, m)| (w.name(), *m));
@@ -709,27 +803,19 @@ fn name_hash(parts: &[&str]) -> u64 {
 }
 
 impl ReplicaScheduler {
-    /// A scheduler following [`LonghornVersion::Head`] with the balance-score disk choice.
+    /// Longhorn's scheduler with `settings` and every other option at its default:
+    /// `ReplicaScheduler::builder(settings).build()`.
     ///
     /// # Errors
     ///
     /// [`ReplicaError::InvalidSetting`] when a setting is out of range.
     pub fn new(settings: ReplicaSettings) -> Result<Self, ReplicaError> {
-        settings.validate()?;
-        Ok(ReplicaScheduler {
-            settings,
-            version: LonghornVersion::Head,
-            disk_choice: DiskChoice::BalanceScore,
-            explain: false,
-            seed: 0,
-            hooks: None,
-            zone_lists: true,
-            cold_pass: true,
-        })
+        ReplicaScheduler::builder(settings).build()
     }
 
-    /// A builder for a scheduler with the caller's filters, weighers and levels; with none it
-    /// builds exactly [`ReplicaScheduler::new`].
+    /// A builder: the Longhorn version, the disk choice, the explanation, the seed, and the
+    /// caller's filters, weighers and levels; with no hook added it builds Longhorn's
+    /// configuration, which never enters the hook code.
     pub fn builder(settings: ReplicaSettings) -> ReplicaSchedulerBuilder {
         let hooks = Hooks {
             filters: Vec::new(),
@@ -739,7 +825,14 @@ impl ReplicaScheduler {
             levels: Vec::new(),
             names: Vec::new(),
         };
-        ReplicaSchedulerBuilder { settings, hooks }
+        ReplicaSchedulerBuilder {
+            settings,
+            hooks,
+            version: LonghornVersion::Head,
+            disk_choice: None,
+            explain: false,
+            seed: 0,
+        }
     }
 
     /// The attributes of `cluster` that this engine would silently read as their defaults: keys
@@ -747,34 +840,6 @@ impl ReplicaScheduler {
     /// a boolean. Call it once per snapshot (it visits every attribute of every host).
     pub fn attribute_warnings(&self, cluster: &Cluster) -> Vec<AttributeWarning> {
         check_attributes(cluster, ATTRIBUTES)
-    }
-
-    /// Follows `version`, and takes that version's disk choice.
-    pub fn version(mut self, version: LonghornVersion) -> Self {
-        self.version = version;
-        self.disk_choice = match version {
-            LonghornVersion::Head => DiskChoice::BalanceScore,
-            LonghornVersion::V1_10 => DiskChoice::MostUsableStorage,
-        };
-        self
-    }
-
-    /// Overrides the disk choice strategy (call after [`ReplicaScheduler::version`]).
-    pub fn disk_choice(mut self, choice: DiskChoice) -> Self {
-        self.disk_choice = choice;
-        self
-    }
-
-    /// Records per-node and per-disk notes in every outcome (costs an allocation per call).
-    pub fn explain(mut self, on: bool) -> Self {
-        self.explain = on;
-        self
-    }
-
-    /// Seeds the data directory suffixes and new replica names.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
     }
 
     /// The settings.
@@ -836,9 +901,9 @@ impl ReplicaScheduler {
         }
         volume.validate()?;
         check_disks(cluster)?;
-        let cx = Ctx::new(self, cluster, volume);
+        let cx = Ctx::new(self, cluster, volume)?;
         let mut prep = Prep::new(&cx, replicas);
-        Ok(self.schedule_one(&cx, &mut prep, replicas, index, now))
+        self.schedule_one(&cx, &mut prep, replicas, index, now)
     }
 
     /// Schedules the replicas named in `order`, one after another, writing each placement into
@@ -874,11 +939,11 @@ impl ReplicaScheduler {
                 .ok_or_else(|| ReplicaError::UnknownReplica { name: (*name).to_owned() })?;
             indices.push(i);
         }
-        let cx = Ctx::new(self, cluster, volume);
+        let cx = Ctx::new(self, cluster, volume)?;
         let mut prep = Prep::new(&cx, replicas);
         let mut results = Vec::with_capacity(indices.len());
         for i in indices {
-            let outcome = self.schedule_one(&cx, &mut prep, replicas, i, now);
+            let outcome = self.schedule_one(&cx, &mut prep, replicas, i, now)?;
             if let Some(p) = &outcome.placement {
                 write_placement(&mut prep, replicas, i, p);
             }
@@ -925,14 +990,31 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         index: usize,
         now: i64,
-    ) -> ReplicaOutcome {
-        let mut out = ReplicaOutcome { placement: None, reasons: Reasons::default(), explanation: Default::default() };
+    ) -> Result<ReplicaOutcome, ReplicaError> {
+        let mut out = self.place_one(cx, prep, replicas, index, now)?;
+        out.explanation.message = out.message();
+        if !self.explain {
+            out.explanation.available = u32::from(out.placement.is_some());
+        }
+        Ok(out)
+    }
+
+    /// [`schedule_one`](ReplicaScheduler::schedule_one) but the explanation's summary.
+    fn place_one(
+        &self,
+        cx: &Ctx<'_>,
+        prep: &mut Prep,
+        replicas: &[Replica],
+        index: usize,
+        now: i64,
+    ) -> Result<ReplicaOutcome, ReplicaError> {
+        let mut out = ReplicaOutcome::new(cx.cluster.len());
         let Some(replica) = replicas.get(index) else {
-            return out;
+            return Ok(out);
         };
         if let Err(r) = precondition(replica) {
             out.reasons.insert(r);
-            return out;
+            return Ok(out);
         }
         let volume = cx.volume;
         let mut notes = Notes::new(self.explain);
@@ -943,9 +1025,9 @@ impl ReplicaScheduler {
         if let (true, None, Ok(plain)) = (replica.hard_node_affinity.is_empty(), &notes.nodes, &prep.plain_cands) {
             let used = node_stage::used(&prep.hosts, &prep.replica_at, plain, replicas, replenishing);
             if let Some(placement) = self.first_tier_pick(cx, prep, replica, &used) {
-                out.explanation.tier = Some(Tier::UnusedNodesInUnusedZones);
+                out.tier = Some(Tier::UnusedNodesInUnusedZones);
                 out.placement = Some(placement);
-                return out;
+                return Ok(out);
             }
         }
         let mut cands = std::mem::take(&mut prep.cand_hosts);
@@ -953,9 +1035,11 @@ impl ReplicaScheduler {
             node_stage::candidates(cx, &prep.hosts, &prep.plain_cands, replica, &mut cands, &mut notes.nodes)
         {
             out.reasons.insert(r);
-            out.explanation.nodes = notes.nodes.unwrap_or_default();
+            if let Some(nodes) = notes.nodes.take() {
+                out.explanation = self.explanation(cx, prep, nodes, Vec::new(), &[]);
+            }
             prep.cand_hosts = cands;
-            return out;
+            return Ok(out);
         }
         let used = node_stage::used(&prep.hosts, &prep.replica_at, &cands, replicas, replenishing);
         let mut classes = std::mem::take(&mut prep.tiers);
@@ -963,38 +1047,98 @@ impl ReplicaScheduler {
         let used_nodes = used_class(cx, prep, &used);
         let tiers = tier_order(zone_soft, node_soft, &classes, &used_nodes);
         let cascade = tier_cascade(cx, prep, replicas, &tiers, &used, disk_soft, &mut notes);
+        best_effort_locality(cx, prep, replicas);
+        if let (Some(mut nodes), Some(disks)) = (notes.nodes.take(), notes.disks.take()) {
+            left_out(cx, prep, &cands, &tiers, &used, &cascade, &mut nodes);
+            out.explanation = self.explanation(cx, prep, nodes, disks, &prep.entries);
+        }
         // The tiers borrow the classes, which go back to the preparation's buffers.
         drop(tiers);
         prep.cand_hosts = cands;
         prep.tiers = classes;
-        out.explanation.tier = cascade.tier;
-        out.explanation.nodes = notes.nodes.unwrap_or_default();
-        out.explanation.disks = notes.disks.unwrap_or_default();
-        if let (true, Some(h)) = (self.explain, cx.hooks) {
-            out.explanation.callers = h.names.clone();
-        }
-        best_effort_locality(cx, prep, replicas);
-        let Some(placement) = self.choose(cx, prep, replica) else {
-            out.explanation.tier = None;
+        out.tier = cascade.tier;
+        let Some(placement) = self.choose(cx, prep, replica)? else {
+            out.tier = None;
             failure_reasons(&mut out.reasons, cx.hooks, caller_nodes, &cascade);
-            return out;
+            return Ok(out);
         };
         out.placement = Some(placement);
-        out
+        Ok(out)
     }
 
     /// Step 12, the choice among the entries the cascade left: by the caller's weighers when
     /// there are any, else by the disk choice; `None` when nothing is left (or the pick's host
     /// or disk is not in the snapshot).
-    fn choose(&self, cx: &Ctx<'_>, prep: &mut Prep, replica: &Replica) -> Option<ReplicaPlacement> {
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::Hook`] when a caller node weigher fails.
+    fn choose(
+        &self,
+        cx: &Ctx<'_>,
+        prep: &mut Prep,
+        replica: &Replica,
+    ) -> Result<Option<ReplicaPlacement>, ReplicaError> {
         let volume = cx.volume;
         let pool =
             Pool { stat: &prep.cands, dynamic: &prep.dyn_cands, stat_aggs: &prep.aggs, dyn_aggs: &prep.dyn_aggs };
         let pick = match cx.hooks.filter(|h| !h.weighers.is_empty() || !h.disk_weighers.is_empty()) {
-            Some(h) => weighed_choice(cx, h, self.disk_choice, &mut prep.entries, pool),
+            Some(h) => weighed_choice(cx, h, self.disk_choice, &mut prep.entries, pool, &prep.picks)?,
             None => choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size),
         };
-        pick.and_then(|p| self.placement(cx.cluster, volume, replica, p))
+        Ok(pick.and_then(|p| self.placement(cx.cluster, volume, replica, p)))
+    }
+
+    /// The explanation of one replica from its notes: a verdict per node and disk noted, the
+    /// nodes of `entries` (left for the choice) as passed, in host order; the rejections
+    /// counted per rule and reason, most frequent first. Only with an explanation.
+    fn explanation(
+        &self,
+        cx: &Ctx<'_>,
+        prep: &Prep,
+        nodes: Vec<(HostId, NodeNote)>,
+        disks: Vec<(HostId, DiskId, DiskNote)>,
+        entries: &[Entry],
+    ) -> Explanation {
+        let cluster = cx.cluster;
+        let words = Words { cx, soft: self.effective_anti_affinity(cx.volume), level_values: &prep.level_values };
+        let mut out = Explanation::new(u32::try_from(cluster.len()).unwrap_or(u32::MAX));
+        out.available = entries.len() as u32;
+        let verdict = |id: HostId, disk: Option<DiskId>, said: Option<(String, String)>| HostVerdict {
+            host: cluster.host_name(id).to_owned(),
+            passed: said.is_none(),
+            filter: said.as_ref().map(|s| s.0.clone()),
+            reason: said.map(|s| s.1),
+            instance: None,
+            disk: disk.and_then(|d| cluster.disk(id, d)).map(|d| d.name.to_string()),
+        };
+        let mut counts: Vec<RejectionCount> = Vec::new();
+        let mut count =
+            |filter: &str, reason: &str| match counts.iter_mut().find(|c| c.filter == filter && c.reason == reason) {
+                Some(c) => c.count += 1,
+                None => counts.push(RejectionCount { filter: filter.to_owned(), reason: reason.to_owned(), count: 1 }),
+            };
+        let mut verdicts: Vec<(HostId, Option<DiskId>, HostVerdict)> = Vec::with_capacity(nodes.len() + disks.len());
+        for (id, note) in nodes {
+            let (rule, reason) = words.node(id, note);
+            count(&rule, &reason);
+            verdicts.push((id, None, verdict(id, None, Some((rule, reason)))));
+        }
+        for (id, d, note) in disks {
+            let (rule, counted, reason) = words.disk(note);
+            count(&rule, &counted);
+            verdicts.push((id, Some(d), verdict(id, Some(d), Some((rule, reason)))));
+        }
+        for e in entries {
+            verdicts.push((e.host, None, verdict(e.host, None, None)));
+        }
+        verdicts.sort_by_key(|v| (v.0, v.1));
+        out.verdicts = verdicts.into_iter().map(|v| v.2).collect();
+        counts.sort_by(|a, b| {
+            b.count.cmp(&a.count).then_with(|| a.filter.cmp(&b.filter)).then_with(|| a.reason.cmp(&b.reason))
+        });
+        out.rejections = counts;
+        out
     }
 
     /// The placement of `replica` on candidate `pick`, or `None` when its host or disk is not
@@ -1073,24 +1217,30 @@ impl ReplicaScheduler {
     /// nothing; a new volume whose replicas all land in unused zones is scheduled by one pass
     /// that keeps only each host's usable total and each zone's summary (the same answer, as a
     /// property test checks). A stream of volumes on one snapshot is cheaper through
-    /// [`schedule_volume_with`](ReplicaScheduler::schedule_volume_with) and a [`ReplicaScratch`].
-    pub fn schedule_volume(
+    /// [`schedule_with`](ReplicaScheduler::schedule_with) and a [`ReplicaScratch`].
+    ///
+    /// # Errors
+    ///
+    /// Nothing is created or reused on an error: [`ReplicaError::InvalidVolume`] as
+    /// [`Volume::validate`]; [`ReplicaError::DiskAboveMaximum`] for a disk with more available
+    /// space than its maximum; [`ReplicaError::Hook`] when a caller's node filter or weigher
+    /// fails.
+    pub fn schedule(
         &self,
         cluster: &Cluster,
         volume: &Volume,
         replicas: &[Replica],
         now: i64,
-    ) -> VolumeSchedule {
-        if let Some(refused) = refuse(volume, replicas, || check_disks(cluster)) {
-            return refused;
-        }
+    ) -> Result<VolumeSchedule, ReplicaError> {
+        volume.validate()?;
+        check_disks(cluster)?;
         if let Some(schedule) = self.cold_volume(cluster, volume, replicas) {
-            return schedule;
+            return Ok(schedule);
         }
-        self.schedule_volume_with(&mut ReplicaScratch::one_off(), cluster, volume, replicas, now)
+        self.schedule_with(&mut ReplicaScratch::one_off(), cluster, volume, replicas, now)
     }
 
-    /// As [`schedule_volume`](ReplicaScheduler::schedule_volume), keeping the
+    /// As [`schedule`](ReplicaScheduler::schedule), keeping the
     /// volume-independent preparation and the buffers in `scratch`: the preparation is rebuilt
     /// only when `cluster` is not the snapshot it was made from (another cluster, or any event
     /// applied), or the settings or hooks differ; the result is always the one a fresh scratch
@@ -1109,31 +1259,31 @@ impl ReplicaScheduler {
     /// let mut scratch = ReplicaScratch::new();
     /// for name in ["a", "b", "c"] {
     ///     let volume = Volume::new(name, G, 2);
-    ///     let warm = scheduler.schedule_volume_with(&mut scratch, &cluster, &volume, &[], 0);
-    ///     assert_eq!(warm, scheduler.schedule_volume(&cluster, &volume, &[], 0));
+    ///     let warm = scheduler.schedule_with(&mut scratch, &cluster, &volume, &[], 0)?;
+    ///     assert_eq!(warm, scheduler.schedule(&cluster, &volume, &[], 0)?);
     /// }
     /// assert_eq!(scratch.rebuilds(), 1); // prepared once for the three volumes
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn schedule_volume_with(
+    ///
+    /// # Errors
+    ///
+    /// As [`schedule`](ReplicaScheduler::schedule).
+    pub fn schedule_with(
         &self,
         scratch: &mut ReplicaScratch,
         cluster: &Cluster,
         volume: &Volume,
         replicas: &[Replica],
         now: i64,
-    ) -> VolumeSchedule {
-        if let Some(refused) = refuse(volume, replicas, || Ok(())) {
-            return refused;
-        }
-        let cx = Ctx::new(self, cluster, volume);
+    ) -> Result<VolumeSchedule, ReplicaError> {
+        volume.validate()?;
+        let cx = Ctx::new(self, cluster, volume)?;
         // One preparation serves every check and placement of the call (`bind` re-points it).
         // Preparing reads a disk above its maximum without harm; the kept preparation knows
         // whether its snapshot holds one, so a stream of volumes on one snapshot checks once.
         scratch.prepare(&cx, self.hooks.as_ref());
-        if let Some(refused) = refuse(volume, replicas, || disk_error(cluster, scratch.disk_above_maximum(cluster))) {
-            return refused;
-        }
+        disk_error(cluster, scratch.disk_above_maximum(cluster))?;
         let prep = scratch.prepared();
         let mut list: Vec<Replica> = replicas.to_vec();
         let usable = list.iter().filter(|r| !r.is_failed() && !r.eviction_requested && r.active && !r.deleted).count();
@@ -1168,7 +1318,7 @@ impl ReplicaScheduler {
                 }
             }
             if hard.is_empty() && precheck.is_none() {
-                let out = self.precheck_in(&cx, prep, &mut list, now);
+                let out = self.precheck_in(&cx, prep, &mut list, now)?;
                 if out.placement.is_none() {
                     precheck_failure = Some(out.reasons.precheck_message());
                     break;
@@ -1199,7 +1349,7 @@ impl ReplicaScheduler {
                         }
                         out
                     }
-                    None => self.schedule_one(&cx, prep, &list, i, now),
+                    None => self.schedule_one(&cx, prep, &list, i, now)?,
                 };
                 if let Some(p) = &outcome.placement {
                     write_placement(prep, &mut list, i, p);
@@ -1207,7 +1357,7 @@ impl ReplicaScheduler {
                 results.push((list[i].name.clone(), outcome));
             }
         }
-        VolumeSchedule {
+        Ok(VolumeSchedule {
             replicas: list,
             created,
             reused,
@@ -1215,8 +1365,7 @@ impl ReplicaScheduler {
             precheck_failure,
             results,
             waiting_for_attachment: waiting,
-            invalid: None,
-        }
+        })
     }
 }
 
@@ -1276,6 +1425,10 @@ impl Notes {
 /// failure reasons.
 struct Cascade {
     tier: Option<Tier>,
+    /// How many tiers were tried (the one that placed the replica included).
+    tried: usize,
+    /// The pass of the caller's levels that left entries (0 when none did).
+    pass: usize,
     /// The disk failure reasons met, as [`Reasons::insert_bits`] takes them.
     bits: u16,
     /// The caller disk filters that rejected a disk (by position).
@@ -1393,8 +1546,9 @@ fn tier_cascade(
             notes.level_noted = vec![false; prep.hosts.len()];
         }
     }
-    let mut cascade = Cascade { tier: None, bits: 0, caller_disks: 0 };
+    let mut cascade = Cascade { tier: None, tried: 0, pass: 0, bits: 0, caller_disks: 0 };
     'tiers: for &(tier, nodes) in tiers {
+        cascade.tried += 1;
         for pass in 0..passes {
             let level_pass = levels.as_ref().map(|l| (l, pass));
             if tier_disks(cx, prep, replicas, nodes, level_pass, notes, &mut cascade) {
@@ -1402,6 +1556,7 @@ fn tier_cascade(
             }
             if !prep.entries.is_empty() {
                 cascade.tier = Some(tier);
+                cascade.pass = pass;
                 break 'tiers;
             }
         }
@@ -1437,7 +1592,7 @@ fn tier_disks(
                 if let (Some(v), Some(seen)) = (notes.nodes.as_mut(), notes.level_noted.get_mut(id.index())) {
                     if lv.hard(l) && !*seen {
                         *seen = true;
-                        v.push((id, NodeNote::Caller(lv.name_index(l))));
+                        v.push((id, NodeNote::Level(l as u16)));
                     }
                 }
                 continue;
@@ -1555,6 +1710,58 @@ fn failure_reasons(reasons: &mut Reasons, hooks: Option<&Hooks>, caller_nodes: u
     }
 }
 
+/// The candidate nodes `cands` the cascade left out without a note: a node of a tier tried
+/// that a soft level of the caller's excluded in the pass that placed the replica, or with no
+/// disk left ([`NodeNote::NoDisk`]); a node of no tier tried, which holds a replica of the
+/// volume ([`NodeNote::NodeUsed`]) or whose zone does ([`NodeNote::ZoneUsed`]). Noted in
+/// `nodes`. Only with an explanation: allocates per host.
+fn left_out(
+    cx: &Ctx<'_>,
+    prep: &Prep,
+    cands: &[HostId],
+    tiers: &[(Tier, &[HostId])],
+    used: &Used,
+    cascade: &Cascade,
+    nodes: &mut Vec<(HostId, NodeNote)>,
+) {
+    const NOTED: u8 = u8::MAX;
+    // Per host: NOTED, or 1 + the index of the first tier tried that holds it, or 0.
+    let mut seen = vec![0u8; prep.hosts.len()];
+    for &(id, _) in nodes.iter() {
+        if let Some(s) = seen.get_mut(id.index()) {
+            *s = NOTED;
+        }
+    }
+    for e in &prep.entries {
+        if let Some(s) = seen.get_mut(e.host.index()) {
+            *s = NOTED;
+        }
+    }
+    for (t, &(_, hosts)) in tiers.iter().enumerate().take(cascade.tried) {
+        for id in hosts {
+            if let Some(s @ 0) = seen.get_mut(id.index()) {
+                *s = t as u8 + 1;
+            }
+        }
+    }
+    let levels = cx.hooks.filter(|h| !h.levels.is_empty()).map(|h| LevelPasses::new(h, &prep.level_values, used));
+    let deciding = cascade.tier.map(|_| cascade.tried as u8);
+    for &id in cands {
+        let note = match seen.get(id.index()).copied().unwrap_or(NOTED) {
+            NOTED => continue,
+            0 if used.node(id).is_some() => NodeNote::NodeUsed,
+            0 => NodeNote::ZoneUsed,
+            t => {
+                let soft_level = (Some(t) == deciding)
+                    .then(|| levels.as_ref()?.excludes(&prep.level_values, id, cascade.pass))
+                    .flatten();
+                soft_level.map_or(NodeNote::NoDisk, |l| NodeNote::Level(l as u16))
+            }
+        };
+        nodes.push((id, note));
+    }
+}
+
 /// The first disk of `cluster` with more available space than its maximum, as an error.
 /// Computes in O(hosts / 64).
 fn check_disks(cluster: &Cluster) -> Result<(), ReplicaError> {
@@ -1571,39 +1778,6 @@ fn disk_error(cluster: &Cluster, found: Option<(HostId, DiskId)>) -> Result<(), 
         disk: d.name.to_string(),
         available: d.available,
         maximum: d.maximum,
-    })
-}
-
-/// The schedule of a volume refused whole because it or a disk is invalid ([`Volume::validate`],
-/// [`check_disks`]): nothing created or reused, the replicas as given in name order, the error
-/// in [`VolumeSchedule::invalid`] and its message as the precheck failure (the volume's
-/// condition message).
-fn refuse(
-    volume: &Volume,
-    replicas: &[Replica],
-    disks: impl FnOnce() -> Result<(), ReplicaError>,
-) -> Option<VolumeSchedule> {
-    let error = volume.validate().and_then(|()| disks()).err()?;
-    let message = match &error {
-        // The message this refusal had before the other checks existed.
-        ReplicaError::InvalidVolume { field: "number_of_replicas", value, .. }
-            if *value > i64::from(MAX_VOLUME_REPLICAS) =>
-        {
-            format!("number of replicas {value} is above the limit of {MAX_VOLUME_REPLICAS}")
-        }
-        e => e.to_string(),
-    };
-    let mut list = replicas.to_vec();
-    list.sort_by(|a, b| a.name.cmp(&b.name));
-    Some(VolumeSchedule {
-        replicas: list,
-        created: Vec::new(),
-        reused: Vec::new(),
-        wait_seconds: 0,
-        precheck_failure: Some(message),
-        results: Vec::new(),
-        waiting_for_attachment: false,
-        invalid: Some(error),
     })
 }
 
@@ -1635,7 +1809,7 @@ fn place_replica(r: &mut Replica, p: &ReplicaPlacement) {
     r.counted = false;
 }
 
-/// The result of [`ReplicaScheduler::schedule_volume`].
+/// The result of [`ReplicaScheduler::schedule`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct VolumeSchedule {
@@ -1654,10 +1828,6 @@ pub struct VolumeSchedule {
     pub results: Vec<(String, ReplicaOutcome)>,
     /// Data locality is on and the volume is detached: nothing was scheduled.
     pub waiting_for_attachment: bool,
-    /// Why the volume was refused whole, before anything was created or reused: a field out of
-    /// range ([`Volume::validate`]) or a disk with more available space than its maximum.
-    /// [`precheck_failure`](VolumeSchedule::precheck_failure) then holds its message.
-    pub invalid: Option<ReplicaError>,
 }
 
 impl VolumeSchedule {

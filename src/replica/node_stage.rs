@@ -261,8 +261,4 @@ impl<'a> LevelPasses<'a> {
     pub(crate) fn hard(&self, level: usize) -> bool {
         self.hooks.levels.get(level).is_some_and(|l| l.is_hard())
     }
-
-    pub(crate) fn name_index(&self, level: usize) -> u16 {
-        self.hooks.level_index(level)
-    }
 }

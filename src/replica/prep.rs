@@ -1,7 +1,7 @@
 //! Prepared state. [`Base`]: what depends only on the snapshot, the settings and the caller's
 //! node hooks (kept across calls by a [`ReplicaScratch`](super::ReplicaScratch)). [`Prep`]:
 //! every host's eligibility and every disk's derived state for one volume, computed once per
-//! [`schedule_volume`](super::ReplicaScheduler::schedule_volume) or
+//! [`schedule`](super::ReplicaScheduler::schedule) or
 //! [`schedule_replica`](super::ReplicaScheduler::schedule_replica) call and shared by the
 //! replicas it schedules, plus the buffers they reuse.
 
@@ -122,9 +122,9 @@ impl HostBase {
 /// The caller's node filter verdicts for chunk `c` (see [`HookCx::filter_chunk`](hooks::HookCx::filter_chunk)),
 /// all 0 without node filters.
 fn caller_chunk(cx: &Ctx<'_>, c: usize, live: u64, out: &mut [u16; CHUNK]) {
-    if let (Some(hooks), Some(hcx)) = (cx.hooks.filter(|h| !h.filters.is_empty()), cx.hook_cx.as_ref()) {
+    if let (Some(_), Some(hcx)) = (cx.hooks.filter(|h| !h.filters.is_empty()), cx.hook_cx.as_ref()) {
         *out = [0; CHUNK];
-        hcx.filter_chunk(cx.cluster, hooks, c, live, out);
+        hcx.filter_chunk(cx.cluster, c, live, out);
     }
 }
 
@@ -335,6 +335,9 @@ pub(crate) struct Prep {
     pub(crate) dyn_aggs: Vec<Agg>,
     /// Each replica's resolved host and disk (by name on that host).
     pub(crate) replica_at: Vec<(Option<HostId>, Option<DiskId>)>,
+    /// The host of each replica placed since the last [`Prep::bind`], in order: the call's
+    /// earlier picks, which the caller's node weighers see as their context's overlay.
+    pub(crate) picks: Vec<HostId>,
     pub(crate) cand_hosts: Vec<HostId>,
     pub(crate) tiers: [Vec<HostId>; 4],
     pub(crate) dyn_cands: Vec<Candidate>,
@@ -370,6 +373,7 @@ impl Default for Prep {
             aggs: Vec::new(),
             dyn_aggs: Vec::new(),
             replica_at: Vec::new(),
+            picks: Vec::new(),
             cand_hosts: Vec::new(),
             tiers: Default::default(),
             dyn_cands: Vec::new(),
@@ -676,6 +680,7 @@ impl Prep {
             }
         }
         self.replica_at.clear();
+        self.picks.clear();
         let prep = self;
         for r in replicas {
             let host = if r.node_id.is_empty() { None } else { cluster.host_id(&r.node_id) };
@@ -695,6 +700,7 @@ impl Prep {
         if let Some(slot) = self.replica_at.get_mut(i) {
             *slot = (Some(host), Some(disk));
         }
+        self.picks.push(host);
         if let Some(hp) = self.hosts.get_mut(host.index()) {
             hp.dirty = true;
         }

@@ -1,7 +1,8 @@
 //! Failure reasons: Longhorn's keys, and placewise's structured notes per node and disk.
 
 use super::space::SpaceFailure;
-use crate::id::{DiskId, HostId};
+use super::Ctx;
+use crate::id::{HostId, Symbol};
 use std::fmt;
 
 /// One of Longhorn's scheduling failure reason keys. `Ord` follows the key text, so a sorted set
@@ -184,8 +185,7 @@ impl Reasons {
 
 /// Why a node left the candidate set (placewise's explanation; Longhorn only logs these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum NodeNote {
+pub(crate) enum NodeNote {
     /// `Ready` false (host not up).
     NotReady,
     /// Cordoned while `disable-scheduling-on-cordoned-node` is true.
@@ -202,19 +202,22 @@ pub enum NodeNote {
     EngineImage,
     /// Tags do not satisfy the node selector (or the backing image's).
     NodeSelector,
-    /// Excluded by node or zone anti-affinity (no tier admitted it).
-    AntiAffinity,
-    /// Admitted by a tier but no disk of it passed.
+    /// Holds a replica of the volume, and no tier tried admitted it (node anti-affinity).
+    NodeUsed,
+    /// Its zone holds a replica of the volume, and no tier tried admitted it (zone
+    /// anti-affinity).
+    ZoneUsed,
+    /// In a tier tried, but no disk of it passed.
     NoDisk,
-    /// Rejected by one of the caller's node filters, or excluded by one of the caller's hard
-    /// anti-affinity levels: the index of its name in [`ReplicaExplanation::callers`].
+    /// Excluded by the caller's level of this position: its domain holds a replica.
+    Level(u16),
+    /// Rejected by the caller's node filter of this position.
     Caller(u16),
 }
 
 /// Why a disk was not chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DiskNote {
+pub(crate) enum DiskNote {
     /// Scheduling disallowed or eviction requested.
     Unavailable,
     /// `Ready` false.
@@ -235,42 +238,108 @@ pub enum DiskNote {
     /// Holds a replica of the volume and a disk without one was available, or disk anti-affinity
     /// is hard.
     AntiAffinity,
-    /// Rejected by one of the caller's disk filters: the index of its name in
-    /// [`ReplicaExplanation::callers`].
+    /// Rejected by the caller's disk filter of this position (its name index in
+    /// [`Hooks::names`](super::hooks::Hooks::names)).
     Caller(u16),
 }
 
-/// The structured explanation of one scheduling call.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct ReplicaExplanation {
-    /// Nodes that were dropped, in host id order within each stage.
-    pub nodes: Vec<(HostId, NodeNote)>,
-    /// Disks that were dropped, in the order evaluated; each disk at most once, with the first
-    /// reason found (a node can be in several tiers).
-    pub disks: Vec<(HostId, DiskId, DiskNote)>,
-    /// The tier that produced the result (0 = new node in a new zone …), if any.
-    pub tier: Option<Tier>,
-    /// The names of the caller's hooks, which [`NodeNote::Caller`] and [`DiskNote::Caller`]
-    /// index: node filters, disk filters, levels (`<key> anti-affinity`), node weighers, disk
-    /// weighers, each in the order added. Empty without hooks.
-    pub callers: Vec<String>,
+/// What the explanation's words read: the call's context, the anti-affinity flags and the
+/// caller's hook names.
+pub(crate) struct Words<'a> {
+    pub(crate) cx: &'a Ctx<'a>,
+    /// The effective (node, zone, disk) soft anti-affinity flags.
+    pub(crate) soft: (bool, bool, bool),
+    /// Each host's domain at each of the caller's levels (see
+    /// [`level_values`](super::hooks::level_values)).
+    pub(crate) level_values: &'a [Option<Symbol>],
 }
 
-impl ReplicaExplanation {
-    /// The caller's rejections by name: `(host, disk, name)` for every node (`disk` `None`) and
-    /// disk note that points at a caller hook, in note order.
-    pub fn caller_rejections(&self) -> Vec<(HostId, Option<DiskId>, &str)> {
-        let name = |i: u16| self.callers.get(i as usize).map_or("", String::as_str);
-        let nodes = self.nodes.iter().filter_map(|&(h, n)| match n {
-            NodeNote::Caller(i) => Some((h, None, name(i))),
-            _ => None,
-        });
-        let disks = self.disks.iter().filter_map(|&(h, d, n)| match n {
-            DiskNote::Caller(i) => Some((h, Some(d), name(i))),
-            _ => None,
-        });
-        nodes.chain(disks).collect()
+fn strength(soft: bool) -> &'static str {
+    if soft {
+        "soft"
+    } else {
+        "hard"
+    }
+}
+
+impl Words<'_> {
+    /// The caller's hook name of index `i`.
+    fn name(&self, i: u16) -> &str {
+        self.cx.hooks.and_then(|h| h.names.get(i as usize)).map_or("", String::as_str)
+    }
+
+    /// Node note `n` of host `id` as the explanation words it: the rule that excluded the node
+    /// (the verdict's `filter`) and the reason.
+    pub(crate) fn node(&self, id: HostId, n: NodeNote) -> (String, String) {
+        let (rule, reason): (&str, String) = match n {
+            NodeNote::NotReady => ("node condition", "node is not ready".into()),
+            NodeNote::Cordoned => ("node condition", "node is cordoned".into()),
+            NodeNote::SchedulingDisabled => ("node scheduling", "scheduling disabled or eviction requested".into()),
+            NodeNote::V2Disabled => ("data engine", "v2 data engine disabled on the node".into()),
+            NodeNote::HardAffinity => ("hard node affinity", "not the replica's hard node affinity".into()),
+            NodeNote::Topology => ("topology requirement", "matches no topology term".into()),
+            NodeNote::EngineImage => ("engine image", "no running instance manager or ready engine image".into()),
+            NodeNote::NodeSelector => ("node selector", FailureReason::TagsNotFulfilled.as_str().into()),
+            NodeNote::NodeUsed => (
+                "node anti-affinity",
+                format!("holds a replica of this volume (node anti-affinity, {})", strength(self.soft.0)),
+            ),
+            NodeNote::ZoneUsed => (
+                "zone anti-affinity",
+                format!("zone {} already used (zone anti-affinity, {})", self.cx.zone_name(id), strength(self.soft.1)),
+            ),
+            NodeNote::NoDisk => ("disk", "no disk of the node passed".into()),
+            NodeNote::Level(l) => return self.level(id, l),
+            NodeNote::Caller(i) => {
+                let name = self.name(i);
+                return (name.to_owned(), format!("rejected by {name}"));
+            }
+        };
+        (rule.to_owned(), reason)
+    }
+
+    /// Level `l`'s exclusion of host `id`: `rack r2 already used (rack level, hard)`.
+    fn level(&self, id: HostId, l: u16) -> (String, String) {
+        let Some(hooks) = self.cx.hooks else { return (String::new(), String::new()) };
+        let Some(level) = hooks.levels.get(l as usize) else { return (String::new(), String::new()) };
+        let value = self
+            .level_values
+            .get(id.index() * hooks.levels.len() + l as usize)
+            .copied()
+            .flatten()
+            .map_or("", |v| self.cx.cluster.resolve(v));
+        let key = level.key();
+        let reason = format!("{key} {value} already used ({key} level, {})", strength(!level.is_hard()));
+        (self.name(hooks.level_index(l as usize)).to_owned(), reason)
+    }
+
+    /// Disk note `n` as the explanation words it: the rule, the reason its count is kept
+    /// under, and the verdict's reason (the same, or with the space check's numbers).
+    pub(crate) fn disk(&self, n: DiskNote) -> (String, String, String) {
+        let (rule, reason): (&str, &'static str) = match n {
+            DiskNote::Unavailable => ("disk scheduling", "scheduling disabled or eviction requested"),
+            DiskNote::NotReady => ("disk condition", "disk is not ready"),
+            DiskNote::Pressure(f) => return ("disk condition".into(), "disk is not schedulable".into(), f.to_string()),
+            DiskNote::ReportedUnschedulable => ("disk condition", "disk reported not schedulable"),
+            DiskNote::WrongType => ("disk type", "wrong disk type for the data engine"),
+            DiskNote::IncompatibleSize => ("filesystem size", "volume too large for the filesystem"),
+            DiskNote::Tags => ("disk selector", "tags not fulfilled"),
+            DiskNote::Space(f) => return ("space".into(), "insufficient storage".into(), f.to_string()),
+            DiskNote::AntiAffinity => {
+                let reason = if self.soft.2 {
+                    "holds a replica of this volume (disk anti-affinity, soft)"
+                } else {
+                    "holds a replica of this volume (disk anti-affinity, hard)"
+                };
+                ("disk anti-affinity", reason)
+            }
+            DiskNote::Caller(i) => {
+                let name = self.name(i);
+                let reason = format!("rejected by {name}");
+                return (name.to_owned(), reason.clone(), reason);
+            }
+        };
+        (rule.to_owned(), reason.to_owned(), reason.to_owned())
     }
 }
 

@@ -5,7 +5,7 @@ use super::disk_stage::{caller_disk_reject, volume_fit};
 use super::prep::Prep;
 use super::space::{percent_of, DiskSpace};
 use super::volume::{DataEngine, Replica, Robustness, Volume};
-use super::{Ctx, ReplicaScheduler};
+use super::{Ctx, ReplicaError, ReplicaScheduler};
 use crate::id::HostId;
 use crate::snapshot::Cluster;
 
@@ -36,15 +36,19 @@ impl ReplicaScheduler {
     /// filter rejects is not reusable; levels and weighers do not take part in the reuse.
     ///
     /// Computes in O(hosts + disks + replicas²).
+    ///
+    /// # Errors
+    ///
+    /// [`ReplicaError::Hook`] when a caller node filter's `prepare` fails.
     pub fn reusable_failed_replica(
         &self,
         cluster: &Cluster,
         volume: &Volume,
         replicas: &[Replica],
         hard_node_affinity: &str,
-    ) -> Option<usize> {
-        let cx = Ctx::new(self, cluster, volume);
-        self.reusable_in(&cx, &mut Prep::new(&cx, &[]), replicas, hard_node_affinity)
+    ) -> Result<Option<usize>, ReplicaError> {
+        let cx = Ctx::new(self, cluster, volume)?;
+        Ok(self.reusable_in(&cx, &mut Prep::new(&cx, &[]), replicas, hard_node_affinity))
     }
 
     /// [`ReplicaScheduler::reusable_failed_replica`] against prepared hosts (bound to
@@ -217,24 +221,28 @@ impl ReplicaScheduler {
 
     /// The precheck the volume controller runs before creating a replica without a hard node
     /// affinity (`FindDiskCandidates`): schedules a fresh replica against `replicas` as they are
-    /// (unscheduled siblings occupy nothing) and reports whether some disk would take it.
+    /// (unscheduled siblings occupy nothing) and reports whether some disk would take it:
+    /// `None` when one would, else the volume condition message: `precheck new replica failed:
+    /// <joined keys>`, or `disks are unavailable` when no reason was recorded
+    /// ([`Reasons::precheck_message`](super::Reasons::precheck_message)).
     ///
     /// # Errors
     ///
-    /// The volume condition message when no disk would: `precheck new replica failed: <joined
-    /// keys>`, or `disks are unavailable` when no reason was recorded
-    /// ([`Reasons::precheck_message`](super::Reasons::precheck_message)); the message of
-    /// [`ReplicaError::InvalidVolume`](super::ReplicaError::InvalidVolume) or
-    /// [`ReplicaError::DiskAboveMaximum`](super::ReplicaError::DiskAboveMaximum) for a volume or
-    /// disk the scheduler refuses ([`Volume::validate`]).
-    pub fn precheck(&self, cluster: &Cluster, volume: &Volume, replicas: &[Replica], now: i64) -> Result<(), String> {
-        volume.validate().and_then(|()| super::check_disks(cluster)).map_err(|e| e.to_string())?;
-        let cx = Ctx::new(self, cluster, volume);
-        let out = self.precheck_in(&cx, &mut Prep::new(&cx, &[]), &mut replicas.to_vec(), now);
-        match out.placement {
-            Some(_) => Ok(()),
-            None => Err(out.reasons.precheck_message()),
-        }
+    /// [`ReplicaError::InvalidVolume`] or [`ReplicaError::DiskAboveMaximum`] for a volume or
+    /// disk the scheduler refuses ([`Volume::validate`]); [`ReplicaError::Hook`] when a caller's
+    /// node filter or weigher fails.
+    pub fn precheck(
+        &self,
+        cluster: &Cluster,
+        volume: &Volume,
+        replicas: &[Replica],
+        now: i64,
+    ) -> Result<Option<String>, ReplicaError> {
+        volume.validate()?;
+        super::check_disks(cluster)?;
+        let cx = Ctx::new(self, cluster, volume)?;
+        let out = self.precheck_in(&cx, &mut Prep::new(&cx, &[]), &mut replicas.to_vec(), now)?;
+        Ok(out.placement.is_none().then(|| out.reasons.precheck_message()))
     }
 
     /// [`ReplicaScheduler::precheck`] against prepared hosts: the probe replica's outcome. The
@@ -246,7 +254,7 @@ impl ReplicaScheduler {
         prep: &mut Prep,
         list: &mut Vec<Replica>,
         now: i64,
-    ) -> super::ReplicaOutcome {
+    ) -> Result<super::ReplicaOutcome, ReplicaError> {
         list.push(Replica::new(format!("{}-precheck", cx.volume.name)));
         prep.bind(cx, list);
         let out = self.schedule_one(cx, prep, list, list.len() - 1, now);

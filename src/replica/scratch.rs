@@ -9,7 +9,7 @@ use crate::snapshot::{Cluster, Lineage};
 use std::fmt;
 use std::sync::Arc;
 
-/// Reusable state for [`ReplicaScheduler::schedule_volume_with`](super::ReplicaScheduler::schedule_volume_with):
+/// Reusable state for [`ReplicaScheduler::schedule_with`](super::ReplicaScheduler::schedule_with):
 /// the volume-independent part of the preparation (each host's state and attributes, each
 /// disk's pre-filter, space limits and summary, the caller's node filter verdicts) and the
 /// per-call buffers. It also keeps the last volume's part: a volume of the same shape reuses
@@ -346,9 +346,9 @@ mod tests {
             }
             let cluster = b.build().unwrap();
             let version = if v1_10 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
-            let s = ReplicaScheduler::new(ReplicaSettings::default()).unwrap().version(version);
+            let s = ReplicaScheduler::builder(ReplicaSettings::default()).version(version).build().unwrap();
             let v = volume(shape, 10 * G, 3, 0);
-            let cx = Ctx::new(&s, &cluster, &v);
+            let cx = Ctx::new(&s, &cluster, &v).unwrap();
             let prep = Prep::new(&cx, &[]);
             let (mut one, mut staged) = (Vec::new(), Vec::new());
             let got = node_stage::plain_candidates(&cx, &prep.hosts, &mut one);
@@ -397,11 +397,11 @@ mod tests {
             let cluster = cluster(&hosts);
             let version = if v1_10 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
             let settings = ReplicaSettings { replica_auto_balance_disk_pressure_percentage: 50, ..ReplicaSettings::default() };
-            let s = ReplicaScheduler::new(settings).unwrap().version(version);
+            let s = ReplicaScheduler::builder(settings).version(version).build().unwrap();
             let mut scratch = ReplicaScratch::always_resize();
             for &size in &sizes {
                 let v = volume(shape, size, 3, 0);
-                let cx = Ctx::new(&s, &cluster, &v);
+                let cx = Ctx::new(&s, &cluster, &v).unwrap();
                 scratch.prepare(&cx, None);
                 let mut fresh = Prep::default();
                 fresh.fill(&cx, None);
@@ -433,7 +433,7 @@ mod tests {
             };
             let version = if v1_10 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
             let choice = if most_usable { DiskChoice::MostUsableStorage } else { DiskChoice::BalanceScore };
-            let s = ReplicaScheduler::new(settings).unwrap().version(version).disk_choice(choice).explain(explain);
+            let s = ReplicaScheduler::builder(settings).version(version).disk_choice(choice).explain(explain).build().unwrap();
             let mut scratch = ReplicaScratch::always_resize();
             let mut previous: Vec<Replica> = Vec::new();
             let mut last: Option<(Shape, i64)> = None;
@@ -442,8 +442,8 @@ mod tests {
                 let shape = shape % shapes.len();
                 let v = volume(shapes[shape], size, replicas, k);
                 let existing = if keep { previous.clone() } else { Vec::new() };
-                let warm = s.schedule_volume_with(&mut scratch, &cluster, &v, &existing, 1000);
-                prop_assert_eq!(&warm, &s.schedule_volume(&cluster, &v, &existing, 1000));
+                let warm = s.schedule_with(&mut scratch, &cluster, &v, &existing, 1000).unwrap();
+                prop_assert_eq!(&warm, &s.schedule(&cluster, &v, &existing, 1000).unwrap());
                 let huge = |size: i64| !shapes[shape].2 && size >= 16 << 40;
                 if let Some((was, was_size)) = last {
                     if was == shapes[shape] && was_size != size && !huge(size) && !huge(was_size) {
@@ -542,10 +542,10 @@ mod tests {
         let s = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
         let v = volume((false, false, false, false, false, false, 0), G, 3, 0);
         let mut scratch = ReplicaScratch::new();
-        scratch.prepare(&Ctx::new(&s, &cluster, &v), None);
+        scratch.prepare(&Ctx::new(&s, &cluster, &v).unwrap(), None);
         let before = scratch.prep.zones.digest();
         apply(&mut cluster, &Change::Disk(70, 0, (100, 80, 0, 0, (false, false, false))), false, &mut 0);
-        let cx = Ctx::new(&s, &cluster, &v);
+        let cx = Ctx::new(&s, &cluster, &v).unwrap();
         scratch.prepare(&cx, None);
         assert_eq!(scratch.refreshes(), 1);
         assert_ne!(scratch.prep.zones.digest(), before, "the event changes the zone lists' summaries");
@@ -587,7 +587,7 @@ mod tests {
             if disk_filter {
                 builder = builder.disk_filter(disk_filter_fn("not d1", |cx| &*cx.disk().name != "d1"));
             }
-            let s = builder.build().unwrap().version(version);
+            let s = builder.version(version).build().unwrap();
             let mut scratch = ReplicaScratch::new();
             let mut added = 0;
             let mut before: Option<Cluster> = None;
@@ -605,7 +605,7 @@ mod tests {
                 let size = if *same_size && before.is_some() { last_size } else { *size };
                 last_size = size;
                 let v = volume(shape, size, 3, 0);
-                let cx = Ctx::new(&s, &cluster, &v);
+                let cx = Ctx::new(&s, &cluster, &v).unwrap();
                 let refreshes = scratch.refreshes();
                 scratch.prepare(&cx, s.hooks.as_ref());
                 prop_assert_eq!(scratch.refreshes() - refreshes, u64::from(refreshable));

@@ -20,9 +20,17 @@ fn sched(f: impl FnOnce(&mut ReplicaSettings)) -> ReplicaScheduler {
     ReplicaScheduler::new(s).unwrap()
 }
 
+/// `s` (without hooks) built again with its settings and the options `f` sets.
+fn rebuilt(
+    s: &ReplicaScheduler,
+    f: impl FnOnce(ReplicaSchedulerBuilder) -> ReplicaSchedulerBuilder,
+) -> ReplicaScheduler {
+    f(ReplicaScheduler::builder(s.settings().clone())).build().unwrap()
+}
+
 /// Places `n` replicas of a new volume; returns "node/disk" per placed replica, then the message.
 fn place(s: &ReplicaScheduler, c: &Cluster, v: &Volume, existing: &[Replica]) -> (Vec<String>, Option<String>) {
-    let r = s.schedule_volume(c, v, existing, 1000);
+    let r = s.schedule(c, v, existing, 1000).unwrap();
     (r.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect(), r.condition_message())
 }
 
@@ -130,7 +138,7 @@ fn tv2_docs_balance_example() {
     let c = cluster(vec![a.clone(), b.clone()]);
     assert_eq!(at(&one(&s, &c, &v, vec![])), "B/B1");
     assert_eq!(at(&one(&s, &cluster(vec![b]), &v, vec![])), "B/B2");
-    let old = s.clone().version(LonghornVersion::V1_10);
+    let old = rebuilt(&s, |b| b.version(LonghornVersion::V1_10));
     assert_eq!(at(&one(&old, &c, &v, vec![])), "A/A1");
 }
 
@@ -180,7 +188,7 @@ fn tv5_tv6_tv7_tv8_single_node() {
     let c8 = cluster(vec![host("n", &[("d1", 10 * G, 9 * G), ("d2", 10 * G, 9 * G)])]);
     let (p, m) = place(&hard, &c8, &Volume::new("v", 6 * G, 2), &[]);
     assert_eq!((p, m), (vec!["n/d1".to_owned(), "n/d2".to_owned()], None));
-    let (p, m) = place(&hard.clone().version(LonghornVersion::V1_10), &c8, &Volume::new("v", 6 * G, 2), &[]);
+    let (p, m) = place(&rebuilt(&hard, |b| b.version(LonghornVersion::V1_10)), &c8, &Volume::new("v", 6 * G, 2), &[]);
     assert_eq!((p.len(), m.as_deref()), (1, Some("insufficient storage")));
 }
 
@@ -274,7 +282,7 @@ fn tv12_locality() {
     assert_eq!(place(&s, &c, &v, &[]).0, ["n1/d", "n2/d"]);
     v.data_locality = DataLocality::BestEffort;
     v.node_id.clear();
-    let r = s.schedule_volume(&c, &v, &[], 0);
+    let r = s.schedule(&c, &v, &[], 0).unwrap();
     assert!(r.waiting_for_attachment && r.results.is_empty());
 }
 
@@ -349,7 +357,7 @@ fn tv17_reasons() {
     assert_eq!(at(&one(&s, &c, &big, vec![])), "FAIL[insufficient storage]");
     let c = cluster(vec![base().disk(disk().disk_type(DiskType::Block))]);
     assert_eq!(at(&one(&s, &c, &v, vec![])), "FAIL[disks are unavailable]");
-    assert_eq!(at(&one(&s.clone().version(LonghornVersion::V1_10), &c, &v, vec![])), "FAIL[]");
+    assert_eq!(at(&one(&rebuilt(&s, |b| b.version(LonghornVersion::V1_10)), &c, &v, vec![])), "FAIL[]");
     let c = cluster(vec![base().disk(disk())]);
     let mut topo = v.clone();
     topo.topology_requirement = vec![TopologyTerm::new("z2", "")];
@@ -405,10 +413,13 @@ fn settings_load_and_validate() {
 #[test]
 fn explanation_and_plans() {
     let c = docs_cluster();
-    let s = sched(|_| {}).explain(true);
+    let s = rebuilt(&sched(|_| {}), |b| b.explain(true));
     let o = one(&s, &c, &Volume::new("v", G, 1), vec![]);
-    assert!(o.explanation.disks.len() >= 2);
-    assert!(matches!(o.explanation.disks[0].2, DiskNote::Pressure(SpaceFailure::ActualSpace { .. })));
+    let disks: Vec<_> = o.explanation.verdicts.iter().filter(|v| v.disk.is_some()).collect();
+    assert!(disks.len() >= 2);
+    // The size-0 space check (the disk's `Schedulable` condition) failed on actual space.
+    assert_eq!(disks[0].filter.as_deref(), Some("disk condition"));
+    assert!(disks[0].reason.as_deref().is_some_and(|r| r.starts_with("Actual space usage condition failed")));
     let d = |n: &str| host(n, &[("d", 100 * G, 80 * G)]);
     let c = cluster(vec![d("n1"), d("n2"), d("n3")]);
     let mut v = Volume::new("v", G, 2);
@@ -428,8 +439,9 @@ fn explanation_and_plans() {
 #[test]
 fn explanation_lists_each_disk_once() {
     let c = docs_cluster();
-    let o = one(&sched(|_| {}).explain(true), &c, &Volume::new("v", G, 1), vec![]);
-    let mut keys: Vec<_> = o.explanation.disks.iter().map(|d| (d.0, d.1)).collect();
+    let o = one(&rebuilt(&sched(|_| {}), |b| b.explain(true)), &c, &Volume::new("v", G, 1), vec![]);
+    let mut keys: Vec<_> =
+        o.explanation.verdicts.iter().filter_map(|v| Some((v.host.clone(), v.disk.clone()?))).collect();
     assert_eq!(keys.len(), 2);
     keys.dedup();
     assert_eq!(keys.len(), 2);
@@ -468,7 +480,7 @@ fn reuse_setup(f: impl Fn(&mut Replica)) -> (Cluster, Volume, Vec<Replica>) {
 fn reuse_failed_replica_eligibility() {
     let s = sched(|_| {});
     let (c, v, rs) = reuse_setup(|_| {});
-    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, ""), Some(0));
+    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, "").unwrap(), Some(0));
     // Not potentially reusable: retries, eviction, inactive, other hard affinity.
     for f in [
         (|r: &mut Replica| r.rebuild_retry_count = 5) as fn(&mut Replica),
@@ -477,23 +489,23 @@ fn reuse_failed_replica_eligibility() {
         |r| r.disk_id = String::new(),
     ] {
         let (c, v, rs) = reuse_setup(f);
-        assert_eq!(s.reusable_failed_replica(&c, &v, &rs, ""), None);
+        assert_eq!(s.reusable_failed_replica(&c, &v, &rs, "").unwrap(), None);
     }
-    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, "n2"), None);
+    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, "n2").unwrap(), None);
     // Node or disk no longer eligible.
     let down = cluster(vec![
         host("n1", &[("d1", 100 * G, 80 * G)]).zone("z1").state(HostState { up: false, ..HostState::default() }),
         host("n2", &[("d1", 100 * G, 80 * G)]).zone("z2"),
     ]);
-    assert_eq!(s.reusable_failed_replica(&down, &v, &rs, ""), None);
+    assert_eq!(s.reusable_failed_replica(&down, &v, &rs, "").unwrap(), None);
     let gone = cluster(vec![host("n1", &[("d2", 100 * G, 80 * G)]).zone("z1"), host("n2", &[("d1", 100 * G, 80 * G)])]);
-    assert_eq!(s.reusable_failed_replica(&gone, &v, &rs, ""), None);
+    assert_eq!(s.reusable_failed_replica(&gone, &v, &rs, "").unwrap(), None);
     let tagged = Volume { disk_selector: vec!["ssd".into()], ..v.clone() };
-    assert_eq!(s.reusable_failed_replica(&c, &tagged, &rs, ""), None);
+    assert_eq!(s.reusable_failed_replica(&c, &tagged, &rs, "").unwrap(), None);
     // v2 needs fast-replica-rebuild-enabled (and block disks).
     let v2 = Volume { data_engine: DataEngine::V2, ..v.clone() };
     let off = sched(|s| s.fast_replica_rebuild_enabled = false);
-    assert_eq!(off.reusable_failed_replica(&c, &v2, &rs, ""), None);
+    assert_eq!(off.reusable_failed_replica(&c, &v2, &rs, "").unwrap(), None);
 }
 
 #[test]
@@ -507,9 +519,9 @@ fn reuse_disk_pressure_exception() {
             host("n2", &[("d1", 100 * G, 80 * G)]).zone("z2"),
         ])
     };
-    assert_eq!(s.reusable_failed_replica(&over(80 * G), &v, &rs, ""), Some(0));
+    assert_eq!(s.reusable_failed_replica(&over(80 * G), &v, &rs, "").unwrap(), Some(0));
     // Not enough actual space (available ≤ 25% of max): not reusable.
-    assert_eq!(s.reusable_failed_replica(&over(25 * G), &v, &rs, ""), None);
+    assert_eq!(s.reusable_failed_replica(&over(25 * G), &v, &rs, "").unwrap(), None);
 }
 
 #[test]
@@ -520,13 +532,13 @@ fn reuse_respects_anti_affinity_and_picks_latest_failure() {
     let mut late = Replica::on("c", "n3", "d1");
     late.failed_at = Some(950);
     rs.push(late);
-    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, ""), Some(2));
+    assert_eq!(s.reusable_failed_replica(&c, &v, &rs, "").unwrap(), Some(2));
     // A failed replica sharing a node with a healthy one is not reused under node-hard
     // anti-affinity when no zone is left (zone hard).
     let hard = sched(|s| s.replica_zone_soft_anti_affinity = false);
     let (c, v, mut rs) = reuse_setup(|r| r.node_id = "n2".into());
     rs[1].name = "b".into();
-    assert_eq!(hard.reusable_failed_replica(&c, &v, &rs, ""), None);
+    assert_eq!(hard.reusable_failed_replica(&c, &v, &rs, "").unwrap(), None);
 }
 
 #[test]
@@ -547,7 +559,7 @@ fn schedule_volume_reuses_waits_and_prechecks() {
     let s = sched(|s| s.replica_replenishment_wait_interval = 100);
     // Reusable: reused, nothing created.
     let (c, v, rs) = reuse_setup(|_| {});
-    let r = s.schedule_volume(&c, &v, &rs, 1000);
+    let r = s.schedule(&c, &v, &rs, 1000).unwrap();
     assert_eq!(r.reused, vec!["a".to_string()]);
     assert!(r.created.is_empty());
     let a = r.replicas.iter().find(|x| x.name == "a").unwrap();
@@ -559,23 +571,23 @@ fn schedule_volume_reuses_waits_and_prechecks() {
         host("n2", &[("d1", 100 * G, 80 * G)]).zone("z2"),
         host("n3", &[("d1", 100 * G, 80 * G)]).zone("z3"),
     ]);
-    let r = s.schedule_volume(&down, &v, &rs, 1000);
+    let r = s.schedule(&down, &v, &rs, 1000).unwrap();
     assert!(r.created.is_empty() && r.reused.is_empty());
     assert_eq!(r.wait_seconds, 50);
     // After the interval: a new replica, placed on the unused zone.
-    let r = s.schedule_volume(&down, &v, &rs, 1050);
+    let r = s.schedule(&down, &v, &rs, 1050).unwrap();
     assert_eq!(r.created.len(), 1);
     assert_eq!(r.placed().map(|(_, p)| p.node_id.as_str()).collect::<Vec<_>>(), ["n3"]);
     // Precheck: nothing can take a replica → nothing created, the precheck message reported.
     let full = cluster(vec![host("n1", &[("d1", 100 * G, 80 * G)])]);
     let big = Volume::new("big", 200 * G, 1);
-    let r = s.schedule_volume(&full, &big, &[], 0);
+    let r = s.schedule(&full, &big, &[], 0).unwrap();
     assert!(r.created.is_empty());
     assert_eq!(r.condition_message().as_deref(), Some("precheck new replica failed: insufficient storage"));
     // Anti-affinity-only precheck failure: no reason recorded.
     let one_node = Volume::new("v", G, 2);
     let existing = [Replica::on("x", "n1", "d1")];
-    let r = s.schedule_volume(&full, &one_node, &existing, 0);
+    let r = s.schedule(&full, &one_node, &existing, 0).unwrap();
     assert_eq!(r.precheck_failure.as_deref(), Some("disks are unavailable"));
 }
 
@@ -583,11 +595,11 @@ fn schedule_volume_reuses_waits_and_prechecks() {
 fn precheck_is_a_step() {
     let s = sched(|_| {});
     let c = cluster(vec![host("n1", &[("d1", 100 * G, 80 * G)])]);
-    assert_eq!(s.precheck(&c, &Volume::new("v", G, 1), &[], 0), Ok(()));
+    assert_eq!(s.precheck(&c, &Volume::new("v", G, 1), &[], 0), Ok(None));
     let e = s.precheck(&c, &Volume { node_selector: vec!["x".into()], ..Volume::new("v", G, 1) }, &[], 0);
-    assert_eq!(e, Err("disks are unavailable".to_string()));
+    assert_eq!(e, Ok(Some("disks are unavailable".to_string())));
     // Unscheduled siblings occupy nothing.
-    assert_eq!(s.precheck(&c, &Volume::new("v", G, 3), &[Replica::new("a"), Replica::new("b")], 0), Ok(()));
+    assert_eq!(s.precheck(&c, &Volume::new("v", G, 3), &[Replica::new("a"), Replica::new("b")], 0), Ok(None));
 }
 
 fn adds_to(plan: &[Move]) -> Vec<Option<String>> {
@@ -790,7 +802,7 @@ fn the_quick_fit_agrees_with_volume_fit() {
                         v.disk_selector = selector.clone();
                         v.backing_image =
                             image.map(|disk_selector| BackingImage { node_selector: vec![], disk_selector });
-                        let cx = Ctx::new(&s, &c, &v);
+                        let cx = Ctx::new(&s, &c, &v).unwrap();
                         let quick = QuickFit::of(&cx);
                         let plain = cx.disk_selector.is_empty()
                             && cx.image_disk_selector.is_empty()
@@ -810,4 +822,106 @@ fn the_quick_fit_agrees_with_volume_fit() {
         }
     }
     assert!(plain_accepted > 0, "the plain volumes never took the quick path");
+}
+
+/// The verdicts of `o`'s explanation that left a node or disk out: (host, disk, rule, reason).
+fn left_out(o: &ReplicaOutcome) -> Vec<(String, Option<String>, String, String)> {
+    let text = |s: &Option<String>| s.clone().unwrap_or_default();
+    let verdicts = o.explanation.verdicts.iter().filter(|v| !v.passed);
+    verdicts.map(|v| (v.host.clone(), v.disk.clone(), text(&v.filter), text(&v.reason))).collect()
+}
+
+fn node_out(host: &str, rule: &str, reason: &str) -> (String, Option<String>, String, String) {
+    (host.to_owned(), None, rule.to_owned(), reason.to_owned())
+}
+
+const NODE_HARD: &str = "holds a replica of this volume (node anti-affinity, hard)";
+
+/// Issue 42, item 1: each node the anti-affinity rules keep out is named with the rule and its
+/// strength, and the outcome says which tier (which rule) bound the replica.
+#[test]
+fn the_explanation_names_each_node_anti_affinity_left_out() {
+    let d = |n: &str, z: &str| host(n, &[("d1", 100 * G, 80 * G)]).zone(z);
+    let three = cluster(vec![d("n1", "z1"), d("n2", "z1"), d("n3", "z2")]);
+    let two = cluster(vec![d("n1", "z1"), d("n2", "z1")]);
+    let existing = vec![Replica::on("a", "n1", "d1")];
+    let v = Volume::new("v", G, 2);
+    let explain =
+        |zone_soft: bool| rebuilt(&sched(|s| s.replica_zone_soft_anti_affinity = zone_soft), |b| b.explain(true));
+    for zone_soft in [false, true] {
+        let strength = if zone_soft { "soft" } else { "hard" };
+        let zone_used = format!("zone z1 already used (zone anti-affinity, {strength})");
+        // An unused zone is left: the first tier binds; n1 holds a replica, n2 is in a used zone.
+        let o = one(&explain(zone_soft), &three, &v, existing.clone());
+        assert_eq!(at(&o), "n3/d1");
+        assert_eq!(o.tier, Some(Tier::UnusedNodesInUnusedZones));
+        assert_eq!(
+            left_out(&o),
+            [node_out("n1", "node anti-affinity", NODE_HARD), node_out("n2", "zone anti-affinity", &zone_used)]
+        );
+        let passed: Vec<&str> = o.explanation.verdicts.iter().filter(|v| v.passed).map(|v| &*v.host).collect();
+        assert_eq!((passed, o.explanation.available, o.explanation.hosts), (vec!["n3"], 1, 3));
+        assert_eq!(o.explanation.message, None);
+        // No unused zone: soft zone anti-affinity gives way (the unused-node tier binds), hard
+        // does not, and the failure's explanation still names both rules.
+        let o = one(&explain(zone_soft), &two, &v, existing.clone());
+        if zone_soft {
+            assert_eq!((at(&o), o.tier), ("n2/d1".to_owned(), Some(Tier::UnusedNodes)));
+            assert_eq!(left_out(&o), [node_out("n1", "node anti-affinity", NODE_HARD)]);
+        } else {
+            assert_eq!((at(&o), o.tier), ("FAIL[]".to_owned(), None));
+            assert_eq!(
+                left_out(&o),
+                [node_out("n1", "node anti-affinity", NODE_HARD), node_out("n2", "zone anti-affinity", &zone_used)]
+            );
+            assert_eq!(o.explanation.message.as_deref(), Some("replica scheduling failed"));
+            assert_eq!(o.explanation.to_string(), format!("0/2 hosts are available: 1 {NODE_HARD}, 1 {zone_used}"),);
+        }
+    }
+}
+
+/// Issue 42, item 1: a caller's level names the domain already used, the level and whether it
+/// is hard, under the level's name; a soft level is named where it decided (the pass that
+/// placed the replica kept it).
+#[test]
+fn the_explanation_names_each_node_a_level_left_out() {
+    let d = |n: &str, rack: &str| host(n, &[("d1", 100 * G, 80 * G)]).zone("z1").label("rack", rack);
+    let c = cluster(vec![d("n1", "r1"), d("n2", "r1"), d("n3", "r2")]);
+    let existing = vec![Replica::on("a", "n1", "d1")];
+    let v = Volume::new("v", G, 2);
+    for level in [Level::hard("rack"), Level::soft("rack")] {
+        let strength = if level.is_hard() { "hard" } else { "soft" };
+        let s = ReplicaScheduler::builder(ReplicaSettings::default()).level(level).explain(true).build().unwrap();
+        let o = one(&s, &c, &v, existing.clone());
+        assert_eq!((at(&o), o.tier), ("n3/d1".to_owned(), Some(Tier::UnusedNodes)));
+        let rack = format!("rack r1 already used (rack level, {strength})");
+        assert_eq!(
+            left_out(&o),
+            [node_out("n1", "node anti-affinity", NODE_HARD), node_out("n2", "rack anti-affinity", &rack)]
+        );
+    }
+}
+
+/// Issue 42, item 1: every disk left out is named with its rule, each once, and a node none of
+/// whose disks passed is named as such; Longhorn's space text is the reason.
+#[test]
+fn the_explanation_names_each_disk_left_out() {
+    let c = cluster(vec![
+        host("n1", &[("small", 10 * G, 9 * G), ("tiny", 2 * G, 2 * G)]).zone("z1"),
+        host("n2", &[("big", 100 * G, 80 * G)]).zone("z2"),
+    ]);
+    let s = rebuilt(&sched(|_| {}), |b| b.explain(true));
+    let o = one(&s, &c, &Volume::new("v", 20 * G, 1), vec![]);
+    assert_eq!(at(&o), "n2/big");
+    let out = left_out(&o);
+    assert_eq!(out.len(), 3, "{out:?}");
+    assert_eq!(out[0], node_out("n1", "disk", "no disk of the node passed"));
+    for (i, disk) in ["small", "tiny"].into_iter().enumerate() {
+        let (host, d, rule, reason) = &out[i + 1];
+        assert_eq!((host.as_str(), d.as_deref(), rule.as_str()), ("n1", Some(disk), "space"));
+        assert!(reason.starts_with("Scheduling space condition failed"), "{reason}");
+    }
+    let counts: Vec<(&str, &str, u32)> =
+        o.explanation.rejections.iter().map(|r| (&*r.filter, &*r.reason, r.count)).collect();
+    assert_eq!(counts, [("space", "insufficient storage", 2), ("disk", "no disk of the node passed", 1)]);
 }

@@ -122,7 +122,7 @@ pub struct BackingImage {
 }
 
 /// The largest `number_of_replicas` the replica scheduler accepts. The work of one
-/// [`schedule_volume`](super::ReplicaScheduler::schedule_volume) call grows with the count, so
+/// [`schedule`](super::ReplicaScheduler::schedule) call grows with the count, so
 /// it is bounded, far above any replica count a volume needs.
 pub const MAX_VOLUME_REPLICAS: u32 = 100;
 

@@ -428,7 +428,7 @@ mod tests {
             };
             let choice = if most_usable { DiskChoice::MostUsableStorage } else { DiskChoice::BalanceScore };
             let version = if v1_10 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
-            let fast = ReplicaScheduler::new(settings).unwrap().disk_choice(choice).version(version);
+            let fast = ReplicaScheduler::builder(settings).disk_choice(choice).version(version).build().unwrap();
             let mut cascade = fast.clone();
             cascade.zone_lists = false;
             let mut volume = Volume::new("vol", size * G, replicas);
@@ -448,8 +448,8 @@ mod tests {
                     r
                 })
                 .collect();
-            let want = cascade.schedule_volume(&cluster, &volume, &existing, 1000);
-            prop_assert_eq!(fast.schedule_volume(&cluster, &volume, &existing, 1000), want);
+            let want = cascade.schedule(&cluster, &volume, &existing, 1000).unwrap();
+            prop_assert_eq!(fast.schedule(&cluster, &volume, &existing, 1000).unwrap(), want);
         }
     }
 }

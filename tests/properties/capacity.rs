@@ -210,7 +210,7 @@ fn naive_volumes(s: &ReplicaScheduler, mut spec: ClusterSpec, volume: &Volume, l
         let cluster = Cluster::from_spec(&spec).unwrap();
         let mut v = volume.clone();
         v.name = if n == 0 { volume.name.clone() } else { format!("{}-{n}", volume.name) };
-        let out = s.schedule_volume(&cluster, &v, &[], 0);
+        let out = s.schedule(&cluster, &v, &[], 0).unwrap();
         if out.condition_message().is_some() || out.placed().count() < volume.number_of_replicas as usize {
             break;
         }

@@ -3,14 +3,23 @@
 //! appear in the explanation (and, for filters, the failure reasons) under its name.
 
 use placewise::replica::{
-    disk_filter_fn, disk_weigher_fn, DiskNote, Level, NodeNote, ReplicaError, ReplicaScheduler, ReplicaSettings, Volume,
+    disk_filter_fn, disk_weigher_fn, Level, ReplicaError, ReplicaScheduler, ReplicaSettings, Volume,
 };
-use placewise::{filter_fn, weigher_fn, Cluster, DiskSpec, HostSpec};
+use placewise::{filter_fn, weigher_fn, Cluster, DiskSpec, Explanation, HostSpec};
 
 const G: i64 = 1 << 30;
 
 fn placed(r: &placewise::replica::VolumeSchedule) -> Vec<String> {
     r.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect()
+}
+
+/// The verdicts of `e` that a caller's hook named `name` gave: (host, disk, reason).
+fn by(e: &Explanation, name: &str) -> Vec<(String, Option<String>, String)> {
+    e.verdicts
+        .iter()
+        .filter(|v| !v.passed && v.filter.as_deref() == Some(name))
+        .map(|v| (v.host.clone(), v.disk.clone(), v.reason.clone().unwrap_or_default()))
+        .collect()
 }
 
 fn nodes(r: &placewise::replica::VolumeSchedule) -> Vec<String> {
@@ -33,9 +42,9 @@ fn maintenance_cluster() -> Cluster {
 fn no_maintenance() -> ReplicaScheduler {
     ReplicaScheduler::builder(ReplicaSettings::default())
         .filter(filter_fn("maintenance", |cx, h| cx.cluster().label(h, "maintenance").is_none()))
+        .explain(true)
         .build()
         .unwrap()
-        .explain(true)
 }
 
 #[test]
@@ -43,16 +52,18 @@ fn caller_filter_keeps_replicas_off_maintenance_hosts() {
     let cluster = maintenance_cluster();
     let volume = Volume::new("vol", G, 3);
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
-    assert!(nodes(&plain.schedule_volume(&cluster, &volume, &[], 0)).contains(&"n1".to_owned()));
+    assert!(nodes(&plain.schedule(&cluster, &volume, &[], 0).unwrap()).contains(&"n1".to_owned()));
 
-    let r = no_maintenance().schedule_volume(&cluster, &volume, &[], 0);
+    let r = no_maintenance().schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(nodes(&r), ["n2", "n3", "n4"]);
     assert_eq!(r.condition_message(), None);
-    let n1 = cluster.host_id("n1").unwrap();
     for (_, out) in &r.results {
-        assert_eq!(out.explanation.caller_rejections(), [(n1, None, "maintenance")]);
-        assert!(out.explanation.nodes.contains(&(n1, NodeNote::Caller(0))));
-        assert_eq!(out.explanation.callers, ["maintenance"]);
+        assert_eq!(
+            by(&out.explanation, "maintenance"),
+            [("n1".to_owned(), None, "rejected by maintenance".to_owned())]
+        );
+        let counted = out.explanation.rejections.iter().find(|c| c.filter == "maintenance").map(|c| c.count);
+        assert_eq!(counted, Some(1));
     }
 }
 
@@ -60,7 +71,7 @@ fn caller_filter_keeps_replicas_off_maintenance_hosts() {
 fn caller_filter_rejection_is_a_named_reason() {
     let cluster = maintenance_cluster();
     // Four replicas on four nodes, one of them under maintenance: the last one fails.
-    let r = no_maintenance().schedule_volume(&cluster, &Volume::new("vol", G, 4), &[], 0);
+    let r = no_maintenance().schedule(&cluster, &Volume::new("vol", G, 4), &[], 0).unwrap();
     assert_eq!(r.placed().count(), 3);
     let failed = r.results.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
     assert_eq!(failed.reasons.callers(), ["maintenance"]);
@@ -71,7 +82,7 @@ fn caller_filter_rejection_is_a_named_reason() {
         .host(HostSpec::new("m").label("maintenance", "").disk(DiskSpec::new("d1", 100 * G, 99 * G)))
         .build()
         .unwrap();
-    let r = no_maintenance().schedule_volume(&only, &Volume::new("vol", G, 1), &[], 0);
+    let r = no_maintenance().schedule(&only, &Volume::new("vol", G, 1), &[], 0).unwrap();
     assert_eq!(r.precheck_failure.as_deref(), Some("precheck new replica failed: rejected by maintenance"));
 }
 
@@ -98,15 +109,16 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
     let cluster = disk_cluster();
     let volume = Volume::new("vol", G, 1);
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
-    let r = plain.schedule_volume(&cluster, &volume, &[], 0);
+    let r = plain.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d1"]);
 
     let fewer = disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64));
     let s =
-        ReplicaScheduler::builder(ReplicaSettings::default()).disk_weigher(fewer, 1.0).build().unwrap().explain(true);
-    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+        ReplicaScheduler::builder(ReplicaSettings::default()).disk_weigher(fewer, 1.0).explain(true).build().unwrap();
+    let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d3"]);
-    assert_eq!(r.results[0].1.explanation.callers, ["fewer replicas"]);
+    // A weigher rejects nothing: no verdict names it.
+    assert!(r.results[0].1.explanation.verdicts.iter().all(|v| v.filter.as_deref() != Some("fewer replicas")));
 
     // With a disk filter keeping evacuating disks out, the weigher picks among the rest, and the
     // explanation names the filter on the disk it rejected.
@@ -116,16 +128,17 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
             !cx.disk().tags.iter().any(|&t| cx.cluster().resolve(t) == "evacuating")
         }))
         .disk_weigher(fewer, 1.0)
+        .explain(true)
         .build()
-        .unwrap()
-        .explain(true);
-    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+        .unwrap();
+    let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d2"]);
     let out = &r.results[0].1;
-    let n1 = cluster.host_id("n1").unwrap();
-    assert_eq!(out.explanation.caller_rejections(), [(n1, Some(placewise::DiskId(2)), "not evacuating")]);
-    assert!(out.explanation.disks.contains(&(n1, placewise::DiskId(2), DiskNote::Caller(0))));
-    assert_eq!(out.explanation.callers, ["not evacuating", "fewer replicas"]);
+    let d3 = cluster.disk(cluster.host_id("n1").unwrap(), placewise::DiskId(2)).unwrap().name.to_string();
+    assert_eq!(
+        by(&out.explanation, "not evacuating"),
+        [("n1".to_owned(), Some(d3), "rejected by not evacuating".to_owned())]
+    );
 }
 
 #[test]
@@ -135,7 +148,7 @@ fn disk_filter_rejection_is_a_named_reason() {
         .disk_filter(disk_filter_fn("tiny disks only", |cx| cx.space().maximum < G))
         .build()
         .unwrap();
-    let r = s.schedule_volume(&cluster, &Volume::new("vol", G, 1), &[], 0);
+    let r = s.schedule(&cluster, &Volume::new("vol", G, 1), &[], 0).unwrap();
     assert_eq!(r.placed().count(), 0);
     assert_eq!(r.precheck_failure.as_deref(), Some("precheck new replica failed: rejected by tiny disks only"));
 }
@@ -159,11 +172,11 @@ fn hard_rack_level_never_puts_two_replicas_in_one_rack() {
     let cluster = rack_cluster();
     let volume = Volume::new("vol", G, 3);
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
-    assert_eq!(plain.schedule_volume(&cluster, &volume, &[], 0).placed().count(), 3);
+    assert_eq!(plain.schedule(&cluster, &volume, &[], 0).unwrap().placed().count(), 3);
 
     let s =
-        ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("rack")).build().unwrap().explain(true);
-    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+        ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("rack")).explain(true).build().unwrap();
+    let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     let racks: Vec<&str> = r.placed().map(|(_, p)| cluster.label(p.host, "rack").unwrap()).collect();
     assert_eq!(racks.len(), 2);
     assert_ne!(racks[0], racks[1]);
@@ -172,9 +185,12 @@ fn hard_rack_level_never_puts_two_replicas_in_one_rack() {
     let failed = r.results.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
     assert!(failed.reasons.is_empty());
     // The two unused nodes (the used ones are out by node anti-affinity) are in used racks.
-    let named: Vec<&str> = failed.explanation.caller_rejections().iter().map(|x| x.2).collect();
+    let named = by(&failed.explanation, "rack anti-affinity");
     assert_eq!(named.len(), 2);
-    assert!(named.iter().all(|&n| n == "rack anti-affinity"));
+    for (_, disk, reason) in &named {
+        assert_eq!(*disk, None);
+        assert!(reason.ends_with("already used (rack level, hard)"), "{reason}");
+    }
     assert_eq!(r.condition_message().as_deref(), Some("replica scheduling failed"));
 }
 
@@ -183,13 +199,13 @@ fn soft_rack_level_prefers_a_new_rack() {
     let cluster = rack_cluster();
     let volume = Volume::new("vol", G, 3);
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
-    let r = plain.schedule_volume(&cluster, &volume, &[], 0);
+    let r = plain.schedule(&cluster, &volume, &[], 0).unwrap();
     // Longhorn alone fills rack r1 first (it has the most space).
     let racks: Vec<&str> = r.placed().map(|(_, p)| cluster.label(p.host, "rack").unwrap()).collect();
     assert_eq!(racks[..2], ["r1", "r1"]);
 
     let s = ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::soft("rack")).build().unwrap();
-    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+    let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     let racks: Vec<&str> = r.placed().map(|(_, p)| cluster.label(p.host, "rack").unwrap()).collect();
     assert_eq!(racks.len(), 3);
     assert_ne!(racks[0], racks[1]);
@@ -208,7 +224,7 @@ fn a_topology_level_works_as_a_level_too() {
         .build()
         .unwrap();
     let s = ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("row")).build().unwrap();
-    let r = s.schedule_volume(&cluster, &Volume::new("vol", G, 3), &[], 0);
+    let r = s.schedule(&cluster, &Volume::new("vol", G, 3), &[], 0).unwrap();
     let mut rows: Vec<&str> = r.placed().map(|(_, p)| if p.node_id == "n3" { "b" } else { "a" }).collect();
     rows.sort();
     assert_eq!(rows, ["a", "b"]);
@@ -223,13 +239,37 @@ fn node_weigher_orders_nodes_within_a_tier() {
         .weigher(weigher_fn("preferred", |cx, h| if cx.host(h).name.as_ref() == "n4" { 1.0 } else { 0.0 }), 1.0)
         .build()
         .unwrap();
-    let r = s.schedule_volume(&cluster, &volume, &[], 0);
+    let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n4/d1"]);
     // Weighers order nodes within a tier; they do not override anti-affinity: a second replica
     // goes to a new node although n4 is preferred.
-    let r = s.schedule_volume(&cluster, &Volume::new("vol", G, 2), &[], 0);
+    let r = s.schedule(&cluster, &Volume::new("vol", G, 2), &[], 0).unwrap();
     assert_eq!(nodes(&r).len(), 2);
     assert!(nodes(&r).contains(&"n4".to_owned()));
+}
+
+/// Node weighers see the replicas placed earlier in the call as their context's overlay, as a
+/// request's earlier instances in the core: with soft node anti-affinity on two nodes, the
+/// disk choice alone puts the third and fourth replicas on the roomier node; a weigher counting
+/// each node's earlier picks puts the fourth on the other.
+#[test]
+fn a_node_weigher_sees_the_calls_earlier_replicas() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("big").disk(DiskSpec::new("d1", 1000 * G, 900 * G)))
+        .host(HostSpec::new("small").disk(DiskSpec::new("d1", 100 * G, 90 * G)))
+        .build()
+        .unwrap();
+    let mut settings = ReplicaSettings::default();
+    settings.replica_soft_anti_affinity = true;
+    let volume = Volume::new("vol", G, 4);
+    let count =
+        |r: &placewise::replica::VolumeSchedule, node: &str| r.placed().filter(|(_, p)| p.node_id == node).count();
+    let plain = ReplicaScheduler::new(settings.clone()).unwrap().schedule(&cluster, &volume, &[], 0).unwrap();
+    assert_eq!((count(&plain, "big"), count(&plain, "small")), (3, 1));
+    let fewest = weigher_fn("fewest placed", |cx, h| -(cx.instances(h) as f64));
+    let s = ReplicaScheduler::builder(settings).weigher(fewest, 1.0).build().unwrap();
+    let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
+    assert_eq!((count(&r, "big"), count(&r, "small")), (2, 2));
 }
 
 #[test]
@@ -238,7 +278,7 @@ fn builder_without_hooks_is_longhorn_and_refuses_bad_input() {
     let volume = Volume::new("vol", G, 3);
     let built = ReplicaScheduler::builder(ReplicaSettings::default()).build().unwrap();
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
-    assert_eq!(built.schedule_volume(&cluster, &volume, &[], 0), plain.schedule_volume(&cluster, &volume, &[], 0));
+    assert_eq!(built.schedule(&cluster, &volume, &[], 0).unwrap(), plain.schedule(&cluster, &volume, &[], 0).unwrap());
     let bad =
         ReplicaScheduler::builder(ReplicaSettings::default()).weigher(weigher_fn("w", |_, _| 0.0), f64::NAN).build();
     assert!(matches!(bad, Err(ReplicaError::Config { .. })));
@@ -277,8 +317,9 @@ mod neutral {
         })
     }
 
-    fn neutral(settings: ReplicaSettings) -> ReplicaScheduler {
+    fn neutral(settings: ReplicaSettings, version: LonghornVersion) -> ReplicaScheduler {
         ReplicaScheduler::builder(settings)
+            .version(version)
             .filter(filter_fn("everyone", |_, _| true))
             .disk_filter(disk_filter_fn("every disk", |_| true))
             .weigher(weigher_fn("flat", |_, _| 1.0), 2.0)
@@ -305,15 +346,15 @@ mod neutral {
             settings.replica_zone_soft_anti_affinity = soft[1];
             settings.replica_disk_soft_anti_affinity = soft[2];
             let version = if v110 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
-            let plain = ReplicaScheduler::new(settings.clone()).unwrap().version(version);
-            let built = ReplicaScheduler::builder(settings.clone()).build().unwrap().version(version);
-            let hooked = neutral(settings).version(version);
+            let plain = ReplicaScheduler::builder(settings.clone()).version(version).build().unwrap();
+            let built = ReplicaScheduler::builder(settings.clone()).version(version).build().unwrap();
+            let hooked = neutral(settings, version);
             let mut existing: Vec<Replica> = Vec::new();
             for (size, count) in volumes {
                 let volume = Volume::new("vol", size * G, count);
-                let want = plain.schedule_volume(&cluster, &volume, &existing, 0);
-                prop_assert_eq!(&built.schedule_volume(&cluster, &volume, &existing, 0), &want);
-                prop_assert_eq!(&hooked.schedule_volume(&cluster, &volume, &existing, 0), &want);
+                let want = plain.schedule(&cluster, &volume, &existing, 0).unwrap();
+                prop_assert_eq!(&built.schedule(&cluster, &volume, &existing, 0).unwrap(), &want);
+                prop_assert_eq!(&hooked.schedule(&cluster, &volume, &existing, 0).unwrap(), &want);
                 // The next volume call sees these replicas as existing (a replenishment).
                 existing = want.replicas.clone();
                 existing.pop();
@@ -338,6 +379,6 @@ fn a_failed_replica_on_a_rejected_host_is_not_reused() {
     failed.healthy_at = Some(5);
     let replicas = [healthy, failed];
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
-    assert_eq!(plain.reusable_failed_replica(&cluster, &volume, &replicas, ""), Some(1));
-    assert_eq!(no_maintenance().reusable_failed_replica(&cluster, &volume, &replicas, ""), None);
+    assert_eq!(plain.reusable_failed_replica(&cluster, &volume, &replicas, "").unwrap(), Some(1));
+    assert_eq!(no_maintenance().reusable_failed_replica(&cluster, &volume, &replicas, "").unwrap(), None);
 }

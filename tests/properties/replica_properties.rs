@@ -4,7 +4,7 @@
 //! scheduled bytes, tags, `allow_scheduling`, eviction, `ready`), some hosts down, disabled,
 //! evicting or cordoned; settings with every anti-affinity combination, minimal-available and
 //! over-provisioning percentages, the allow-empty flags; then 1–3 volumes (size, 1–5 replicas,
-//! node and disk selectors, anti-affinity overrides), each scheduled with `schedule_volume` and
+//! node and disk selectors, anti-affinity overrides), each scheduled with `schedule` and
 //! its placements applied to the cluster (disk `scheduled` += size) before the next one.
 //!
 //! - **(a) Over-provisioning.** After every call, each disk that received a replica has
@@ -22,7 +22,7 @@
 //!   the largest `available − reserved` of that set.
 //! - **(d) Determinism.** The same input and seed give the same result twice, on the cluster
 //!   rebuilt from its JSON, and `schedule_replica` on the first pending replica agrees with the
-//!   first outcome of `schedule_volume`.
+//!   first outcome of `schedule`.
 //!
 //! Byte values stay below 2^46 × 100 / 200 so that Longhorn's `float(a) × float(pct) / 100`
 //! truncation equals the integer `a × pct / 100` used here.
@@ -242,16 +242,16 @@ fn check(
     existing: Option<usize>,
     seed: u64,
 ) -> Result<(), TestCaseError> {
-    let scheduler = ReplicaScheduler::new(settings.clone()).unwrap().version(version).seed(seed);
+    let scheduler = ReplicaScheduler::builder(settings.clone()).version(version).seed(seed).build().unwrap();
     for v in &volumes {
         let cluster = Cluster::from_spec(&spec).unwrap();
         let replicas: Vec<Replica> = existing.map(|p| existing_replica(&spec, &v.name, p)).into_iter().collect();
-        let result = scheduler.schedule_volume(&cluster, v, &replicas, 0);
+        let result = scheduler.schedule(&cluster, v, &replicas, 0).unwrap();
 
         // (d) Determinism: twice, from JSON, and one replica at a time.
-        prop_assert_eq!(&scheduler.schedule_volume(&cluster, v, &replicas, 0), &result);
+        prop_assert_eq!(&scheduler.schedule(&cluster, v, &replicas, 0).unwrap(), &result);
         let again = Cluster::from_json(&cluster.to_json()).unwrap();
-        prop_assert_eq!(&scheduler.schedule_volume(&again, v, &replicas, 0), &result);
+        prop_assert_eq!(&scheduler.schedule(&again, v, &replicas, 0).unwrap(), &result);
         if let Some((first, outcome)) = result.results.first() {
             let mut list = replicas.clone();
             list.extend(result.created.iter().map(|n| Replica::new(n.clone())));
@@ -376,7 +376,7 @@ fn hard_node_and_zone_spread_or_report() {
     .unwrap();
     let scheduler = ReplicaScheduler::new(s).unwrap();
     for n in 1..=5 {
-        let r = scheduler.schedule_volume(&cluster, &Volume::new("v", G, n), &[], 0);
+        let r = scheduler.schedule(&cluster, &Volume::new("v", G, n), &[], 0).unwrap();
         let zones: BTreeSet<String> =
             r.placed().map(|(_, p)| spec.hosts[host_index(&spec, &p.node_id)].topology["zone"].clone()).collect();
         let nodes: BTreeSet<&str> = r.placed().map(|(_, p)| p.node_id.as_str()).collect();

@@ -88,7 +88,7 @@ fn schedulers() -> Vec<ReplicaScheduler> {
         ReplicaScheduler::new(tight).unwrap(),
         hooked.clone(),
         // Same hooks, another scheduler value: shares them (a clone).
-        hooked.explain(true),
+        hooked,
     ]
 }
 
@@ -153,8 +153,8 @@ proptest! {
             let volume = Volume::new("vol", size * 4 * G, count);
             let replicas: Vec<Replica> = if keep { previous.clone() } else { Vec::new() };
             let before = scratch.rebuilds();
-            let warm = scheduler.schedule_volume_with(&mut scratch, &current, &volume, &replicas, 1000);
-            let fresh = scheduler.schedule_volume(&current, &volume, &replicas, 1000);
+            let warm = scheduler.schedule_with(&mut scratch, &current, &volume, &replicas, 1000).unwrap();
+            let fresh = scheduler.schedule(&current, &volume, &replicas, 1000).unwrap();
             prop_assert_eq!(&warm, &fresh);
             if unchanged {
                 prop_assert_eq!(scratch.rebuilds(), before, "nothing changed, yet the scratch rebuilt");
@@ -216,8 +216,8 @@ proptest! {
                 }
             }
             let volume = stream_volume(k, draw);
-            let warm = scheduler.schedule_volume_with(&mut scratch, &current, &volume, &[], 1000);
-            prop_assert_eq!(warm, scheduler.schedule_volume(&current, &volume, &[], 1000));
+            let warm = scheduler.schedule_with(&mut scratch, &current, &volume, &[], 1000).unwrap();
+            prop_assert_eq!(warm, scheduler.schedule(&current, &volume, &[], 1000).unwrap());
         }
         prop_assert!(scratch.rebuilds() <= snapshots);
     }
@@ -232,8 +232,8 @@ fn the_scratch_rebuilds_exactly_when_something_changed() {
     let volume = Volume::new("vol", G, 3);
     let mut scratch = ReplicaScratch::new();
     let run = |s: &mut ReplicaScratch, sch: &ReplicaScheduler, c: &Cluster| {
-        let warm = sch.schedule_volume_with(s, c, &volume, &[], 0);
-        assert_eq!(warm, sch.schedule_volume(c, &volume, &[], 0));
+        let warm = sch.schedule_with(s, c, &volume, &[], 0).unwrap();
+        assert_eq!(warm, sch.schedule(c, &volume, &[], 0).unwrap());
     };
     run(&mut scratch, &scheduler, &a);
     run(&mut scratch, &scheduler, &a);
@@ -251,9 +251,11 @@ fn the_scratch_rebuilds_exactly_when_something_changed() {
     run(&mut scratch, &ReplicaScheduler::new(settings).unwrap(), &c);
     assert_eq!(scratch.rebuilds(), 4);
     // Version, disk choice, explanation and seed are not part of the preparation.
-    run(&mut scratch, &ReplicaScheduler::new(settings_default()).unwrap().explain(true).seed(9), &c);
+    run(&mut scratch, &ReplicaScheduler::builder(settings_default()).explain(true).seed(9).build().unwrap(), &c);
     assert_eq!(scratch.rebuilds(), 5);
-    run(&mut scratch, &scheduler.clone().version(placewise::replica::LonghornVersion::V1_10), &c);
+    let v1_10 =
+        ReplicaScheduler::builder(ReplicaSettings::default()).version(placewise::replica::LonghornVersion::V1_10);
+    run(&mut scratch, &v1_10.build().unwrap(), &c);
     assert_eq!(scratch.rebuilds(), 5);
     scratch.clear();
     run(&mut scratch, &scheduler, &c);
@@ -368,8 +370,8 @@ proptest! {
             }
             let volume = stream_volume(k, draw);
             let replicas: Vec<Replica> = if *keep { previous.clone() } else { Vec::new() };
-            let warm = scheduler.schedule_volume_with(&mut scratch, &current, &volume, &replicas, 1000);
-            prop_assert_eq!(&warm, &scheduler.schedule_volume(&current, &volume, &replicas, 1000));
+            let warm = scheduler.schedule_with(&mut scratch, &current, &volume, &replicas, 1000).unwrap();
+            prop_assert_eq!(&warm, &scheduler.schedule(&current, &volume, &replicas, 1000).unwrap());
             previous = warm.replicas.iter().cloned().map(|mut r| { r.counted = false; r }).collect();
         }
         prop_assert_eq!(scratch.refreshes(), new_snapshots);

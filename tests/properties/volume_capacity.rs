@@ -1,5 +1,5 @@
 //! `capacity::volumes` (the count without an engine call per volume) against
-//! `capacity::volumes_stepwise` (one `schedule_volume` per volume, the reference): every field
+//! `capacity::volumes_stepwise` (one `schedule` per volume, the reference): every field
 //! of the answer must be equal, the resulting cluster included (its spec and its generation).
 //!
 //! Generated: 2–40 hosts in 1–5 zones (or none), 1–4 disks each (varied maximum / available /
@@ -162,15 +162,15 @@ proptest! {
         limit in prop::sample::select(vec![1u32, 3, 40, 400]),
     ) {
         let cluster = Cluster::from_spec(&spec).unwrap();
+        let builder = ReplicaScheduler::builder(settings).version(version).disk_choice(choice).seed(seed);
         let s = if hook == 0 {
-            ReplicaScheduler::builder(settings)
+            builder
                 .disk_weigher(disk_weigher_fn("fewer replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64)), 1.0)
                 .build()
                 .unwrap()
         } else {
-            ReplicaScheduler::new(settings).unwrap()
+            builder.build().unwrap()
         };
-        let s = s.version(version).disk_choice(choice).seed(seed);
         let fast = capacity::volumes(&s, &cluster, &volume, limit).unwrap();
         let slow = capacity::volumes_stepwise(&s, &cluster, &volume, limit).unwrap();
         assert_same(&fast, &slow)?;
@@ -186,7 +186,7 @@ fn a_uniform_cluster_of_300_hosts_counts_as_the_loop() {
         settings.replica_soft_anti_affinity = node;
         settings.replica_zone_soft_anti_affinity = zone;
         for choice in [DiskChoice::BalanceScore, DiskChoice::MostUsableStorage] {
-            let s = ReplicaScheduler::new(settings.clone()).unwrap().disk_choice(choice);
+            let s = ReplicaScheduler::builder(settings.clone()).disk_choice(choice).build().unwrap();
             let volume = Volume::new("v", 300 * G, 3);
             let fast = capacity::volumes(&s, &cluster, &volume, 5_000).unwrap();
             let slow = capacity::volumes_stepwise(&s, &cluster, &volume, 5_000).unwrap();

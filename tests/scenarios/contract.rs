@@ -1,15 +1,14 @@
 //! One contract for every engine that runs a caller's `Filter`s and `Weigher`s: the same filter
 //! or weigher behaves the same under each (issue 41, item 3). Each case is a generic function,
-//! instantiated once per engine below (core, spread, service). The replica engine joins when its calls return a
-//! `Result` (the API step of issue 41): today a caller filter whose `prepare` fails rejects every
-//! node there, and a caller weigher's error drops that weigher.
+//! instantiated once per engine below (core, spread, service, replica).
 
+use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::service::{Decision, IngressAllocation, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
 use placewise::spread::{Mode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::Extension;
 use placewise::{
-    filter_fn, weigher_fn, Cluster, Cx, Filter, HostId, HostSpec, Prepared, Request, ScheduleError, Scheduler, Verdict,
-    Weigher,
+    filter_fn, weigher_fn, Cluster, Cx, DiskSpec, Filter, HostId, HostSpec, Prepared, Request, ScheduleError,
+    Scheduler, Verdict, Weigher,
 };
 
 /// What a case needs of an engine: place `count` instances with these caller filters and
@@ -110,10 +109,38 @@ impl Engine for Service {
     }
 }
 
+/// The replica engine: `count` replicas of one new volume, Longhorn's default settings, the
+/// caller's filters and weighers as its node hooks. The cases map onto it so: an instance is a
+/// replica, a host a node (each with one disk, which the other engines do not read); a failure
+/// is the volume's `Scheduled=False` message, which names a caller filter as `rejected by
+/// <name>`. The hosts share one zone (none given), so node anti-affinity (hard by default), not
+/// zone anti-affinity, keeps two replicas off one node: a burst spreads by that rule first, and
+/// a weigher reading earlier picks (the call's earlier replicas, its context's overlay) only
+/// agrees with it.
+struct Replica;
+
+impl Engine for Replica {
+    fn place(
+        cluster: &Cluster,
+        filters: Vec<Box<dyn Filter>>,
+        weighers: Vec<(Box<dyn Weigher>, f64)>,
+        count: u32,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let scheduler = hooked!(ReplicaScheduler::builder(ReplicaSettings::default()), filters, weighers)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let volume = Volume::new("vol", 1 << 30, count);
+        let schedule = scheduler.schedule(cluster, &volume, &[], 0).map_err(|e| e.to_string())?;
+        let hosts = schedule.placed().map(|(_, p)| p.node_id.clone()).collect();
+        Ok((hosts, schedule.condition_message()))
+    }
+}
+
 fn cluster() -> Cluster {
     let mut b = Cluster::builder();
     for i in 0..4 {
-        b = b.host(HostSpec::new(format!("h{i}")).vcpus(8.0).memory_mb(8192.0));
+        let disk = DiskSpec::new("d1", 100 << 30, 80 << 30);
+        b = b.host(HostSpec::new(format!("h{i}")).vcpus(8.0).memory_mb(8192.0).disk(disk));
     }
     b.build().unwrap()
 }
@@ -247,4 +274,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(Core: core, Spread: spread, Service: service);
+contract!(Core: core, Spread: spread, Service: service, Replica: replica);

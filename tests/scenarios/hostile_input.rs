@@ -405,7 +405,7 @@ fn a_misspelt_engine_attribute_is_reported_instead_of_read_as_its_default() {
 }
 
 /// Found by hand while writing the replica fuzz target: 200,000 replicas with soft
-/// anti-affinity and a zero size kept `schedule_volume` creating replicas for minutes.
+/// anti-affinity and a zero size kept `schedule` creating replicas for minutes.
 #[test]
 fn a_volume_with_more_replicas_than_the_limit_is_refused_not_scheduled_for_ever() {
     let json = r#"{"name": "v", "size": 0, "number_of_replicas": 200000}"#;
@@ -419,11 +419,11 @@ fn a_volume_with_more_replicas_than_the_limit_is_refused_not_scheduled_for_ever(
         .build()
         .unwrap();
     let mut volume = Volume::new("v", 0, MAX_VOLUME_REPLICAS + 1);
-    let out = scheduler.schedule_volume(&cluster, &volume, &[], 0);
-    assert!(out.created.is_empty() && out.replicas.is_empty());
-    assert_eq!(out.precheck_failure.as_deref(), Some("number of replicas 101 is above the limit of 100"));
+    // Refused before anything is created.
+    let err = scheduler.schedule(&cluster, &volume, &[], 0).unwrap_err();
+    assert_eq!(err.to_string(), "volume `v`: number_of_replicas is above the limit of 100 (101)");
     volume.number_of_replicas = MAX_VOLUME_REPLICAS;
-    assert_eq!(scheduler.schedule_volume(&cluster, &volume, &[], 0).created.len(), 100);
+    assert_eq!(scheduler.schedule(&cluster, &volume, &[], 0).unwrap().created.len(), 100);
 }
 
 /// Found by the `events` fuzz target: placing an instance whose id already ran on another host
@@ -575,20 +575,18 @@ fn every_volume_field_out_of_range_is_refused_by_name_at_every_replica_entry() {
         assert_eq!(volume.validate(), Err(want.clone()), "{field} {value}");
         assert!(want.to_string().starts_with(&format!("volume `v`: {field} is {problem}")), "{want}");
 
-        let out = scheduler.schedule_volume(&cluster, &volume, &[], 0);
-        assert!(out.created.is_empty() && out.results.is_empty() && out.replicas.is_empty(), "{field} {value}");
-        assert_eq!(out.invalid.as_ref(), Some(&want));
-        assert!(out.condition_message().is_some(), "{field} {value}: a refusal has a message");
-        let warm = scheduler.schedule_volume_with(&mut ReplicaScratch::new(), &cluster, &volume, &[], 0);
-        assert_eq!(warm, out);
+        // Refused whole, before anything is created or reused.
+        assert_eq!(scheduler.schedule(&cluster, &volume, &[], 0), Err(want.clone()), "{field} {value}");
+        let warm = scheduler.schedule_with(&mut ReplicaScratch::new(), &cluster, &volume, &[], 0);
+        assert_eq!(warm, Err(want.clone()));
 
         let pending = [Replica::new("r")];
         assert_eq!(scheduler.schedule_replica(&cluster, &volume, &pending, 0, 0), Err(want.clone()));
         assert_eq!(scheduler.schedule_replicas(&cluster, &volume, &mut pending.clone(), &["r"], 0), Err(want.clone()));
-        assert!(scheduler.precheck(&cluster, &volume, &[], 0).unwrap_err().contains(field), "{field}");
+        assert_eq!(scheduler.precheck(&cluster, &volume, &[], 0), Err(want.clone()), "{field}");
 
         let count = placewise::capacity::volumes(&scheduler, &cluster, &volume, 10).unwrap();
-        assert_eq!((count.total, count.stop.as_deref()), (0, out.precheck_failure.as_deref()), "{field} {value}");
+        assert_eq!((count.total, count.stop), (0, Some(want.to_string())), "{field} {value}");
     }
     // The edges of every rule are accepted, and place.
     let good = [
@@ -600,8 +598,7 @@ fn every_volume_field_out_of_range_is_refused_by_name_at_every_replica_entry() {
     ];
     for volume in good {
         assert_eq!(volume.validate(), Ok(()), "{volume:?}");
-        let out = scheduler.schedule_volume(&cluster, &volume, &[], 0);
-        assert_eq!(out.invalid, None);
+        let out = scheduler.schedule(&cluster, &volume, &[], 0).unwrap();
         assert_eq!(out.placed().count() as u32, volume.number_of_replicas, "{volume:?}");
     }
     assert_eq!(Volume::new("v", G, MAX_VOLUME_REPLICAS).validate(), Ok(()));
@@ -626,7 +623,7 @@ fn a_disk_with_more_available_than_its_maximum_is_refused_by_the_replica_engine(
     // Available equal to the maximum is a disk with nothing on it.
     assert_eq!(good.disk_above_maximum(), None);
     assert_eq!(scheduler.check_nodes(&good), Ok(()));
-    assert_eq!(scheduler.schedule_volume(&good, &volume, &[], 0).placed().count(), 2);
+    assert_eq!(scheduler.schedule(&good, &volume, &[], 0).unwrap().placed().count(), 2);
 
     let over = DiskSpec::new("e", 100 * G, 100 * G + 1);
     let bad = good.apply(&ClusterEvent::DiskUpdated { host: "n2".into(), disk: over.clone() }).unwrap();
@@ -649,14 +646,16 @@ fn a_disk_with_more_available_than_its_maximum_is_refused_by_the_replica_engine(
         let n2 = cluster.host_id("n2").unwrap();
         assert_eq!(cluster.disk_above_maximum(), Some((n2, placewise::id::DiskId::from_index(1))));
         assert_eq!(scheduler.check_nodes(cluster), Err(want.clone()));
-        let out = scheduler.schedule_volume(cluster, &volume, &[], 0);
-        assert!(out.created.is_empty() && out.results.is_empty());
-        assert_eq!(out.invalid.as_ref(), Some(&want));
-        assert_eq!(out.precheck_failure, Some(want.to_string()));
+        // Refused whole, before anything is created or reused.
+        assert_eq!(scheduler.schedule(cluster, &volume, &[], 0), Err(want.clone()));
+        assert_eq!(
+            scheduler.schedule_with(&mut placewise::replica::ReplicaScratch::new(), cluster, &volume, &[], 0),
+            Err(want.clone())
+        );
         let pending = [Replica::new("r")];
         assert_eq!(scheduler.schedule_replica(cluster, &volume, &pending, 0, 0), Err(want.clone()));
         assert_eq!(scheduler.schedule_replicas(cluster, &volume, &mut pending.clone(), &["r"], 0), Err(want.clone()));
-        assert_eq!(scheduler.precheck(cluster, &volume, &[], 0), Err(want.to_string()));
+        assert_eq!(scheduler.precheck(cluster, &volume, &[], 0), Err(want.clone()));
         let count = placewise::capacity::volumes(&scheduler, cluster, &volume, 10).unwrap();
         assert_eq!((count.total, count.stop), (0, Some(want.to_string())));
     }
@@ -664,5 +663,5 @@ fn a_disk_with_more_available_than_its_maximum_is_refused_by_the_replica_engine(
     let fixed =
         bad.apply(&ClusterEvent::DiskUpdated { host: "n2".into(), disk: DiskSpec::new("e", 100 * G, G) }).unwrap();
     assert_eq!(fixed.disk_above_maximum(), None);
-    assert_eq!(scheduler.schedule_volume(&fixed, &volume, &[], 0).placed().count(), 2);
+    assert_eq!(scheduler.schedule(&fixed, &volume, &[], 0).unwrap().placed().count(), 2);
 }

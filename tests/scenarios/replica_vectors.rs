@@ -4,7 +4,7 @@
 //! A file holds a `description`, defaults for its cases (`cluster` as a `ClusterSpec`,
 //! `settings` under Longhorn's kebab-case names, `version` `head` or `v1-10`, `disk_choice`,
 //! `now` in seconds) and `cases`. A case may override any default and gives the `volume`, its
-//! `replicas`, what to `schedule` (`"volume"` for `schedule_volume`, or `{"replica": name}` for
+//! `replicas`, what to `schedule` (`"volume"` for `schedule`, or `{"replica": name}` for
 //! `schedule_replica`) and what to `expect`:
 //!
 //! - `{"placement": "node/disk", "tied": [...]}`: the replica lands there; `tied` lists every
@@ -80,13 +80,14 @@ fn run(file: &VectorFile, case: &Case) -> Result<(), String> {
     let spec = case.cluster.as_ref().or(file.cluster.as_ref()).ok_or("no cluster")?;
     let cluster = Cluster::from_spec(spec).map_err(|e| format!("cluster: {e}"))?;
     let settings = case.settings.clone().or_else(|| file.settings.clone()).unwrap_or_default();
-    let mut scheduler = ReplicaScheduler::new(settings).map_err(|e| format!("settings: {e}"))?;
+    let mut builder = ReplicaScheduler::builder(settings);
     if let Some(v) = case.version.or(file.version) {
-        scheduler = scheduler.version(v);
+        builder = builder.version(v);
     }
     if let Some(c) = case.disk_choice.or(file.disk_choice) {
-        scheduler = scheduler.disk_choice(c);
+        builder = builder.disk_choice(c);
     }
+    let scheduler = builder.build().map_err(|e| format!("settings: {e}"))?;
     let now = case.now.or(file.now).unwrap_or(0);
     match (&case.schedule, &case.expect) {
         (Schedule::Replica(name), Expect::Placement { .. } | Expect::Reasons { .. }) => {
@@ -120,7 +121,9 @@ fn run(file: &VectorFile, case: &Case) -> Result<(), String> {
             }
         }
         (Schedule::Volume, Expect::Volume { placements, message }) => {
-            let r = scheduler.schedule_volume(&cluster, &case.volume, &case.replicas, now);
+            let r = scheduler
+                .schedule(&cluster, &case.volume, &case.replicas, now)
+                .map_err(|e| format!("schedule: {e}"))?;
             let got: Vec<String> = r.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect();
             if &got != placements || &r.condition_message() != message {
                 return Err(format!(
