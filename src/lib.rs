@@ -9,6 +9,7 @@
 //! - [Quick start](#quick-start)
 //! - [API themes](#api-themes)
 //! - [Modules](#modules)
+//! - [Cargo features](#cargo-features)
 //!
 //! # Quick start
 //!
@@ -93,6 +94,13 @@
 //! | [`capacity`] | how many more fit, where, and what runs out first, for the core scheduler, the replica engine and the spread engine |
 //! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
 //! | [`compat`] | the old home of the filter scheduler reference tool's scenarios, kept until the surface settles |
+//!
+//! # Cargo features
+//!
+//! - `reference` (off): makes public the plain reference implementations the fast paths are
+//!   tested and measured against (`capacity::volumes_stepwise`, one engine call per volume;
+//!   `capacity::tasks_by_bisection`, one engine call per batch size). Not for production use
+//!   and outside the stable API; the crate's own tests and benches turn it on.
 
 pub mod capacity;
 pub mod error;

@@ -43,8 +43,9 @@
 //!   `insufficient vcpus`, or any other filter by name).
 //! - **Replica engine** ([`volumes`]): how many more volumes of a size and replica count the
 //!   [`ReplicaScheduler`](crate::replica::ReplicaScheduler) places one after another, each seeing
-//!   the disk space the earlier ones took, and why the next one fails (exactly
-//!   [`volumes_stepwise`]'s answer, one engine call per volume).
+//!   the disk space the earlier ones took, and why the next one fails (exactly the answer of
+//!   `volumes_stepwise`, one engine call per volume, which the `reference` feature makes
+//!   public for tests).
 //! - **Spread engine** ([`tasks`]): how many more tasks a service's batch can take before a
 //!   preference branch runs out, which branch that is, and what every branch can still take.
 //!
@@ -54,16 +55,19 @@
 //! hosts it costs about what a few single-instance schedules cost, where asking `schedule`
 //! count by count costs the count times a burst (`benches/capacity.rs` measures both). The
 //! volume count is not one engine call per volume: one preparation, then per volume only the
-//! disks its replicas landed on ([`volumes`]); [`volumes_stepwise`] is the plain loop it is
-//! tested against.
+//! disks its replicas landed on ([`volumes`]); `volumes_stepwise` (the `reference` feature) is
+//! the plain loop it is tested against.
 
 mod instances;
 mod tasks;
 mod volumes;
 
 pub use instances::{instances, HostCapacity, InstanceCapacity, Method};
-pub use tasks::{tasks, tasks_by_bisection, BranchCapacity, TaskCapacity, TaskMethod};
-pub use volumes::{volumes, volumes_stepwise, VolumeCapacity};
+pub use tasks::{tasks, BranchCapacity, TaskCapacity, TaskMethod};
+pub use volumes::{volumes, VolumeCapacity};
+/// The plain reference counts the fast ones are tested against (the `reference` feature).
+#[cfg(feature = "reference")]
+pub use {tasks::tasks_by_bisection, volumes::volumes_stepwise};
 
 /// What stops a host from taking one more instance: the rejecting filter and its reason.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -31,7 +31,7 @@ pub enum TaskMethod {
     /// request no hard or soft spread constraint, the service does not reach `limit`, and, in a
     /// compatible mode, every level is a plain `spread`.
     Arithmetic,
-    /// Bisection over batch sizes, each one engine call ([`tasks_by_bisection`]): the other
+    /// Bisection over batch sizes, each one engine call (`tasks_by_bisection`): the other
     /// cases, where a node's room may depend on other nodes (a user filter, a spread
     /// constraint), a leaf's room is not known (the service reaches `limit`), or a compatible
     /// mode's pack or weighted level breaks ties by eligible nodes counted only up to the
@@ -69,7 +69,7 @@ pub struct TaskCapacity {
 /// what the engine does: one engine call of `limit` tasks gives the total and every branch's
 /// capacity, then the batch sizes are bisected on counts alone with the engine's split rules
 /// ([`TaskMethod::Arithmetic`]), or, where counts alone do not decide a batch, with one engine
-/// call per size ([`TaskMethod::Bisection`], the same answer as [`tasks_by_bisection`]). Both
+/// call per size ([`TaskMethod::Bisection`], the same answer as `tasks_by_bisection`). Both
 /// assume that a branch that runs out in a batch also runs out in every larger one (a property
 /// test checks this against asking every batch size in turn) and probe the same sizes.
 ///
@@ -97,6 +97,7 @@ pub fn tasks(
 /// # Errors
 ///
 /// As [`SpreadScheduler::schedule`]: a request the engine refuses.
+#[cfg(feature = "reference")]
 pub fn tasks_by_bisection(
     scheduler: &SpreadScheduler,
     cluster: &Cluster,

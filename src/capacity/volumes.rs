@@ -33,7 +33,7 @@ pub struct VolumeCapacity {
 /// place every replica, or at `limit`. Greedy placement is what "can be placed" means for this
 /// engine: it has no global packing, and an operator adding volumes gets exactly this sequence.
 ///
-/// The answer is always [`volumes_stepwise`]'s (one engine call per volume), in every field:
+/// The answer is always `volumes_stepwise`'s (one engine call per volume), in every field:
 /// the count, the per-host and per-disk replicas, the stop message and the resulting cluster
 /// (the same events in the same order). It is computed without an engine call per volume: the
 /// volume's preparation is made once, and each volume then re-judges only the disks its
@@ -41,7 +41,7 @@ pub struct VolumeCapacity {
 /// anti-affinity, the disk choice with its tie-breaks) over a tree of per-host summaries. The
 /// volume that stops the count is scheduled by the engine itself, which gives its message.
 ///
-/// The count falls back to [`volumes_stepwise`] (same answer, its cost) for what it does not
+/// The count falls back to `volumes_stepwise` (same answer, its cost) for what it does not
 /// reproduce: a scheduler with the caller's hooks
 /// ([`ReplicaScheduler::builder`](crate::replica::ReplicaScheduler::builder) filters, weighers,
 /// disk filters, disk weighers or levels: they may read anything, the replica lists included),
@@ -91,6 +91,7 @@ pub fn volumes(
 /// # Errors
 ///
 /// As [`volumes`].
+#[cfg(feature = "reference")]
 pub fn volumes_stepwise(
     scheduler: &ReplicaScheduler,
     cluster: &Cluster,

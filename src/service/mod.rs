@@ -23,7 +23,7 @@
 //!
 //! | path | when it runs | pinned by |
 //! |---|---|---|
-//! | general: the filter chain over every schedulable host, chunk by chunk, the soft affinity, the smallest [`RankKey`] ([`best_host`]), the caller's weighers among the hosts of that key | every new placement | `ranking_follows_the_lexicographic_model` and, with a caller weigher, `caller_weighers_break_only_ties_of_the_lexicographic_model` (`tests/properties/service_properties.rs`), against a model that recomputes every host's counts for every instance |
+//! | general: the filter chain over every schedulable host, chunk by chunk, the soft affinity, the smallest [`RankKey`] (`best_host`), the caller's weighers among the hosts of that key | every new placement | `ranking_follows_the_lexicographic_model` and, with a caller weigher, `caller_weighers_break_only_ties_of_the_lexicographic_model` (`tests/properties/service_properties.rs`), against a model that recomputes every host's counts for every instance |
 //! | the one-host scan: the same chain over one host's lane, whatever its state | the sticky check of an assigned instance, a rebalance move's destination | `one_host_scan_matches_the_full_scan_on_that_host` (`src/service/scheduler.rs`) |
 //! | the same order as four weigher tiers of the core [`Scheduler`](crate::Scheduler) ([`ranking_tiers`]) | a caller who ranks with the core scheduler | `foundation_tiers_rank_like_the_model` (`tests/properties/service_properties.rs`) |
 //!
@@ -298,7 +298,7 @@ pub use filters::{
     ContainerLimitsFilter, DeviceFilter, HostLabelsFilter, IngressFilter, InstanceCountFilter, PreferredAffinity,
     VolumesFilter,
 };
-pub use rank::{best_host, ranking_tiers, RankKey, RankLevel, RankLevelWeigher};
+pub use rank::{ranking_tiers, RankKey, RankLevel, RankLevelWeigher};
 pub use request::ServiceRequest;
 pub use scheduler::{Decision, Move, ServiceOutcome, ServiceScheduler, ServiceSchedulerBuilder, Unschedulable};
 pub use site::{

@@ -50,7 +50,7 @@ impl RankKey {
 /// The best of `candidates` for the service `group`: the smallest [`RankKey`], ties to the
 /// lowest [`HostId`]. `None` when there is no candidate. Computes in O(candidates × instances
 /// per host).
-pub fn best_host(cluster: &Cluster, group: &str, candidates: &[HostId]) -> Option<(HostId, RankKey)> {
+pub(crate) fn best_host(cluster: &Cluster, group: &str, candidates: &[HostId]) -> Option<(HostId, RankKey)> {
     let g = cluster.symbols().get(group);
     candidates.iter().filter_map(|&h| cluster.host(h).map(|host| (RankKey::of(host, g), h))).min().map(|(k, h)| (h, k))
 }
