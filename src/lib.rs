@@ -87,6 +87,7 @@
 //! | [`weigh`] | the [`Weigher`] trait, [`normalize`] and the core's built-in, [`weigh::builtin`] |
 //! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
 //! | [`explain`] | [`Explanation`] and its parts |
+//! | [`hooks`] | [`hooks::Hooks`]: the caller's filters and tiers of weighers as every engine's builder collects and validates them |
 //! | [`nova`] | OpenStack Nova's filter scheduler: its filters and weighers by class name, its request parts and languages, configuration by name, the reference tool's scenarios |
 //! | [`replica`] | the Longhorn-style replica scheduler: node/zone then disk stage, anti-affinity tiers, space formulas, disk choice, failed-replica reuse, locality and auto-balance plans, the caller's node and disk hooks and extra levels, [`replica::ReplicaScratch`] |
 //! | [`spread`] | SwarmKit-style placement preferences: spread, pack and weighted levels, hard spread limits, SwarmKit's filter pipeline |
@@ -107,6 +108,7 @@ pub mod error;
 pub mod explain;
 pub mod expr;
 pub mod filter;
+pub mod hooks;
 pub mod id;
 mod json;
 pub mod nova;
