@@ -180,6 +180,12 @@ impl<'a> HostStateView<'a> {
         self.counter("hypervisor_version")
     }
 
+    /// Attribute `free_pci_devices`, the free devices of the host's PCI device pools; 0 when
+    /// unset (the model has no PCI devices otherwise).
+    pub fn free_pci_devices(&self) -> f64 {
+        self.counter("free_pci_devices")
+    }
+
     /// Whether the host reports any metric.
     pub fn has_metrics(&self) -> bool {
         !self.host.metrics.is_empty()

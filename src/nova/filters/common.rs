@@ -58,6 +58,7 @@ pub const NOVA_HOST_ATTRIBUTES: &[AttributeKey] = &[
     ("cpu_info", AttributeType::Any),
     ("failed_builds", AttributeType::Number),
     ("forced_down", AttributeType::Bool),
+    ("free_pci_devices", AttributeType::Number),
     ("host_ip", AttributeType::String),
     ("hypervisor_hostname", AttributeType::String),
     ("hypervisor_type", AttributeType::String),
