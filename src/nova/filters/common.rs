@@ -63,6 +63,7 @@ pub const NOVA_HOST_ATTRIBUTES: &[AttributeKey] = &[
     ("hypervisor_hostname", AttributeType::String),
     ("hypervisor_type", AttributeType::String),
     ("hypervisor_version", AttributeType::Number),
+    ("metrics_without_value", AttributeType::Array),
     ("nodename", AttributeType::String),
     ("num_instances", AttributeType::Number),
     ("num_io_ops", AttributeType::Number),

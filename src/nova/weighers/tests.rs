@@ -400,6 +400,51 @@ fn soft_anti_affinity_counts_only_the_picks_that_are_members() {
     }
 }
 
+/// A host reporting `numa.membw.current` without a value (and `cpu.frequency` with one).
+fn without_value(name: &str, frequency: f64) -> HostSpec {
+    HostSpec::new(name)
+        .metric("cpu.frequency", frequency)
+        .attribute(crate::nova::host_state::METRICS_WITHOUT_VALUE, json!(["numa.membw.current"]))
+}
+
+#[test]
+fn a_metric_without_a_value_fails_the_weigher_that_reads_it_and_no_other() {
+    let c = Cluster::builder()
+        .host(HostSpec::new("a").metric("cpu.frequency", 1000.0).metric("numa.membw.current", 5.0))
+        .host(without_value("b", 2000.0))
+        .build()
+        .unwrap();
+    // Nova raises reading the value, whether or not metrics are required.
+    for required in [true, false] {
+        let w = MetricsWeigher::new(&["cpu.frequency=1.0", "numa.membw.current=1.0"]).required(required);
+        let err = schedule(&c, one(w, 1.0), Request::new(1)).unwrap_err();
+        assert_eq!(
+            err,
+            ScheduleError::Weigher {
+                weigher: "MetricsWeigher".into(),
+                message: "metric `numa.membw.current` has no value (Nova raises NotImplementedError) on host `b`"
+                    .into()
+            },
+            "required {required}"
+        );
+    }
+    // A setting that does not name it weighs as usual.
+    let p = schedule(&c, one(MetricsWeigher::new(&["cpu.frequency=1.0"]), 1.0), Request::new(1)).unwrap();
+    assert_eq!(weights(&p), [("b", 1.0), ("a", 0.0)]);
+    // Not required: a host whose sum already ended at a missing metric never reads it.
+    let c = Cluster::builder()
+        .host(HostSpec::new("a").metric("cpu.frequency", 1000.0).metric("numa.membw.current", 5.0))
+        .host(
+            HostSpec::new("b").attribute(crate::nova::host_state::METRICS_WITHOUT_VALUE, json!(["numa.membw.current"])),
+        )
+        .build()
+        .unwrap();
+    let w = MetricsWeigher::new(&["cpu.frequency=1.0", "numa.membw.current=1.0"]).required(false);
+    let p = schedule(&c, one(w, 1.0), Request::new(1)).unwrap();
+    assert_eq!(weights(&p), [("a", 1.0), ("b", 0.0)]);
+    assert_eq!(ranked(&p, "b").terms[0].raw, -10000.0);
+}
+
 fn free_pci(name: &str, devices: f64) -> HostSpec {
     HostSpec::new(name).attribute("free_pci_devices", json!(devices))
 }
