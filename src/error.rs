@@ -119,6 +119,15 @@ pub enum BuildError {
         /// What is wrong.
         message: String,
     },
+    /// A configuration asks a filter or weigher for behaviour the model does not express, such
+    /// as `ImagePropertiesWeigher` with a non-zero multiplier (it reads the cell database).
+    #[error("{name}: {part} is not modelled")]
+    NotModelled {
+        /// The filter or weigher.
+        name: String,
+        /// What it would need, naming the option.
+        part: String,
+    },
 }
 
 impl BuildError {
@@ -212,5 +221,15 @@ pub enum ScheduleError {
         weigher: String,
         /// What went wrong.
         message: String,
+    },
+    /// The request has a part the model does not express (a NUMA topology, a PCI request) and a
+    /// filter or weigher that would judge it runs: it is refused rather than passed silently.
+    #[error("`{by}` cannot judge the request: {part} is not modelled")]
+    NotModelled {
+        /// The filter or weigher that would judge the part.
+        by: String,
+        /// The part, naming what asks for it (such as ``a NUMA topology (flavor extra spec
+        /// `hw:numa_nodes`)``).
+        part: String,
     },
 }

@@ -23,11 +23,15 @@
 //! [`BuildError::Config`] that lists the known ones, and so is a value below the lower bound
 //! Nova declares for its option: `host_subset_size` and `max_instances_per_host` at least 1,
 //! `max_io_ops_per_host` at least 0, `soft_affinity_weight_multiplier`,
-//! `soft_anti_affinity_weight_multiplier` and `pci_weight_multiplier` at least 0. Names are the filter scheduler's class names;
-//! old names are accepted as aliases (`RamWeigher` for `RAMWeigher`).
+//! `soft_anti_affinity_weight_multiplier` and `pci_weight_multiplier` at least 0. A non-zero
+//! `image_props_weight_multiplier` is a [`BuildError::NotModelled`]: ImagePropertiesWeigher then
+//! reads the cell database. Names are the filter scheduler's class names: every filter and
+//! weigher Nova 34 ships ([`ALL_FILTERS`], [`ALL_WEIGHERS`]) and the filters it removed; old
+//! names are accepted as aliases (`RamWeigher` for `RAMWeigher`).
 
 use crate::error::BuildError;
 use crate::nova::filters::is_architecture;
+use crate::nova::weighers::ImagePropertiesWeigher;
 use crate::schedule::{Scheduler, SchedulerBuilder, Ties};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -73,6 +77,53 @@ pub struct Options {
     /// `[metrics] weight_of_unavailable`.
     pub metrics_weight_of_unavailable: f64,
 }
+
+/// The 22 filter classes Nova 34 ships (`nova.scheduler.filters.all_filters`), by name; each
+/// builds under its name. The registry knows more: the filters Nova removed.
+pub const ALL_FILTERS: &[&str] = &[
+    "AggregateImagePropertiesIsolation",
+    "AggregateInstanceExtraSpecsFilter",
+    "AggregateIoOpsFilter",
+    "AggregateMultiTenancyIsolation",
+    "AggregateNumInstancesFilter",
+    "AggregateTypeAffinityFilter",
+    "AllHostsFilter",
+    "ComputeCapabilitiesFilter",
+    "ComputeFilter",
+    "DifferentHostFilter",
+    "ImagePropertiesFilter",
+    "IoOpsFilter",
+    "IsolatedHostsFilter",
+    "JsonFilter",
+    "MetricsFilter",
+    "NUMATopologyFilter",
+    "NumInstancesFilter",
+    "PciPassthroughFilter",
+    "SameHostFilter",
+    "ServerGroupAffinityFilter",
+    "ServerGroupAntiAffinityFilter",
+    "SimpleCIDRAffinityFilter",
+];
+
+/// The 13 weigher classes Nova 34 ships (`nova.scheduler.weights.all_weighers`, the default of
+/// `weight_classes`), by name; each builds under its name. Nova orders that default by a
+/// directory walk, and weights are float sums, so a configuration lists its weighers in order
+/// rather than naming `all_weighers`.
+pub const ALL_WEIGHERS: &[&str] = &[
+    "BuildFailureWeigher",
+    "CPUWeigher",
+    "CrossCellWeigher",
+    "DiskWeigher",
+    "HypervisorVersionWeigher",
+    "ImagePropertiesWeigher",
+    "IoOpsWeigher",
+    "MetricsWeigher",
+    "NumInstancesWeigher",
+    "PCIWeigher",
+    "RAMWeigher",
+    "ServerGroupSoftAffinityWeigher",
+    "ServerGroupSoftAntiAffinityWeigher",
+];
 
 /// The `*_weight_multiplier` options and their defaults.
 pub const MULTIPLIER_DEFAULTS: &[(&str, f64)] = &[
@@ -321,10 +372,8 @@ impl SchedulerConfig {
                 if NON_NEGATIVE_MULTIPLIERS.contains(&k) {
                     at_least(key, m, 0.0)?;
                 }
-                if k == "image_props_weight_multiplier" && m != 0.0 {
-                    return Err(config_error(
-                        "ImagePropertiesWeigher with a non-zero multiplier reads the cell database; not supported",
-                    ));
+                if k == ImagePropertiesWeigher::OPTION {
+                    ImagePropertiesWeigher::check_multiplier(m)?;
                 }
                 o.multipliers.insert(k.to_owned(), m);
             }
@@ -513,13 +562,14 @@ mod registry {
         AggregateIoOpsFilter, AggregateMultiTenancyIsolation, AggregateNumInstancesFilter, AggregateRamFilter,
         AggregateTypeAffinityFilter, AllHostsFilter, ComputeCapabilitiesFilter, CoreFilter, DifferentHostFilter,
         DiskFilter, GroupAffinityFilter, GroupAntiAffinityFilter, ImagePropertiesFilter, IoOpsFilter,
-        IsolatedHostsFilter, JsonFilter, MetricsFilter, NumInstancesFilter, RamFilter, RetryFilter, SameHostFilter,
-        ServerGroupAffinityFilter, ServerGroupAntiAffinityFilter, SimpleCIDRAffinityFilter, TrustedFilter,
-        TypeAffinityFilter,
+        IsolatedHostsFilter, JsonFilter, MetricsFilter, NUMATopologyFilter, NumInstancesFilter, PciPassthroughFilter,
+        RamFilter, RetryFilter, SameHostFilter, ServerGroupAffinityFilter, ServerGroupAntiAffinityFilter,
+        SimpleCIDRAffinityFilter, TrustedFilter, TypeAffinityFilter,
     };
     use crate::nova::weighers::{
-        BuildFailureWeigher, CpuWeigher, DiskWeigher, HypervisorVersionWeigher, IoOpsWeigher, MetricsWeigher,
-        NumInstancesWeigher, RamWeigher, ServerGroupSoftAffinityWeigher, ServerGroupSoftAntiAffinityWeigher,
+        BuildFailureWeigher, CpuWeigher, CrossCellWeigher, DiskWeigher, HypervisorVersionWeigher,
+        ImagePropertiesWeigher, IoOpsWeigher, MetricsWeigher, NumInstancesWeigher, PCIWeigher, RamWeigher,
+        ServerGroupSoftAffinityWeigher, ServerGroupSoftAntiAffinityWeigher,
     };
     use crate::weigh::builtin::FreeResourceWeigher;
     use crate::weigh::Weigher;
@@ -591,6 +641,8 @@ mod registry {
                 Box::new(AggregateNumInstancesFilter::new().max_instances_per_host(o.max_instances_per_host))
             }),
             ("MetricsFilter", None, |o| Box::new(MetricsFilter::new().weight_setting(&o.metrics_weight_setting))),
+            ("NUMATopologyFilter", None, |_| Box::new(NUMATopologyFilter)),
+            ("PciPassthroughFilter", None, |_| Box::new(PciPassthroughFilter)),
             ("ResourceFilter", None, |_| Box::new(ResourceFilter::new().named("ResourceFilter"))),
             ("LabelSelectorFilter", None, |_| Box::new(LabelSelectorFilter.named("LabelSelectorFilter"))),
         ]
@@ -626,6 +678,11 @@ mod registry {
             }),
             ("ServerGroupSoftAntiAffinityWeigher", None, |o| {
                 (Box::new(ServerGroupSoftAntiAffinityWeigher), o.multiplier(ServerGroupSoftAntiAffinityWeigher::OPTION))
+            }),
+            ("PCIWeigher", None, |o| (Box::new(PCIWeigher), o.multiplier(PCIWeigher::OPTION))),
+            ("CrossCellWeigher", None, |o| (Box::new(CrossCellWeigher), o.multiplier(CrossCellWeigher::OPTION))),
+            ("ImagePropertiesWeigher", None, |o| {
+                (Box::new(ImagePropertiesWeigher), o.multiplier(ImagePropertiesWeigher::OPTION))
             }),
             ("FreeRamWeigher", None, |o| (Box::new(FreeResourceWeigher::ram()), o.multiplier("ram_weight_multiplier"))),
             ("FreeCpuWeigher", None, |o| (Box::new(FreeResourceWeigher::cpu()), o.multiplier("cpu_weight_multiplier"))),
@@ -838,5 +895,87 @@ mod max_count_tests {
             let err = arch(bad).unwrap_err().to_string();
             assert!(err.contains("must be an architecture name as Nova spells it"), "{bad}: {err}");
         }
+    }
+}
+
+#[cfg(test)]
+mod nova_34_tests {
+    use super::*;
+    use crate::error::ScheduleError;
+    use crate::nova::request::{Flavor, VmSpec};
+    use crate::request::Request;
+    use crate::snapshot::{Cluster, HostSpec};
+
+    #[test]
+    fn every_filter_and_weigher_nova_34_ships_builds_under_its_class_name() {
+        let filters = ALL_FILTERS.join(",");
+        let c = SchedulerConfig::from_json(&format!(r#"{{"enabled_filters": "{filters}", "weighers": []}}"#)).unwrap();
+        let s = c.build().unwrap();
+        assert_eq!(s.filters().map(|f| f.name().to_owned()).collect::<Vec<_>>(), ALL_FILTERS);
+        let options = Options::default();
+        for name in ALL_WEIGHERS {
+            assert_eq!(registry::weigher(name, &options).unwrap().0.name(), *name);
+            let dotted = format!("nova.scheduler.weights.x.{name}");
+            assert_eq!(registry::weigher(&dotted, &options).unwrap().0.name(), *name);
+        }
+        assert_eq!((ALL_FILTERS.len(), ALL_WEIGHERS.len()), (22, 13));
+        // The three weighers take their options' defaults, and the options are set by name.
+        for (name, option, default) in [
+            ("PCIWeigher", "pci_weight_multiplier", 1.0),
+            ("CrossCellWeigher", "cross_cell_move_weight_multiplier", 1e6),
+            ("ImagePropertiesWeigher", "image_props_weight_multiplier", 0.0),
+        ] {
+            assert_eq!(registry::weigher(name, &options).unwrap().1, default, "{name}");
+            let json = format!(r#"{{"multipliers": {{"{option}": 0.0}}}}"#);
+            let set = SchedulerConfig::from_json(&json).unwrap();
+            assert_eq!(registry::weigher(name, &set.options).unwrap().1, 0.0, "{name}");
+        }
+        let c = SchedulerConfig::from_json(r#"{"cross_cell_move_weight_multiplier": -2.5}"#).unwrap();
+        assert_eq!(registry::weigher("CrossCellWeigher", &c.options).unwrap().1, -2.5);
+    }
+
+    #[test]
+    fn a_non_zero_image_properties_multiplier_is_not_modelled() {
+        for json in [
+            r#"{"image_props_weight_multiplier": 1.0}"#,
+            r#"{"filter_scheduler": {"image_props_weight_multiplier": -1}}"#,
+            r#"{"multipliers": {"image_props_weight_multiplier": "0.5"}}"#,
+        ] {
+            let err = SchedulerConfig::from_json(json).unwrap_err();
+            assert!(
+                matches!(&err, BuildError::NotModelled { name, part }
+                    if name == "ImagePropertiesWeigher" && part.contains("image_props_weight_multiplier")),
+                "{json}: {err}"
+            );
+        }
+        assert!(SchedulerConfig::from_json(r#"{"image_props_weight_multiplier": 0}"#).is_ok());
+        // `pci_weight_multiplier` has Nova's minimum of 0.
+        assert!(SchedulerConfig::from_json(r#"{"pci_weight_multiplier": -1}"#).is_err());
+    }
+
+    #[test]
+    fn numa_and_pci_filters_pass_plain_requests_and_refuse_what_is_not_modelled() {
+        let cluster = Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).build().unwrap();
+        let c = SchedulerConfig::from_json(
+            r#"{"enabled_filters": "NUMATopologyFilter,PciPassthroughFilter",
+                "weighers": ["PCIWeigher", "CrossCellWeigher", "ImagePropertiesWeigher"]}"#,
+        )
+        .unwrap();
+        let s = c.build().unwrap();
+        let p = s.schedule(&cluster, &Request::new(2)).unwrap();
+        assert_eq!(p.selections.len(), 2);
+        let vm = |key: &str, value: &str| {
+            let flavor = Flavor::new("m1", 1024.0, 1.0, 10.0).extra_spec(key, value);
+            Request::new(1).vm(VmSpec { flavor: Some(flavor), ..VmSpec::default() })
+        };
+        let err = s.schedule(&cluster, &vm("hw:cpu_policy", "dedicated")).unwrap_err();
+        assert!(matches!(&err, ScheduleError::NotModelled { by, .. } if by == "NUMATopologyFilter"), "{err}");
+        let err = s.schedule(&cluster, &vm("pci_passthrough:alias", "gpu:1")).unwrap_err();
+        assert!(matches!(&err, ScheduleError::NotModelled { by, .. } if by == "PciPassthroughFilter"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "`PciPassthroughFilter` cannot judge the request: a PCI request (flavor extra spec \
+             `pci_passthrough:alias`) is not modelled"
+        );
     }
 }

@@ -6,6 +6,20 @@ use crate::request::Cx;
 use crate::snapshot::Host;
 use serde_json::Value;
 
+/// The host attribute that lists, as an array of names, the metrics the host reports without a
+/// scalar value (Nova's NUMA memory-bandwidth metrics may carry per-node values instead). Nova
+/// counts such a metric as reported (MetricsFilter) and raises when a weigher reads its value
+/// (MetricsWeigher).
+pub const METRICS_WITHOUT_VALUE: &str = "metrics_without_value";
+
+/// Whether `host` reports metric `name` without a value ([`METRICS_WITHOUT_VALUE`]). Computes in
+/// O(metrics without value of the host).
+pub fn reports_without_value(host: &Host, name: &str) -> bool {
+    host.attribute(METRICS_WITHOUT_VALUE)
+        .and_then(Value::as_array)
+        .is_some_and(|names| names.iter().any(|n| n.as_str() == Some(name)))
+}
+
 /// Attribute names the view derives from resources, state and consumption (the rest come from
 /// [`Host::attributes`]).
 pub const DERIVED_ATTRIBUTES: &[&str] = &[
@@ -180,9 +194,16 @@ impl<'a> HostStateView<'a> {
         self.counter("hypervisor_version")
     }
 
-    /// Whether the host reports any metric.
+    /// Attribute `free_pci_devices`, the free devices of the host's PCI device pools; 0 when
+    /// unset (the model has no PCI devices otherwise).
+    pub fn free_pci_devices(&self) -> f64 {
+        self.counter("free_pci_devices")
+    }
+
+    /// Whether the host reports any metric, with a value or without ([`METRICS_WITHOUT_VALUE`]).
     pub fn has_metrics(&self) -> bool {
         !self.host.metrics.is_empty()
+            || self.host.attribute(METRICS_WITHOUT_VALUE).and_then(Value::as_array).is_some_and(|m| !m.is_empty())
     }
 
     /// The metric `name`.

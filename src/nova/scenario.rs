@@ -17,7 +17,7 @@
 //! | `availability_zone` | membership of aggregate `az:<zone>` with metadata `availability_zone` |
 //! | `aggregates` | memberships |
 //! | `instances` | running instances (ids only), on the node that lists them; the group and affinity rules read the service host's list ([`Cluster::service_instances`]) |
-//! | `metrics` | metrics, truncated to integers (`cpu.*percent` × 100 first) |
+//! | `metrics` | metrics, truncated to integers (`cpu.*percent` × 100 first); a list entry without `value` (a NUMA memory-bandwidth metric with `numa_membw_values`) goes by name to attribute [`METRICS_WITHOUT_VALUE`] |
 //! | everything else (`hypervisor_type`, `hypervisor_version`, `cpu_info`, `supported_instances`, `host_ip`, `stats`, counters, `nodename`) | host attributes; `cpu_info` as a JSON string; `stats` with the counters added as strings (`num_instances`, `io_workload`, `failed_builds`), and a counter the record does not give read from `stats` with Python's `int()`, as Nova's host state reads it; a `host_ip` that is no IPv4 or IPv6 address is an error, as in Nova's compute node record |
 //!
 //! The request's `scheduler_hints` become [`VmSpec::hints`] as the tool hands them to the
@@ -50,6 +50,7 @@ use crate::explain::Explanation;
 use crate::id::InputSet;
 use crate::nova::config::SchedulerConfig;
 use crate::nova::filters::{check_image_properties, check_supported_instance, nova_attribute_warnings};
+use crate::nova::host_state::METRICS_WITHOUT_VALUE;
 use crate::nova::pyvalue::parse_py_int;
 use crate::nova::request::{Flavor, Image, ServerGroup, VmSpec};
 use crate::request::Request;
@@ -508,8 +509,12 @@ impl Scenario {
             }
             host = host.attribute("supported_instances", json!(si));
         }
-        for (name, value) in metric_values(&h.name, h.metrics.as_ref())? {
+        let metrics = metric_values(&h.name, h.metrics.as_ref())?;
+        for (name, value) in metrics.valued {
             host = host.metric(name, value);
+        }
+        if !metrics.without_value.is_empty() {
+            host = host.attribute(METRICS_WITHOUT_VALUE, json!(metrics.without_value));
         }
         for id in &h.instances {
             host = host.instance(InstanceSpec::new(id.clone()));
@@ -755,9 +760,51 @@ impl Scenario {
     }
 }
 
+/// A host entry's metrics, read by [`metric_values`].
+#[derive(Debug)]
+struct HostMetrics {
+    /// `(name, value)` for the metrics given with a value.
+    valued: Vec<(String, f64)>,
+    /// The names of the metrics given without one.
+    without_value: Vec<String>,
+}
+
 /// Metric values as the filter scheduler stores them: integers, truncated toward zero, with the
-/// `cpu.*percent` metrics multiplied by 100 first. Unknown names are an error.
-fn metric_values(host: &str, metrics: Option<&Value>) -> Result<Vec<(String, f64)>, BuildError> {
+/// `cpu.*percent` metrics multiplied by 100 first; then the names of the metrics given without a
+/// scalar value (a list entry without `value`, whose optional `numa_membw_values` must map to
+/// what Python's `int()` reads, as Nova's `MonitorMetric` demands). Unknown names are an error.
+fn metric_values(host: &str, metrics: Option<&Value>) -> Result<HostMetrics, BuildError> {
+    let error = |message: String| BuildError::Config { message: format!("host `{host}`: {message}") };
+    let mut without_value = Vec::new();
+    if let Some(Value::Array(list)) = metrics {
+        for m in list.iter().filter(|m| m.get("value").is_none()) {
+            let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
+            if !KNOWN_METRICS.contains(&name) {
+                return Err(error(format!("unknown metric `{name}`; known: {}", KNOWN_METRICS.join(", "))));
+            }
+            match m.get("numa_membw_values") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(values)) => {
+                    for (node, v) in values {
+                        let int = match v {
+                            Value::Number(_) | Value::Bool(_) => true,
+                            Value::String(text) => parse_py_int(text).is_some(),
+                            _ => false,
+                        };
+                        if !int {
+                            return Err(error(format!(
+                                "metric `{name}`: numa_membw_values `{node}` is {v}, not a whole number"
+                            )));
+                        }
+                    }
+                }
+                Some(other) => {
+                    return Err(error(format!("metric `{name}`: numa_membw_values must be an object, not {other}")))
+                }
+            }
+            without_value.push(name.to_owned());
+        }
+    }
     let entries: Vec<(String, f64)> = match metrics {
         // The tool reads `metrics or {}`: every value Python counts as false is no metric.
         None | Some(Value::Null) | Some(Value::Bool(false)) => Vec::new(),
@@ -766,6 +813,7 @@ fn metric_values(host: &str, metrics: Option<&Value>) -> Result<Vec<(String, f64
         Some(Value::Object(map)) => map.iter().map(|(k, v)| (k.clone(), v.as_f64().unwrap_or(f64::NAN))).collect(),
         Some(Value::Array(list)) => list
             .iter()
+            .filter(|m| m.get("value").is_some())
             .map(|m| {
                 (
                     m.get("name").and_then(Value::as_str).unwrap_or_default().to_owned(),
@@ -788,7 +836,8 @@ fn metric_values(host: &str, metrics: Option<&Value>) -> Result<Vec<(String, f64
             let scaled = if name.starts_with("cpu.") && name.ends_with("percent") { value * 100.0 } else { value };
             Ok((name, scaled.trunc()))
         })
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(|valued| HostMetrics { valued, without_value })
 }
 
 #[cfg(test)]
@@ -1058,5 +1107,36 @@ mod tests {
         let out = s.output(&placement);
         assert_eq!(out["selections"][0], "b");
         assert_eq!(out["selected_nodes"][0], "b-node");
+    }
+
+    /// Issue 42: a metric reported without a scalar `value` (Nova's NUMA memory-bandwidth
+    /// metrics carry per-node values instead) made the whole scenario refused; Nova accepts it.
+    #[test]
+    fn a_metric_without_a_value_is_accepted_by_name() {
+        let metrics = |value: &str| {
+            let given = r#""metrics": {"cpu.percent": 12.34, "cpu.frequency": 2400.9}"#;
+            Scenario::from_json(&SMALL.replace(given, &format!(r#""metrics": {value}"#)))
+        };
+        let s = metrics(
+            r#"[{"name": "cpu.frequency", "value": 2400},
+                {"name": "numa.membw.current", "numa_membw_values": {"0": 10, "1": "20", "2": 1.5}},
+                {"name": "numa.membw.max"}]"#,
+        )
+        .unwrap();
+        let a = s.cluster.host(s.cluster.host_id("a").unwrap()).unwrap();
+        assert_eq!(a.attribute(METRICS_WITHOUT_VALUE), Some(&json!(["numa.membw.current", "numa.membw.max"])));
+        assert_eq!(a.metrics.len(), 1, "only the metric with a value is a number");
+        assert!(crate::nova::host_state::reports_without_value(a, "numa.membw.max"));
+        // What Nova refuses stays refused: an unknown name, a null value, per-node values that
+        // are not whole numbers or not a map.
+        for (bad, expected) in [
+            (r#"[{"name": "numa.membw.min"}]"#, "unknown metric `numa.membw.min`"),
+            (r#"[{"name": "numa.membw.max", "value": null}]"#, "not finite"),
+            (r#"[{"name": "numa.membw.max", "numa_membw_values": {"0": "x"}}]"#, "`0` is \"x\", not a whole number"),
+            (r#"[{"name": "numa.membw.max", "numa_membw_values": [1]}]"#, "must be an object, not [1]"),
+        ] {
+            let err = metrics(bad).unwrap_err().to_string();
+            assert!(err.contains(expected), "{bad}: {err}");
+        }
     }
 }

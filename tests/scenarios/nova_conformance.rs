@@ -11,7 +11,10 @@
 //!
 //! The scenarios come from three generators in `tests/data/nova/`: `make_scenarios.py` (small
 //! scenarios, one rule each), `random_scenarios.py` (`random_<seed>.scenario.json`: seeded
-//! scenarios drawn from everything the tool's format allows, so that rules interact) and
+//! scenarios drawn from everything the tool's format allows, so that rules interact; with
+//! `--nova34`, `random34_<seed>.scenario.json`: the same draws with NUMATopologyFilter,
+//! PciPassthroughFilter, PCIWeigher, CrossCellWeigher, ImagePropertiesWeigher and metrics
+//! without a value added) and
 //! `drawn_scenarios.sh` (`drawn_<hash>.scenario.json`: the `nova_drawn` fuzz target's draws
 //! within Nova's scope, from its coverage-chosen corpus and from pseudo-random bytes; every
 //! filter and weigher Nova 34 knows, hosts with several nodes, aggregates with overrides,

@@ -3,13 +3,17 @@
 use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::{HostId, Symbol};
+use crate::nova::host_state::reports_without_value;
 use crate::nova::weight_setting::{parse_weight_setting, parse_weight_setting_str, SettingProblem};
 use crate::request::{Cx, Prepared};
 
 /// Nova's `MetricsFilter`: a host passes when it reports every metric named in
 /// `[metrics] weight_setting`. Only well-formed `name=ratio` entries count (see
-/// [`weight_setting`](crate::nova::weight_setting)); with none, every host passes. Runs for every
-/// instance, not on rebuilds. Reason: `metric <name> not reported`.
+/// [`weight_setting`](crate::nova::weight_setting)); with none, every host passes. A metric the
+/// host reports without a value
+/// ([`METRICS_WITHOUT_VALUE`](crate::nova::host_state::METRICS_WITHOUT_VALUE)) counts as
+/// reported, as in Nova. Runs for every instance, not on rebuilds. Reason: `metric <name> not
+/// reported`.
 ///
 /// ```
 /// use placewise::nova::filters::MetricsFilter;
@@ -75,7 +79,11 @@ impl MetricsFilter {
 
     fn judge(&self, cx: &Cx<'_>, symbols: &Symbols, host: HostId) -> Verdict {
         let h = cx.host(host);
-        match symbols.0.iter().position(|s| s.and_then(|s| h.metric(s)).is_none()) {
+        // A metric without a value counts as reported, as in Nova (looked up only on a miss).
+        let missing = |(s, name): (&Option<Symbol>, &String)| {
+            s.and_then(|s| h.metric(s)).is_none() && !reports_without_value(h, name)
+        };
+        match symbols.0.iter().zip(&self.names).position(missing) {
             Some(i) => Verdict::reject(i as u32),
             None => Verdict::Pass,
         }
@@ -137,5 +145,24 @@ mod tests {
         assert_eq!(run(&f, &c, &r).unwrap(), Vec::<String>::new());
         assert_eq!(run(&MetricsFilter::new(), &c, &r).unwrap().len(), 3);
         assert!(!f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+    }
+
+    #[test]
+    fn a_metric_reported_without_a_value_counts_as_reported() {
+        let without = |names: serde_json::Value| {
+            HostSpec::new("nv").attribute(crate::nova::host_state::METRICS_WITHOUT_VALUE, names)
+        };
+        let c = Cluster::builder()
+            .host(HostSpec::new("valued").metric("numa.membw.current", 3.0))
+            .host(without(serde_json::json!(["numa.membw.current"])))
+            .host(HostSpec::new("none"))
+            .build()
+            .unwrap();
+        let f = MetricsFilter::new().weight_setting(["numa.membw.current=1.0"]);
+        assert_eq!(run(&f, &c, &Request::new(1)).unwrap(), names(&["valued", "nv"]));
+        // Also when no host reports it with a value.
+        let c = Cluster::builder().host(without(serde_json::json!(["numa.membw.max"]))).build().unwrap();
+        let f = MetricsFilter::new().weight_setting(["numa.membw.max=1.0"]);
+        assert_eq!(run(&f, &c, &Request::new(1)).unwrap(), names(&["nv"]));
     }
 }

@@ -3,6 +3,7 @@
 use super::aggregate_multiplier;
 use crate::error::ScheduleError;
 use crate::id::{HostId, Symbol};
+use crate::nova::host_state::reports_without_value;
 use crate::nova::weight_setting::{parse_weight_setting, SettingProblem};
 use crate::request::{Cx, Prepared};
 use crate::weigh::{Bounds, Extension, Weigher};
@@ -186,19 +187,37 @@ impl Weigher for MetricsWeigher {
 }
 
 impl Extension for MetricsWeigher {
-    /// With `required`, fails on the first candidate (in candidate order) that lacks a metric of
-    /// the setting, naming both. Computes in O(candidates × entries).
+    /// Fails on the first candidate (in candidate order) whose value Nova cannot compute, naming
+    /// the metric and the host: with `required`, one that lacks a metric of the setting (Nova
+    /// raises `ComputeHostMetricNotFound`); in either mode, one that reports a metric of the
+    /// setting without a value ([`METRICS_WITHOUT_VALUE`](crate::nova::host_state::METRICS_WITHOUT_VALUE);
+    /// Nova raises `NotImplementedError` reading it) before a missing metric ends its sum.
+    /// Computes in O(candidates × entries).
     fn validate(&self, cx: &Cx<'_>, hosts: &[HostId]) -> Result<(), ScheduleError> {
-        if !self.required {
-            return Ok(());
-        }
+        let fail = |host: HostId, message: String| {
+            Err(ScheduleError::Weigher {
+                weigher: Self::NAME.to_owned(),
+                message: format!("{message} on host `{}`", cx.host(host).name),
+            })
+        };
         for &host in hosts {
-            for (i, (name, _)) in self.setting.iter().enumerate() {
-                if self.metric(cx, host, i).is_none() {
-                    return Err(ScheduleError::Weigher {
-                        weigher: Self::NAME.to_owned(),
-                        message: format!("metric `{name}` not found on host `{}`", cx.host(host).name),
-                    });
+            // Computed only when a metric is missing.
+            let mut multiplier = None;
+            for (i, (name, ratio)) in self.setting.iter().enumerate() {
+                if self.metric(cx, host, i).is_some() {
+                    continue;
+                }
+                if reports_without_value(cx.host(host), name) {
+                    return fail(host, format!("metric `{name}` has no value (Nova raises NotImplementedError)"));
+                }
+                if self.required {
+                    return fail(host, format!("metric `{name}` not found"));
+                }
+                let m = *multiplier
+                    .get_or_insert_with(|| aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, self.weight_multiplier));
+                if ratio * m != 0.0 {
+                    // The host's raw value is `weight_of_unavailable`: Nova reads no further.
+                    break;
                 }
             }
         }

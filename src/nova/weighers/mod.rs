@@ -12,10 +12,14 @@
 //! | [`MetricsWeigher`] | Σ metric × ratio over `weight_setting` | `[metrics] weight_multiplier` (1.0) | min–max |
 //! | [`ServerGroupSoftAffinityWeigher`] | group members on the host (`soft-affinity`) | `soft_affinity_weight_multiplier` (1.0) | min–max |
 //! | [`ServerGroupSoftAntiAffinityWeigher`] | minus that count (`soft-anti-affinity`) | `soft_anti_affinity_weight_multiplier` (1.0) | min–max |
+//! | [`PCIWeigher`] | `100 − min(free PCI devices, 99)`, 0 devices unless the host says | `pci_weight_multiplier` (1.0, min 0) | min–max |
+//! | [`CrossCellWeigher`] | 0: the model has one cell and no cross-cell moves | `cross_cell_move_weight_multiplier` (1e6) | min–max |
+//! | [`ImagePropertiesWeigher`] | 0: its multiplier must be 0 (a non-zero one is not modelled) | `image_props_weight_multiplier` (0.0) | min–max |
 //!
-//! Each exposes its class name, option and default as constants (`RamWeigher::OPTION`,
-//! `RamWeigher::DEFAULT_MULTIPLIER` …); the scheduler takes the configured multiplier
-//! (`builder.weigher(RamWeigher, 1.0)`). Every one of them overrides the multiplier per host with
+//! These are the thirteen of Nova 34's `all_weighers`. Each exposes its class name, option and
+//! default as constants (`RamWeigher::OPTION`, `RamWeigher::DEFAULT_MULTIPLIER` …); the scheduler
+//! takes the configured multiplier (`builder.weigher(RamWeigher, 1.0)`). Every one of them but
+//! `ImagePropertiesWeigher`, whose raw values are all 0, overrides the multiplier per host with
 //! the smallest value of its key across the host's aggregates ([`aggregate_multiplier`]), and
 //! every one is host-local: its raw value depends only on the host and what earlier instances of
 //! the request consumed there.
@@ -50,11 +54,18 @@ macro_rules! aggregate_extension {
 /// value read from the host-state view, fixed bounds, the per-aggregate multiplier override, and
 /// host locality. Each weigher file declares and documents its type and states what differs.
 macro_rules! nova_weigher {
+    (@min) => {
+        None
+    };
+    (@min $min:expr) => {
+        Some($min)
+    };
     (
         $ty:ident,
         name: $name:literal,
         option: $option:literal,
         default: $default:expr,
+        $(min: $min:expr,)?
         bounds: $bounds:expr,
         raw: |$cx:ident, $host:ident| $raw:expr $(,)?
     ) => {
@@ -71,7 +82,7 @@ macro_rules! nova_weigher {
             pub const DEFAULT_MULTIPLIER: f64 = $default;
             /// The smallest value the option accepts, if it has a minimum (not applied to
             /// aggregate overrides).
-            pub const MIN_MULTIPLIER: Option<f64> = None;
+            pub const MIN_MULTIPLIER: Option<f64> = nova_weigher!(@min $($min)?);
         }
 
         impl $crate::weigh::Weigher for $ty {
@@ -104,11 +115,14 @@ macro_rules! nova_weigher {
 mod aggregate_multiplier;
 mod build_failure;
 mod cpu;
+mod cross_cell;
 mod disk;
 mod hypervisor_version;
+mod image_properties;
 mod io_ops;
 mod metrics;
 mod num_instances;
+mod pci;
 mod ram;
 mod soft_affinity;
 mod soft_anti_affinity;
@@ -118,11 +132,14 @@ mod tests;
 pub use aggregate_multiplier::aggregate_multiplier;
 pub use build_failure::BuildFailureWeigher;
 pub use cpu::CpuWeigher;
+pub use cross_cell::CrossCellWeigher;
 pub use disk::DiskWeigher;
 pub use hypervisor_version::HypervisorVersionWeigher;
+pub use image_properties::ImagePropertiesWeigher;
 pub use io_ops::IoOpsWeigher;
 pub use metrics::MetricsWeigher;
 pub use num_instances::NumInstancesWeigher;
+pub use pci::PCIWeigher;
 pub use ram::RamWeigher;
 pub use soft_affinity::ServerGroupSoftAffinityWeigher;
 pub use soft_anti_affinity::ServerGroupSoftAntiAffinityWeigher;

@@ -399,3 +399,143 @@ fn soft_anti_affinity_counts_only_the_picks_that_are_members() {
         assert_eq!(picks(&p), expected, "members {members:?}");
     }
 }
+
+/// A host reporting `numa.membw.current` without a value (and `cpu.frequency` with one).
+fn without_value(name: &str, frequency: f64) -> HostSpec {
+    HostSpec::new(name)
+        .metric("cpu.frequency", frequency)
+        .attribute(crate::nova::host_state::METRICS_WITHOUT_VALUE, json!(["numa.membw.current"]))
+}
+
+#[test]
+fn a_metric_without_a_value_fails_the_weigher_that_reads_it_and_no_other() {
+    let c = Cluster::builder()
+        .host(HostSpec::new("a").metric("cpu.frequency", 1000.0).metric("numa.membw.current", 5.0))
+        .host(without_value("b", 2000.0))
+        .build()
+        .unwrap();
+    // Nova raises reading the value, whether or not metrics are required.
+    for required in [true, false] {
+        let w = MetricsWeigher::new(&["cpu.frequency=1.0", "numa.membw.current=1.0"]).required(required);
+        let err = schedule(&c, one(w, 1.0), Request::new(1)).unwrap_err();
+        assert_eq!(
+            err,
+            ScheduleError::Weigher {
+                weigher: "MetricsWeigher".into(),
+                message: "metric `numa.membw.current` has no value (Nova raises NotImplementedError) on host `b`"
+                    .into()
+            },
+            "required {required}"
+        );
+    }
+    // A setting that does not name it weighs as usual.
+    let p = schedule(&c, one(MetricsWeigher::new(&["cpu.frequency=1.0"]), 1.0), Request::new(1)).unwrap();
+    assert_eq!(weights(&p), [("b", 1.0), ("a", 0.0)]);
+    // Not required: a host whose sum already ended at a missing metric never reads it.
+    let c = Cluster::builder()
+        .host(HostSpec::new("a").metric("cpu.frequency", 1000.0).metric("numa.membw.current", 5.0))
+        .host(
+            HostSpec::new("b").attribute(crate::nova::host_state::METRICS_WITHOUT_VALUE, json!(["numa.membw.current"])),
+        )
+        .build()
+        .unwrap();
+    let w = MetricsWeigher::new(&["cpu.frequency=1.0", "numa.membw.current=1.0"]).required(false);
+    let p = schedule(&c, one(w, 1.0), Request::new(1)).unwrap();
+    assert_eq!(weights(&p), [("a", 1.0), ("b", 0.0)]);
+    assert_eq!(ranked(&p, "b").terms[0].raw, -10000.0);
+}
+
+fn free_pci(name: &str, devices: f64) -> HostSpec {
+    HostSpec::new(name).attribute("free_pci_devices", json!(devices))
+}
+
+#[test]
+fn pci_weigher_prefers_hosts_with_fewer_free_devices() {
+    // No host has PCI devices: every raw value is 100, every weight 0.
+    let c = Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).build().unwrap();
+    let p = schedule(&c, one(PCIWeigher, PCIWeigher::DEFAULT_MULTIPLIER), Request::new(1)).unwrap();
+    assert_eq!(weights(&p), [("a", 0.0), ("b", 0.0)]);
+    assert_eq!(ranked(&p, "b").terms[0].raw, 100.0);
+    // 100 − min(free, 99): 0 → 100, 10 → 90, 99 and 500 → 1; min–max over [1, 100].
+    let c = Cluster::builder()
+        .host(free_pci("many", 500.0))
+        .host(free_pci("ten", 10.0))
+        .host(HostSpec::new("none"))
+        .host(free_pci("max", 99.0))
+        .build()
+        .unwrap();
+    let p = schedule(&c, one(PCIWeigher, 2.0), Request::new(1)).unwrap();
+    let raw: Vec<f64> = ["many", "ten", "none", "max"].iter().map(|h| ranked(&p, h).terms[0].raw).collect();
+    assert_eq!(raw, [1.0, 90.0, 100.0, 1.0]);
+    assert_eq!(weights(&p), [("none", 2.0), ("ten", 2.0 * (89.0 / 99.0)), ("many", 0.0), ("max", 0.0)]);
+    // The aggregate override applies, as for every weigher.
+    let c = with_aggregates(Cluster::builder().host(HostSpec::new("a").aggregate("neg")), PCIWeigher::AGGREGATE_KEY)
+        .host(free_pci("b", 4.0))
+        .build()
+        .unwrap();
+    let p = schedule(&c, one(PCIWeigher, 1.0), Request::new(1)).unwrap();
+    assert_eq!(weights(&p), [("b", 0.0), ("a", -1.0)]);
+}
+
+#[test]
+fn cross_cell_and_image_properties_weighers_add_zero_with_one_cell_and_multiplier_zero() {
+    let c = with_aggregates(Cluster::builder().host(mem("a", 4096.0, 0.0).aggregate("five")), "x")
+        .host(mem("b", 4096.0, 2048.0))
+        .build()
+        .unwrap();
+    let c2 = with_aggregates(
+        Cluster::builder().host(mem("a", 4096.0, 0.0).aggregate("neg")),
+        CrossCellWeigher::AGGREGATE_KEY,
+    )
+    .host(mem("b", 4096.0, 2048.0))
+    .build()
+    .unwrap();
+    for cluster in [&c, &c2] {
+        let alone = schedule(cluster, one(RamWeigher, 1.0), Request::new(2)).unwrap();
+        let with: Vec<(Box<dyn Weigher>, f64)> = vec![
+            (Box::new(CrossCellWeigher), CrossCellWeigher::DEFAULT_MULTIPLIER),
+            (Box::new(RamWeigher), 1.0),
+            (Box::new(ImagePropertiesWeigher), ImagePropertiesWeigher::DEFAULT_MULTIPLIER),
+        ];
+        let p = schedule(cluster, with, Request::new(2)).unwrap();
+        assert_eq!(picks(&p), picks(&alone));
+        assert_eq!(weights(&p), weights(&alone));
+        for host in ["a", "b"] {
+            let terms = &ranked(&p, host).terms;
+            assert_eq!((terms[0].raw, terms[2].raw), (0.0, 0.0), "{host}");
+        }
+    }
+    assert_eq!(
+        ImagePropertiesWeigher::check_multiplier(-0.5).unwrap_err(),
+        crate::error::BuildError::NotModelled {
+            name: "ImagePropertiesWeigher".into(),
+            part: "`image_props_weight_multiplier` = -0.5 (not 0: the weigher reads the images of the hosts' \
+                   instances from the cell database)"
+                .into()
+        }
+    );
+}
+
+#[test]
+fn the_nova_34_weighers_name_their_options_and_defaults() {
+    assert_eq!(
+        (PCIWeigher.name(), PCIWeigher::OPTION, PCIWeigher::DEFAULT_MULTIPLIER),
+        ("PCIWeigher", "pci_weight_multiplier", 1.0)
+    );
+    assert_eq!(PCIWeigher::MIN_MULTIPLIER, Some(0.0));
+    assert_eq!(
+        (CrossCellWeigher.name(), CrossCellWeigher::OPTION, CrossCellWeigher::DEFAULT_MULTIPLIER),
+        ("CrossCellWeigher", "cross_cell_move_weight_multiplier", 1e6)
+    );
+    assert_eq!(CrossCellWeigher::MIN_MULTIPLIER, None);
+    assert_eq!(
+        (ImagePropertiesWeigher.name(), ImagePropertiesWeigher::OPTION, ImagePropertiesWeigher::DEFAULT_MULTIPLIER),
+        ("ImagePropertiesWeigher", "image_props_weight_multiplier", 0.0)
+    );
+    let all: [Box<dyn Weigher>; 3] =
+        [Box::new(PCIWeigher), Box::new(CrossCellWeigher), Box::new(ImagePropertiesWeigher)];
+    let per_host: Vec<bool> = all.iter().map(|w| w.per_host_multiplier()).collect();
+    // Every raw value of ImagePropertiesWeigher is 0: an override could not change a weight.
+    assert_eq!(per_host, [true, true, false]);
+    assert!(all.iter().all(|w| w.host_local()));
+}

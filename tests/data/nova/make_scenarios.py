@@ -200,6 +200,7 @@ def main():
     fidelity()
     drawn_findings()
     mutated_findings()
+    nova_34(aggs)
 
 
 def plain(name, free_ram_mb, **kw):
@@ -447,6 +448,52 @@ def mutated_findings():
     for name, query in objects.items():
         scenario("json_object_" + name, ["JsonFilter"], hosts=reporting,
                  request={"scheduler_hints": {"query": json.dumps(query)}})
+
+
+def nova_34(aggs):
+    """Issue 42, item 11: the filters and weighers Nova 34 ships that were refused by name, and
+    metrics reported without a scalar value."""
+    # NUMATopologyFilter and PciPassthroughFilter pass every host without a NUMA topology or a
+    # PCI request (a shared CPU policy, a NUMA key alone that shapes no topology).
+    plain = flavor(**{"hw:cpu_policy": "shared", "hw:numa_cpus.0": "0", "hw:pci_numa_affinity_policy": "preferred"})
+    scenario("nova34_numa_pci_plain", ["ComputeFilter", "NUMATopologyFilter", "PciPassthroughFilter", "RamFilter"],
+             hosts=[host(i, **({"up": False} if i == 1 else {})) for i in range(6)],
+             request={"flavor": plain, "image": {"properties": {"hw_cpu_policy": "shared"}}, "num_instances": 4},
+             sort_keys=False)
+    # The three weighers Nova 34 adds to the default list, alone and with overrides: with no PCI
+    # devices, one cell and a zero image-properties multiplier each adds 0 to every weight.
+    overrides = [dict(a) for a in aggs] + [
+        {"name": "w34", "metadata": {"pci_weight_multiplier": "-3", "cross_cell_move_weight_multiplier": "-2.5",
+                                     "image_props_weight_multiplier": "4"}, "hosts": ["h0", "h3"]}]
+    for w in ["PCIWeigher", "CrossCellWeigher", "ImagePropertiesWeigher"]:
+        scenario("weigh_" + w, ["ComputeFilter"], weighers=[w], aggregates=overrides, request={"num_instances": 3})
+    all_34 = ["CrossCellWeigher", "RAMWeigher", "PCIWeigher", "CPUWeigher", "DiskWeigher", "IoOpsWeigher",
+              "ImagePropertiesWeigher", "NumInstancesWeigher", "HypervisorVersionWeigher", "BuildFailureWeigher",
+              "MetricsWeigher", "ServerGroupSoftAffinityWeigher", "ServerGroupSoftAntiAffinityWeigher"]
+    scenario("weigh_all_nova34", ["ComputeFilter", "RamFilter", "NUMATopologyFilter", "PciPassthroughFilter"],
+             weighers=all_34, aggregates=overrides,
+             config={"metrics": {"weight_setting": {"cpu.frequency": 0.001}},
+                     "multipliers": {"pci_weight_multiplier": 2.0, "cross_cell_move_weight_multiplier": 3.0,
+                                     "image_props_weight_multiplier": 0.0, "ram_weight_multiplier": 1.5}},
+             request={"num_instances": 8})
+    # Metrics reported without a scalar value (NUMA memory bandwidth, per node): the host reports
+    # the metric (MetricsFilter, JsonFilter's $metrics); MetricsWeigher raises reading its value.
+    membw = {"name": "numa.membw.current", "numa_membw_values": {"0": 10, "1": 20}}
+    hosts = [host(0, metrics=[{"name": "cpu.frequency", "value": 2000}, membw]),
+             host(1, metrics=[{"name": "cpu.frequency", "value": 2100}]),
+             host(2, metrics=[{"name": "numa.membw.max"}]),
+             host(3, metrics=[])]
+    scenario("metrics_without_value_filter", ["MetricsFilter"], hosts=hosts,
+             config={"metrics": {"weight_setting": ["numa.membw.current=1.0"]}}, request={"num_instances": 2})
+    scenario("metrics_without_value_json", ["JsonFilter"], hosts=hosts,
+             request={"scheduler_hints": {"query": json.dumps(["or", "$metrics"])}})
+    scenario("metrics_without_value_unread", ["ComputeFilter"], weighers=["MetricsWeigher", "RAMWeigher"],
+             hosts=hosts, config={"metrics": {"weight_setting": ["cpu.frequency=1.0"], "required": False}},
+             request={"num_instances": 2})
+    for required in (True, False):
+        scenario("metrics_without_value_weigher_%s" % ("required" if required else "optional"), ["ComputeFilter"],
+                 weighers=["MetricsWeigher"], hosts=hosts,
+                 config={"metrics": {"weight_setting": ["numa.membw.current=1.0"], "required": required}})
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ nodes behind one service host, tied clone hosts, and a shuffled host order.
 Nova's answers come from the reference tool (oracle_batch.py or regenerate.sh).
 
     python3 tests/data/nova/random_scenarios.py FIRST_SEED COUNT
+    python3 tests/data/nova/random_scenarios.py --nova34 FIRST_SEED COUNT   # random34_<seed>: issue 42, item 11
 
 Standard library only; a seed always gives the same file.
 """
@@ -269,12 +270,46 @@ def dump(scn):
     return "{\n " + ",\n ".join(parts) + "\n}\n"
 
 
+def with_nova34(scn, seed):
+    """Issue 42, item 11: the scenario of `seed` with what Nova 34 ships that was refused by
+    name added at random places, drawn from a generator of its own so that the draw of `seed`
+    is unchanged: NUMATopologyFilter and PciPassthroughFilter (requests without a NUMA topology
+    or PCI request), PCIWeigher, CrossCellWeigher and ImagePropertiesWeigher with their
+    multipliers (the last at 0), and NUMA memory-bandwidth metrics without a scalar value."""
+    rng = random.Random("nova34-%d" % seed)
+    config = scn["config"]
+    for name in ["NUMATopologyFilter", "PciPassthroughFilter"]:
+        if "enabled_filters" in config and maybe(rng, 0.8):
+            filters = config["enabled_filters"]
+            filters.insert(rng.randint(0, len(filters)), name)
+    multipliers = config.setdefault("multipliers", {})
+    for name, option, values in [("PCIWeigher", "pci_weight_multiplier", [0.0, 0.5, 1.0, 2.0]),
+                                 ("CrossCellWeigher", "cross_cell_move_weight_multiplier", [-1.0, 1.0, 1e6]),
+                                 ("ImagePropertiesWeigher", "image_props_weight_multiplier", [0.0])]:
+        if "weighers" in config and maybe(rng, 0.8):
+            weighers = config["weighers"]
+            weighers.insert(rng.randint(0, len(weighers)), name)
+            if maybe(rng):
+                multipliers[option] = rng.choice(values)
+    for h in scn["hosts"]:
+        if maybe(rng, 0.3):
+            metrics = h.get("metrics") or {}
+            listed = [{"name": k, "value": v} for k, v in sorted(metrics.items())]
+            listed.append({"name": "numa.membw.current", "numa_membw_values": {"0": rng.randint(0, 99)}})
+            h["metrics"] = listed
+    return scn
+
+
 def main(argv):
+    nova34 = argv[:1] == ["--nova34"]
+    if nova34:
+        argv = argv[1:]
     first, count = int(argv[0]), int(argv[1])
     for seed in range(first, first + count):
-        path = os.path.join(HERE, "random_%04d.scenario.json" % seed)
+        name = ("random34_%04d" if nova34 else "random_%04d") % seed
+        path = os.path.join(HERE, name + ".scenario.json")
         with open(path, "w") as fh:
-            fh.write(dump(scenario(seed)))
+            fh.write(dump(with_nova34(scenario(seed), seed) if nova34 else scenario(seed)))
         print(path)
 
 
