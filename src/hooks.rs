@@ -8,6 +8,9 @@ use crate::weigh::Weigher;
 /// A weigher with the multiplier its terms are scaled by.
 pub type Weighted = (Box<dyn Weigher>, f64);
 
+/// Validated hooks: the filters in run order and the non-empty tiers of weighers.
+pub type Parts = (Vec<Box<dyn Filter>>, Vec<Vec<Weighted>>);
+
 /// Filters in run order and weighers in tiers, as a builder collects them.
 ///
 /// Every engine builder (`Scheduler::builder`, `NovaScheduler::builder`,
@@ -107,7 +110,7 @@ impl Hooks {
     /// # Errors
     ///
     /// As [`validate`](Hooks::validate).
-    pub fn into_parts(self) -> Result<(Vec<Box<dyn Filter>>, Vec<Vec<Weighted>>), BuildError> {
+    pub fn into_parts(self) -> Result<Parts, BuildError> {
         self.validate()?;
         let Hooks { filters, mut tiers } = self;
         tiers.retain(|t| !t.is_empty());

@@ -10,9 +10,9 @@ use super::rank::{best_host, RankKey, RankLevel};
 use super::request::ServiceRequest;
 use super::site::{IngressAllocation, Site, CONTAINER_LAYER_MB, GPU, INGRESS_IP};
 use super::spec::{parse_instance_index, Mode, ServiceSpec};
-use crate::error::BuildError;
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 use crate::filter::{Filter, FilterChain, Rejections};
+use crate::hooks::{hook_methods, Hooks};
 use crate::id::HostId;
 use crate::request::{Cx, Request};
 use crate::snapshot::{check_attributes, AttributeWarning, Cluster, ClusterEvent, InstanceSpec, Overlay};
@@ -179,48 +179,27 @@ impl fmt::Debug for ServiceScheduler {
 /// ```
 #[derive(Debug, Default)]
 pub struct ServiceSchedulerBuilder {
-    draft: ServiceScheduler,
+    hooks: Hooks,
 }
 
+/// The caller's filters are hard filters, run after the engine's own filters and before the
+/// even distribution's count rule; the caller's weighers break ties between the hosts of the
+/// smallest [`RankKey`].
 impl ServiceSchedulerBuilder {
-    /// Appends a hard filter, run after the engine's own filters and before the even
-    /// distribution's count rule.
-    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
-        self.filter_boxed(Box::new(filter))
-    }
-
-    /// Appends a boxed hard filter.
-    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
-        self.draft.filters.push(Arc::from(filter));
-        self
-    }
-
-    /// Adds a weigher with its multiplier: the caller's weighers break ties between the hosts
-    /// of the smallest [`RankKey`].
-    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
-        self.weigher_boxed(Box::new(weigher), multiplier)
-    }
-
-    /// Adds a boxed weigher with its multiplier.
-    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
-        self.draft.weighers.push((Arc::from(weigher), multiplier));
-        self
-    }
+    hook_methods!(hooks);
 
     /// Validates and builds.
     ///
     /// # Errors
     ///
-    /// [`ServiceError::Build`] holding [`BuildError::Config`] for a multiplier that is not
+    /// [`ServiceError::Build`] holding [`BuildError::Config`](crate::error::BuildError::Config) for a multiplier that is not
     /// finite.
     pub fn build(self) -> Result<ServiceScheduler, ServiceError> {
-        for (w, m) in &self.draft.weighers {
-            if !m.is_finite() {
-                let message = format!("weigher `{}` has a non-finite multiplier ({m})", w.name());
-                return Err(ServiceError::Build { error: BuildError::Config { message } });
-            }
-        }
-        Ok(self.draft)
+        let (filters, tiers) = self.hooks.into_parts().map_err(|error| ServiceError::Build { error })?;
+        Ok(ServiceScheduler {
+            filters: filters.into_iter().map(Arc::from).collect(),
+            weighers: tiers.into_iter().flatten().map(|(w, m)| (Arc::from(w), m)).collect(),
+        })
     }
 }
 
