@@ -19,7 +19,7 @@
 //! |---|---|---|
 //! | general: every host's label path read off its record, the pipeline run node by node, each leaf sorted by comparing full node keys, nothing kept | the reference the paths below are tested against | `balanced_skew_is_optimal`, `compatible_mode_is_deterministic`, `no_node_exceeds_max_replicas`, `weighted_spread_lands_within_one_task` (`tests/properties/spread_properties.rs`), against plain models |
 //! | the tree read off the chunks' label indexes, 64 lanes at a time | every tree build | `leaves_are_the_hosts_of_each_label_path_in_name_order` (`src/spread/tree.rs`) |
-//! | the leading Ready and Resource stages judged a chunk at a time from the dense columns | before the first placement of every call | `chunked_leading_stages_match_the_pipeline_node_by_node` (`src/spread/run.rs`) |
+//! | the leading Ready and Resource stages judged a chunk at a time from the dense columns (their `check_chunk`, through the core's `judge_chunk`) | before the first placement of every call | `chunked_leading_stages_match_the_pipeline_node_by_node` (`src/spread/run.rs`) |
 //! | verdict reuse: a revisited candidate that took no task since it last passed is not checked again | every filter host-local (SwarmKit's pipeline is) | `reused_verdicts_change_nothing` (`tests/properties/spread_properties.rs`) |
 //! | a leaf's first sort by counting (stable, of the name order) | a leaf without scores whose candidates hold at most 8 distinct keys | `few_keys_sort_as_a_stable_sort_by_key` (`src/spread/compat.rs`) |
 //! | a leaf's first sort on packed integers (key and name rank, one u64 when the counts allow) | any other leaf without scores | `packed_sort_orders_as_the_node_order` (`src/spread/compat.rs`), against a sort by the node order (`Run::full_order`); `narrow_keys_order_as_wide_ones` (`src/spread/compat.rs`), for the u64 key against the wide one |
@@ -239,7 +239,9 @@
 //!   O(levels × siblings) per task to split and O(log leaf) (balanced) or amortised O(1)
 //!   (compatible) per task to pick a node, plus sorting each leaf once per visit.
 //! - The pipeline's leading Ready and Resource stages are judged a chunk of 64 nodes at a time
-//!   from the snapshot's dense columns before anything is placed.
+//!   from the snapshot's dense columns before anything is placed, through the core's filter
+//!   chain ([`Filter::check_chunk`](crate::Filter::check_chunk) of [`ReadyFilter`] and
+//!   [`SwarmResourceFilter`]).
 //! - When every filter is host-local (SwarmKit's pipeline is, a user filter says so), a
 //!   revisited candidate that took no task since it last passed is not checked again
 //!   (SwarmKit's counters are updated as if it were).

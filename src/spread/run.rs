@@ -7,10 +7,11 @@ use super::outcome::{BranchNote, BranchReport, FilterCount};
 use super::skew::Domains;
 use super::tree::Tree;
 use super::SpreadError;
-use crate::filter::Filter;
+use crate::filter::chain::judge_chunk;
+use crate::filter::{Filter, Rejections};
 use crate::id::{HostId, ResourceId, Symbol};
 use crate::request::{CompiledRequest, Cx, Prepared, Request};
-use crate::snapshot::{refresh_pays, Cluster, Host, Lineage, Overlay, CHUNK, HOT_RESOURCES};
+use crate::snapshot::{refresh_pays, Cluster, Host, Lineage, Overlay, CHUNK};
 use crate::weigh::{WeighPass, Weigher};
 use std::cmp::Ordering;
 
@@ -378,9 +379,10 @@ impl<'a> Run<'a> {
         self.entries.iter().take_while(|e| matches!(e.stage, Stage::Ready | Stage::Resource)).count()
     }
 
-    /// Fills [`NodeState::prefix_fail`] while nothing is placed (the overlay is empty): Ready
-    /// from the chunk's schedulable mask, Resource from the free columns, the same comparisons
-    /// the filters make for one host. Computes in O(hosts × reserved kinds) without reading a
+    /// Fills [`NodeState::prefix_fail`] while nothing is placed (the overlay is empty), a chunk
+    /// at a time through the filters' own chunk checks ([`Filter::check_chunk`]: Ready from the
+    /// chunk's schedulable mask, Resource from the free columns, the same comparisons they make
+    /// for one host). Computes in O(hosts × reserved kinds) without reading a
     /// host record (except for reserved kinds beyond the dense columns), or O(1) when the table
     /// of an earlier call on this snapshot, with the same stages and resources, is kept
     /// (O(64 × reserved kinds) per chunk changed since, when kept from an earlier snapshot of
@@ -396,18 +398,19 @@ impl<'a> Run<'a> {
         let n = self.cluster.id_bound();
         let mut out = std::mem::take(&mut self.nodes.prefix_fail);
         let mut stale = std::mem::take(&mut self.nodes.prefix_stale);
+        let mut rejections = Rejections::new(false);
         // Kept from an earlier call on this snapshot, or on an earlier one but for the chunks
         // changed since ([`NodeState::prepare`] checked it).
         if self.nodes.prefix_for.as_ref() == Some(&key) {
             out.resize(n, PREFIX_PASSED);
             for &c in &stale {
-                self.prefix_chunk(c, &mut out);
+                self.prefix_chunk(c, &mut out, &mut rejections);
             }
         } else {
             out.clear();
             out.resize(n, PREFIX_PASSED);
             for c in 0..self.cluster.chunk_count() {
-                self.prefix_chunk(c, &mut out);
+                self.prefix_chunk(c, &mut out, &mut rejections);
             }
             self.nodes.prefix_for = Some(key);
         }
@@ -416,49 +419,28 @@ impl<'a> Run<'a> {
         self.nodes.prefix_fail = out;
     }
 
-    /// Writes chunk `c`'s rows of [`NodeState::prefix_fail`] into `out` ([`initial_fails`]).
+    /// Writes chunk `c`'s rows of [`NodeState::prefix_fail`] into `out` ([`initial_fails`]):
+    /// the leading entries judge the chunk's live lanes one after the other through the core's
+    /// filter chain ([`judge_chunk`]), each with its own chunk check, and a lane dropped by an
+    /// entry is noted there. The counts go to `rejections` (not read: SwarmKit's counters are
+    /// kept node by node, in visit order).
     ///
     /// [`initial_fails`]: Run::initial_fails
-    fn prefix_chunk(&self, c: usize, out: &mut [u32]) {
-        let hot = self.cluster.hot_chunk(c);
+    fn prefix_chunk(&self, c: usize, out: &mut [u32], rejections: &mut Rejections) {
         let lanes = (c * CHUNK..((c + 1) * CHUNK).min(out.len())).len();
         out[c * CHUNK..c * CHUNK + lanes].fill(PREFIX_PASSED);
-        let mut mask = hot.live;
+        let cx = self.cx();
+        let mut mask = self.cluster.hot_chunk(c).live;
         for (i, e) in self.entries[..self.prefix].iter().enumerate() {
-            let pass = match e.stage {
-                Stage::Ready => mask & hot.schedulable,
-                _ if !self.compiled.unknown.is_empty() => 0,
-                _ => {
-                    let mut pass = mask;
-                    for &(r, amount) in &self.compiled.resources {
-                        if r.index() < HOT_RESOURCES {
-                            let column = &hot.free[r.index()];
-                            let mut fits = 0u64;
-                            for (lane, &free) in column.iter().enumerate() {
-                                fits |= u64::from(free >= amount) << lane;
-                            }
-                            pass &= fits;
-                        } else {
-                            let mut m = pass;
-                            while m != 0 {
-                                let lane = m.trailing_zeros() as usize;
-                                m &= m - 1;
-                                let h = HostId((c * CHUNK + lane) as u32);
-                                // As the filter compares: a NaN free amount does not fit.
-                                let fits = self.overlay.free(self.cluster, h, r) >= amount;
-                                pass &= !(u64::from(!fits) << lane);
-                            }
-                        }
-                    }
-                    pass
-                }
-            };
+            let Some(filter) = e.filter else { continue };
+            let fcx = cx.with_state(e.state.as_deref());
+            let pass = judge_chunk([(i as u32, filter, &fcx)], c, mask, rejections) & mask;
             let mut failed = mask & !pass;
             while failed != 0 {
                 out[c * CHUNK + failed.trailing_zeros() as usize] = i as u32;
                 failed &= failed - 1;
             }
-            mask &= pass;
+            mask = pass;
         }
     }
 
@@ -688,7 +670,7 @@ pub(super) mod tests {
     /// A seeded cluster of `n` hosts: memory, vCPUs and a `gpu` resource beyond the dense
     /// columns drawn from a few levels (so a request's amount often equals a host's free
     /// amount), reserved amounts, and some hosts down, disabled, cordoned or evicting.
-    fn cluster(seed: u64, n: usize) -> Cluster {
+    pub(crate) fn cluster(seed: u64, n: usize) -> Cluster {
         let mut rng = SplitMix64::new(seed);
         let mut b = Cluster::builder();
         for i in 0..n {
