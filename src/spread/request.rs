@@ -3,6 +3,7 @@
 
 use super::constraint::Constraint;
 use super::error::SpreadError;
+use crate::error::BuildError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -462,15 +463,11 @@ impl SpreadRequest {
     ///
     /// # Errors
     ///
-    /// The JSON error, with the position; a bad constraint is reported there too. An array where
-    /// an object is documented (serde's sequence form of a struct) is an error as well.
-    pub fn from_json(json: &str) -> Result<SpreadRequest, serde_json::Error> {
-        crate::json::read(json).map_err(|refused| match refused {
-            crate::json::Refused::Json(e) => e,
-            crate::json::Refused::Array(path) => {
-                <serde_json::Error as serde::de::Error>::custom(crate::error::BuildError::NotAnObject { path })
-            }
-        })
+    /// [`BuildError::Json`] with the position; a bad constraint is reported there too.
+    /// [`BuildError::NotAnObject`] with its path for an array where an object is documented
+    /// (serde's sequence form of a struct).
+    pub fn from_json(json: &str) -> Result<SpreadRequest, BuildError> {
+        crate::json::from_str(json)
     }
 
     /// Appends a preference (lower precedence than those before it).
@@ -581,5 +578,22 @@ mod tests {
         assert_eq!(SpreadRequest::from_json(&json).unwrap(), req);
         let bad = SpreadRequest::from_json(r#"{"service": "s", "constraints": ["a = b"]}"#);
         assert!(bad.unwrap_err().to_string().contains("constraint expected one operator"));
+    }
+
+    /// `from_json` returns the crate's typed error, as `Request::from_json` does: the position
+    /// of a bad text, the path of an array where an object belongs.
+    #[test]
+    fn from_json_returns_the_typed_error_with_position_and_path() {
+        let bad = SpreadRequest::from_json("{\n  \"service\": \"s\",\n  \"tasks\": -1\n}").unwrap_err();
+        assert!(
+            matches!(bad, BuildError::Json { line: 3, column: 13, ref message } if message.contains("-1")),
+            "{bad:?}"
+        );
+        let unknown = SpreadRequest::from_json(r#"{"service": "s", "colour": 1}"#).unwrap_err();
+        assert!(
+            matches!(unknown, BuildError::Json { line: 1, ref message, .. } if message.starts_with("unknown field `colour`"))
+        );
+        let array = SpreadRequest::from_json(r#"{"service": "s", "ports": [["tcp", 80]]}"#).unwrap_err();
+        assert_eq!(array, BuildError::NotAnObject { path: "$.ports[0]".into() });
     }
 }
