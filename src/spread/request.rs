@@ -4,6 +4,7 @@
 use super::constraint::Constraint;
 use super::error::SpreadError;
 use crate::error::BuildError;
+use crate::request::ExplainOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -366,7 +367,8 @@ pub struct Platform {
 ///
 /// In JSON every field but `service` is optional:
 /// `{"service": "web", "tasks": 6, "preferences": [{"spread": "node.labels.dc"}],
-/// "constraints": ["node.role==worker"], "max_replicas": 2, "mode": "balanced"}`.
+/// "constraints": ["node.role==worker"], "max_replicas": 2, "mode": "balanced",
+/// "explain": {"verdicts": true}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
@@ -412,7 +414,7 @@ pub struct SpreadRequest {
     /// [`node_level_spread`](SpreadRequest::node_level_spread) makes them levels) with
     /// [`SpreadError::UnsupportedDescriptor`](super::SpreadError::UnsupportedDescriptor),
     /// instead of skipping it. Default false: both modes skip them, as SwarmKit does, and list
-    /// them in the explanation's `skipped`.
+    /// them in the outcome's `skipped`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strict_descriptors: bool,
     /// Balanced mode only: a `spread` over `node.id` or `node.hostname` makes one branch per node
@@ -420,6 +422,16 @@ pub struct SpreadRequest {
     /// Default false: skipped, as in SwarmKit, so the same request means the same in both modes.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub node_level_spread: bool,
+    /// How much detail the outcome's [`Explanation`](crate::Explanation) carries beyond the
+    /// per-filter counts: with [`verdicts`](ExplainOptions::verdicts), every node's verdict
+    /// over the final state (one more pass of the pipeline over every node). The engine keeps
+    /// no per-weigher breakdown, so [`top`](ExplainOptions::top) adds nothing.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub explain: ExplainOptions,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 fn one() -> u32 {
@@ -444,7 +456,14 @@ impl SpreadRequest {
             ignore_ineligible_tasks: false,
             strict_descriptors: false,
             node_level_spread: false,
+            explain: ExplainOptions::default(),
         }
+    }
+
+    /// Sets [`explain`](SpreadRequest::explain).
+    pub fn explain(mut self, explain: ExplainOptions) -> SpreadRequest {
+        self.explain = explain;
+        self
     }
 
     /// Sets [`strict_descriptors`](SpreadRequest::strict_descriptors).
