@@ -68,8 +68,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             out.assignments.len(),
             out.unplaced
         );
-        print_tree(&out.explanation.tree, 0);
-        if let Some(message) = &out.message {
+        print_tree(&out.tree, 0);
+        if let Some(message) = out.message() {
             println!("  {message}");
         }
         for a in &out.assignments {
@@ -85,6 +85,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .preference(Preference::spread("row"))
         .mode(Mode::Balanced);
     let out = scheduler.schedule(&cluster, &more)?;
-    println!("web +5 (Balanced), explained:\n{}", out.explanation.tree);
+    println!("web +5 (Balanced), explained:\n{}", out.tree);
     Ok(())
 }

@@ -430,8 +430,9 @@ pub fn json_query(data: &[u8]) -> Outcome {
 }
 
 /// Spread constraints, descriptors and the rest of a `SpreadRequest` (JSON) scheduled on
-/// [`small_cluster`]: every placed task is on a host of the cluster, and no more tasks than
-/// asked are placed.
+/// [`small_cluster`]: every placed task is on a host of the cluster, no more tasks than asked
+/// are placed, SwarmKit's message is there exactly when tasks are left, and the explanation
+/// covers the cluster (a verdict per host when asked for).
 pub fn spread(data: &[u8]) -> Outcome {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(request) = SpreadRequest::from_json(json) else { return Ok(()) };
@@ -443,6 +444,17 @@ pub fn spread(data: &[u8]) -> Outcome {
         }
         if let Some(a) = outcome.assignments.iter().find(|a| cluster.host(a.host).is_none()) {
             return Err(format!("task {} placed on missing host {:?}", a.task, a.host));
+        }
+        let e = &outcome.explanation;
+        if outcome.message().is_some() != (outcome.unplaced > 0) {
+            return Err(format!("message {:?} with {} tasks left", outcome.message(), outcome.unplaced));
+        }
+        if e.hosts as usize != cluster.len() || e.available > e.hosts {
+            return Err(format!("{}/{} hosts available on a cluster of {}", e.available, e.hosts, cluster.len()));
+        }
+        let verdicts = if request.explain.verdicts { cluster.len() } else { 0 };
+        if e.verdicts.len() != verdicts {
+            return Err(format!("{} verdicts, {verdicts} expected", e.verdicts.len()));
         }
     }
     Ok(())

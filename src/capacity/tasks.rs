@@ -124,7 +124,7 @@ fn count(
     let all = run(limit)?;
     let total = all.assignments.len() as u32;
     let mut branches = Vec::new();
-    collect(&all.explanation.tree, &mut Vec::new(), &mut branches);
+    collect(&all.tree, &mut Vec::new(), &mut branches);
     let shadow = if arithmetic && total < limit { Shadow::new(scheduler, cluster, request, &all)? } else { None };
     let (until_branch_full, first_full, method) = match shadow {
         Some(mut shadow) => {
@@ -139,7 +139,7 @@ fn count(
                 let out = run(n)?;
                 Ok((!spread_holds(&out)).then(|| {
                     let mut full = Vec::new();
-                    run_out(&out.explanation.tree, &mut Vec::new(), &mut full);
+                    run_out(&out.tree, &mut Vec::new(), &mut full);
                     full
                 }))
             })?;
@@ -176,7 +176,7 @@ fn bisect<E>(
 fn spread_holds(out: &SpreadOutcome) -> bool {
     let mut full = Vec::new();
     out.is_complete() && {
-        run_out(&out.explanation.tree, &mut Vec::new(), &mut full);
+        run_out(&out.tree, &mut Vec::new(), &mut full);
         full.is_empty()
     }
 }

@@ -232,18 +232,6 @@ impl Run<'_> {
         }
         placed
     }
-
-    /// Counts, over the final state, the first filter each node fails (the balanced mode's
-    /// failure message).
-    pub(crate) fn final_counts(&self) -> Vec<u32> {
-        let mut counts = vec![0; self.entries.len()];
-        for id in self.cluster.host_ids() {
-            if let Some(i) = self.fails(id, true) {
-                counts[i] += 1;
-            }
-        }
-        counts
-    }
 }
 
 #[cfg(test)]

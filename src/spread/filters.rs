@@ -3,14 +3,18 @@
 //!
 //! They read the foundation [`Request`](crate::Request) the engine builds for a batch
 //! (resources and the service as its group) and the batch's [`Overlay`](crate::Overlay), so
-//! they also work in a plain foundation [`Scheduler`](crate::Scheduler).
+//! they also work in a plain foundation [`Scheduler`](crate::Scheduler). Ready and Resource
+//! judge a chunk of 64 nodes at a time from the snapshot's dense columns
+//! ([`Filter::check_chunk`]): the engine runs its leading stages through the core's filter
+//! chain ([`judge_chunk`](crate::filter::chain::judge_chunk)) with them.
 
 use super::constraint::Constraint;
 use super::node;
 use super::request::{HostPort, Platform};
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::Cx;
+use crate::snapshot::{CHUNK, HOT_RESOURCES};
 
 /// Which of SwarmKit's filters a pipeline entry is; decides the failure wording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +69,14 @@ impl Filter for ReadyFilter {
         cx.cluster().is_schedulable(host).into()
     }
 
+    /// The chunk's schedulable mask: no host record read.
+    #[inline]
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let pass = mask & cx.cluster().hot_chunk(chunk).schedulable;
+        rejected.reject_lanes(chunk, mask & !pass, Reason(0));
+        pass
+    }
+
     fn describe(&self, _: &Cx<'_>, _: Reason) -> String {
         "not available for new tasks".into()
     }
@@ -91,6 +103,43 @@ impl Filter for SwarmResourceFilter {
             return Verdict::reject(0);
         }
         c.resources.iter().all(|&(r, amount)| cx.free(host, r) >= amount).into()
+    }
+
+    /// The comparisons [`check`](Filter::check) makes, on the chunk's dense free columns for
+    /// the kinds they hold and the hosts the batch has not placed on; a kind beyond the columns,
+    /// or a host with a task of the batch, is compared host by host as `check` does (a NaN free
+    /// amount does not fit).
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let c = cx.compiled();
+        if !c.unknown.is_empty() {
+            rejected.reject_lanes(chunk, mask, Reason(0));
+            return 0;
+        }
+        let hot = cx.cluster().hot_chunk(chunk);
+        let touched = cx.overlay().touched_mask(chunk) & mask;
+        let mut pass = mask;
+        for &(r, amount) in &c.resources {
+            // Hosts the batch placed on read the overlay: they take the per-host path below.
+            let mut slow = touched & pass;
+            if r.index() < HOT_RESOURCES {
+                let column = &hot.free[r.index()];
+                let mut fits = 0u64;
+                for (lane, &free) in column.iter().enumerate() {
+                    fits |= u64::from(free >= amount) << lane;
+                }
+                pass &= fits | slow;
+            } else {
+                slow = pass;
+            }
+            while slow != 0 {
+                let lane = slow.trailing_zeros() as usize;
+                slow &= slow - 1;
+                let fits = cx.free(HostId((chunk * CHUNK + lane) as u32), r) >= amount;
+                pass &= !(u64::from(!fits) << lane);
+            }
+        }
+        rejected.reject_lanes(chunk, mask & !pass, Reason(0));
+        pass
     }
 
     fn describe(&self, _: &Cx<'_>, _: Reason) -> String {
@@ -343,5 +392,57 @@ mod tests {
         let placement = scheduler.schedule(&cluster, &Request::new(2).group("svc")).unwrap();
         assert_eq!(placement.selections.len(), 1);
         assert_eq!(placement.selections[0].host_name, "b");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Ready's and Resource's chunk checks against their checks host by host, with some
+        /// hosts already holding tasks of the batch (the overlay): the same lanes pass, and each
+        /// lane dropped is counted once.
+        #[test]
+        fn chunk_checks_agree_with_the_checks_host_by_host(
+            seed in proptest::prelude::any::<u64>(),
+            n in 1usize..200,
+            memory in 0usize..4,
+            gpu in 0usize..3,
+            unknown in proptest::bool::weighted(0.1),
+            placed in proptest::collection::vec(0usize..200, 0..8),
+        ) {
+            let cluster = crate::spread::run::tests::cluster(seed, n);
+            let mut req = Request::new(1).vcpus(1.0);
+            if memory > 0 {
+                req = req.memory_mb(1024.0 * (memory - 1) as f64);
+            }
+            if gpu > 0 {
+                req = req.resource("gpu", (gpu - 1) as f64);
+            }
+            if unknown {
+                req = req.resource("fpga", 1.0);
+            }
+            let compiled = cx_parts(&cluster, &req);
+            let mut overlay = Overlay::new();
+            for &p in placed.iter().filter(|&&p| p < n) {
+                overlay.consume(HostId(p as u32), &compiled.resources);
+            }
+            let cx = Cx::new(&cluster, &req, &compiled, &overlay, placed.len() as u32);
+            for filter in [&ReadyFilter as &dyn Filter, &SwarmResourceFilter] {
+                for c in 0..cluster.chunk_count() {
+                    let mask = cluster.hot_chunk(c).live;
+                    let mut rejections = crate::filter::Rejections::new(false);
+                    let pass = filter.check_chunk(&cx, c, mask, &mut rejections);
+                    let want = passing_lanes(&cx, filter, c, mask);
+                    proptest::prop_assert_eq!(pass, want, "{} chunk {}", filter.name(), c);
+                    proptest::prop_assert_eq!(rejections.total(), (mask & !want).count_ones());
+                }
+            }
+        }
+    }
+
+    /// The lanes of `mask` in chunk `c` that `filter` passes, asked host by host.
+    fn passing_lanes(cx: &Cx<'_>, filter: &dyn Filter, c: usize, mask: u64) -> u64 {
+        (0..64)
+            .filter(|&lane| mask >> lane & 1 == 1 && filter.check(cx, HostId((c * 64 + lane) as u32)).is_pass())
+            .fold(0, |m, lane| m | 1 << lane)
     }
 }

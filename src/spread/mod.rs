@@ -19,7 +19,8 @@
 //! |---|---|---|
 //! | general: every host's label path read off its record, the pipeline run node by node, each leaf sorted by comparing full node keys, nothing kept | the reference the paths below are tested against | `balanced_skew_is_optimal`, `compatible_mode_is_deterministic`, `no_node_exceeds_max_replicas`, `weighted_spread_lands_within_one_task` (`tests/properties/spread_properties.rs`), against plain models |
 //! | the tree read off the chunks' label indexes, 64 lanes at a time | every tree build | `leaves_are_the_hosts_of_each_label_path_in_name_order` (`src/spread/tree.rs`) |
-//! | the leading Ready and Resource stages judged a chunk at a time from the dense columns | before the first placement of every call | `chunked_leading_stages_match_the_pipeline_node_by_node` (`src/spread/run.rs`) |
+//! | the leading Ready and Resource stages judged a chunk at a time from the dense columns (their `check_chunk`, through the core's `judge_chunk`) | before the first placement of every call | `chunked_leading_stages_match_the_pipeline_node_by_node` (`src/spread/run.rs`) |
+//! | the final state judged a chunk at a time through the core's filter chain (`judge_chunk`, each filter's `check_chunk`) | the explanation of a call with tasks left or verdicts asked for (the balanced mode's failure counts) | `final_pass_matches_the_pipeline_node_by_node` (`src/spread/run.rs`), against the pipeline node by node |
 //! | verdict reuse: a revisited candidate that took no task since it last passed is not checked again | every filter host-local (SwarmKit's pipeline is) | `reused_verdicts_change_nothing` (`tests/properties/spread_properties.rs`) |
 //! | a leaf's first sort by counting (stable, of the name order) | a leaf without scores whose candidates hold at most 8 distinct keys | `few_keys_sort_as_a_stable_sort_by_key` (`src/spread/compat.rs`) |
 //! | a leaf's first sort on packed integers (key and name rank, one u64 when the counts allow) | any other leaf without scores | `packed_sort_orders_as_the_node_order` (`src/spread/compat.rs`), against a sort by the node order (`Run::full_order`); `narrow_keys_order_as_wide_ones` (`src/spread/compat.rs`), for the u64 key against the wide one |
@@ -64,7 +65,7 @@
 //! // Too many for the nodes allowed: SwarmKit's message, and the tree says why.
 //! let full = scheduler.schedule(&cluster, &request.clone().max_replicas(1))?;
 //! assert_eq!(full.unplaced, 2);
-//! assert_eq!(full.message.as_deref(), Some("no suitable node (max replicas per node limit exceed)"));
+//! assert_eq!(full.message(), Some("no suitable node (max replicas per node limit exceed)"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -137,7 +138,7 @@
 //!   outcomes (vector V08), one of which SwarmKit's heap never produces in rare cases;
 //! - `spread` preferences over `node.id`, `node.hostname` or any other descriptor SwarmKit does
 //!   not read (`node.ip`, `node.role`, `node.platform.os`, a bare `node.labels.` …) add no level
-//!   and are listed in [`SpreadExplanation::skipped`] (SwarmKit's silent skip), in **both**
+//!   and are listed in [`SpreadOutcome::skipped`] (SwarmKit's silent skip), in **both**
 //!   modes, so one request builds the same tree in both; a
 //!   [strict](SpreadRequest::strict_descriptors) request gets
 //!   [`SpreadError::UnsupportedDescriptor`] instead.
@@ -215,15 +216,25 @@
 //!
 //! # Failure and explanation
 //!
-//! With tasks left, [`SpreadOutcome::message`] is SwarmKit's `no suitable node (…)`: per-filter
-//! counts, highest first (ties in pipeline order), in SwarmKit's wording, joined by `; `
-//! (`max replicas per node limit exceed` carries no count; a user filter reads
-//! `<its description> on N nodes`). The compatible mode keeps SwarmKit's counters exactly,
-//! including their reset whenever a node passes (so the numbers mean "since the last node that
-//! passed"); the balanced mode counts each node's first failing filter over the final state.
-//! Without any rejection the message is `no suitable node`.
+//! Every outcome carries the core's [`Explanation`](crate::Explanation), as every engine's
+//! does. With tasks left, its [`message`](SpreadOutcome::message) is SwarmKit's
+//! `no suitable node (…)`: per-filter counts, highest first (ties in pipeline order), in
+//! SwarmKit's wording, joined by `; ` (`max replicas per node limit exceed` carries no count; a
+//! user filter reads `<its description> on N nodes`). The compatible mode keeps SwarmKit's
+//! counters exactly, including their reset whenever a node passes (so the numbers mean "since
+//! the last node that passed"); the balanced mode counts each node's first failing filter over
+//! the final state. Without any rejection the message is `no suitable node`.
 //!
-//! [`SpreadExplanation::tree`] is the decision tree ([`BranchReport`], `Display` draws it):
+//! The explanation's own counts are the same in both modes: with tasks left (or verdicts asked
+//! for, [`SpreadRequest::explain`]), every node is judged once more over the final state, a
+//! chunk at a time through the core's filter chain, and counted under its first failing filter
+//! in that filter's own words (`insufficient resources`); the nodes that pass are
+//! `available`, and with verdicts each node's is listed. When every task was placed and no
+//! verdict is asked for, nothing is judged again: no rejection is listed and `available` is the
+//! number of nodes that passed when the tree was built.
+//!
+//! [`SpreadOutcome::tree`] is the decision tree ([`BranchReport`], `Display` draws it), this
+//! engine's own part of the outcome:
 //! per branch its nodes, eligible nodes, existing tasks, tasks asked and placed, weighted share,
 //! and for a branch that got none, why ([`BranchNote`]): no eligible node, at or above its
 //! share, no capacity left, or the batch already placed. Each [`Assignment`] names the branch
@@ -239,7 +250,9 @@
 //!   O(levels × siblings) per task to split and O(log leaf) (balanced) or amortised O(1)
 //!   (compatible) per task to pick a node, plus sorting each leaf once per visit.
 //! - The pipeline's leading Ready and Resource stages are judged a chunk of 64 nodes at a time
-//!   from the snapshot's dense columns before anything is placed.
+//!   from the snapshot's dense columns before anything is placed, through the core's filter
+//!   chain ([`Filter::check_chunk`](crate::Filter::check_chunk) of [`ReadyFilter`] and
+//!   [`SwarmResourceFilter`]).
 //! - When every filter is host-local (SwarmKit's pipeline is, a user filter says so), a
 //!   revisited candidate that took no task since it last passed is not checked again
 //!   (SwarmKit's counters are updated as if it were).
@@ -291,7 +304,7 @@ pub use filters::{
 pub use node::{
     Availability, Role, SwarmNode, ATTRIBUTES, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL, SERVICE_TASKS_ATTRIBUTE,
 };
-pub use outcome::{Assignment, BranchNote, BranchReport, FilterCount, SpreadExplanation, SpreadOutcome};
+pub use outcome::{Assignment, BranchNote, BranchReport, SpreadOutcome};
 pub use request::{
     Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,
     WhenUnsatisfiable,

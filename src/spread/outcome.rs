@@ -1,7 +1,8 @@
-//! What a spread call returns: the assignments, the unplaced count, SwarmKit's failure message
-//! and the structured explanation (the tree, branch by branch).
+//! What a spread call returns: the assignments, the unplaced count, the core's explanation
+//! (with SwarmKit's failure message) and the decision tree, branch by branch.
 
 use super::request::Mode;
+use crate::explain::Explanation;
 use crate::id::HostId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -106,36 +107,13 @@ impl fmt::Display for BranchReport {
     }
 }
 
-/// Rejections of one filter, for the explanation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct FilterCount {
-    /// The filter's name.
-    pub filter: String,
-    /// SwarmKit's wording for the count.
-    pub text: String,
-    /// Nodes rejected.
-    pub count: u32,
-}
-
-/// The structured explanation of a batch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SpreadExplanation {
-    /// The mode that ran.
-    pub mode: Mode,
-    /// The descriptors of the tree's levels, outermost first.
-    pub levels: Vec<String>,
-    /// Descriptors of preferences that added no level (SwarmKit's silent skip).
-    pub skipped: Vec<String>,
-    /// The tree.
-    pub tree: BranchReport,
-    /// The rejection counts behind the failure message, highest first (empty when every task
-    /// was placed).
-    pub rejections: Vec<FilterCount>,
-}
-
 /// The result of placing one batch.
+///
+/// What every engine's outcome carries, the core's [`Explanation`], says how many nodes each
+/// filter rejected (in its own words), SwarmKit's `no suitable node (…)` as its
+/// [`message`](Explanation::message) when tasks are left, and every node's verdict when the
+/// request asks for them ([`SpreadRequest::explain`](super::SpreadRequest::explain)); the
+/// decision tree and its levels are this engine's own.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SpreadOutcome {
@@ -145,13 +123,34 @@ pub struct SpreadOutcome {
     pub assignments: Vec<Assignment>,
     /// Tasks left unplaced.
     pub unplaced: u32,
-    /// SwarmKit's task status error when tasks are left: `no suitable node (…)`.
-    pub message: Option<String>,
-    /// The tree and the rejection counts.
-    pub explanation: SpreadExplanation,
+    /// Why, in the core's terms: with tasks left (or verdicts asked for), every node judged
+    /// over the final state and counted under its first failing filter, in that filter's own
+    /// words, highest first (ties in pipeline order), the nodes that pass as
+    /// [`available`](Explanation::available) and, when asked, every node's verdict; with every
+    /// task placed and no verdict asked, no rejection and the nodes that passed when the tree
+    /// was built. SwarmKit's failure text is the [`message`](Explanation::message). The
+    /// [`instance`](Explanation::instance) is the first task left unplaced, else the last one
+    /// placed. No score breakdown ([`top`](Explanation::top) stays empty): the engine keeps the
+    /// weighers' sum only.
+    pub explanation: Explanation,
+    /// The mode that ran.
+    pub mode: Mode,
+    /// The descriptors of the tree's levels, outermost first.
+    pub levels: Vec<String>,
+    /// Descriptors of preferences that added no level (SwarmKit's silent skip).
+    pub skipped: Vec<String>,
+    /// The decision tree, branch by branch.
+    pub tree: BranchReport,
 }
 
 impl SpreadOutcome {
+    /// SwarmKit's task status error when tasks are left, `no suitable node (…)`: per-filter
+    /// counts in SwarmKit's wording ([`Explanation::message`]); `None` when every task was
+    /// placed.
+    pub fn message(&self) -> Option<&str> {
+        self.explanation.message.as_deref()
+    }
+
     /// Whether every task found a node.
     pub fn is_complete(&self) -> bool {
         self.unplaced == 0
@@ -173,7 +172,7 @@ impl fmt::Display for SpreadOutcome {
         for (i, (h, n)) in self.per_host().iter().enumerate() {
             write!(f, "{}{h}:{n}", if i == 0 { ": " } else { ", " })?;
         }
-        if let Some(m) = &self.message {
+        if let Some(m) = self.message() {
             write!(f, " ({m})")?;
         }
         Ok(())

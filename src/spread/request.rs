@@ -3,6 +3,8 @@
 
 use super::constraint::Constraint;
 use super::error::SpreadError;
+use crate::error::BuildError;
+use crate::request::ExplainOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -365,7 +367,8 @@ pub struct Platform {
 ///
 /// In JSON every field but `service` is optional:
 /// `{"service": "web", "tasks": 6, "preferences": [{"spread": "node.labels.dc"}],
-/// "constraints": ["node.role==worker"], "max_replicas": 2, "mode": "balanced"}`.
+/// "constraints": ["node.role==worker"], "max_replicas": 2, "mode": "balanced",
+/// "explain": {"verdicts": true}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
@@ -411,7 +414,7 @@ pub struct SpreadRequest {
     /// [`node_level_spread`](SpreadRequest::node_level_spread) makes them levels) with
     /// [`SpreadError::UnsupportedDescriptor`](super::SpreadError::UnsupportedDescriptor),
     /// instead of skipping it. Default false: both modes skip them, as SwarmKit does, and list
-    /// them in the explanation's `skipped`.
+    /// them in the outcome's `skipped`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strict_descriptors: bool,
     /// Balanced mode only: a `spread` over `node.id` or `node.hostname` makes one branch per node
@@ -419,6 +422,16 @@ pub struct SpreadRequest {
     /// Default false: skipped, as in SwarmKit, so the same request means the same in both modes.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub node_level_spread: bool,
+    /// How much detail the outcome's [`Explanation`](crate::Explanation) carries beyond the
+    /// per-filter counts: with [`verdicts`](ExplainOptions::verdicts), every node's verdict
+    /// over the final state (one more pass of the pipeline over every node). The engine keeps
+    /// no per-weigher breakdown, so [`top`](ExplainOptions::top) adds nothing.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub explain: ExplainOptions,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 fn one() -> u32 {
@@ -443,7 +456,14 @@ impl SpreadRequest {
             ignore_ineligible_tasks: false,
             strict_descriptors: false,
             node_level_spread: false,
+            explain: ExplainOptions::default(),
         }
+    }
+
+    /// Sets [`explain`](SpreadRequest::explain).
+    pub fn explain(mut self, explain: ExplainOptions) -> SpreadRequest {
+        self.explain = explain;
+        self
     }
 
     /// Sets [`strict_descriptors`](SpreadRequest::strict_descriptors).
@@ -462,15 +482,11 @@ impl SpreadRequest {
     ///
     /// # Errors
     ///
-    /// The JSON error, with the position; a bad constraint is reported there too. An array where
-    /// an object is documented (serde's sequence form of a struct) is an error as well.
-    pub fn from_json(json: &str) -> Result<SpreadRequest, serde_json::Error> {
-        crate::json::read(json).map_err(|refused| match refused {
-            crate::json::Refused::Json(e) => e,
-            crate::json::Refused::Array(path) => {
-                <serde_json::Error as serde::de::Error>::custom(crate::error::BuildError::NotAnObject { path })
-            }
-        })
+    /// [`BuildError::Json`] with the position; a bad constraint is reported there too.
+    /// [`BuildError::NotAnObject`] with its path for an array where an object is documented
+    /// (serde's sequence form of a struct).
+    pub fn from_json(json: &str) -> Result<SpreadRequest, BuildError> {
+        crate::json::from_str(json)
     }
 
     /// Appends a preference (lower precedence than those before it).
@@ -581,5 +597,22 @@ mod tests {
         assert_eq!(SpreadRequest::from_json(&json).unwrap(), req);
         let bad = SpreadRequest::from_json(r#"{"service": "s", "constraints": ["a = b"]}"#);
         assert!(bad.unwrap_err().to_string().contains("constraint expected one operator"));
+    }
+
+    /// `from_json` returns the crate's typed error, as `Request::from_json` does: the position
+    /// of a bad text, the path of an array where an object belongs.
+    #[test]
+    fn from_json_returns_the_typed_error_with_position_and_path() {
+        let bad = SpreadRequest::from_json("{\n  \"service\": \"s\",\n  \"tasks\": -1\n}").unwrap_err();
+        assert!(
+            matches!(bad, BuildError::Json { line: 3, column: 13, ref message } if message.contains("-1")),
+            "{bad:?}"
+        );
+        let unknown = SpreadRequest::from_json(r#"{"service": "s", "colour": 1}"#).unwrap_err();
+        assert!(
+            matches!(unknown, BuildError::Json { line: 1, ref message, .. } if message.starts_with("unknown field `colour`"))
+        );
+        let array = SpreadRequest::from_json(r#"{"service": "s", "ports": [["tcp", 80]]}"#).unwrap_err();
+        assert_eq!(array, BuildError::NotAnObject { path: "$.ports[0]".into() });
     }
 }

@@ -3,14 +3,16 @@
 
 use super::filters::Stage;
 use super::node;
-use super::outcome::{BranchNote, BranchReport, FilterCount};
+use super::outcome::{BranchNote, BranchReport};
 use super::skew::Domains;
 use super::tree::Tree;
 use super::SpreadError;
-use crate::filter::Filter;
+use crate::explain::{Explanation, HostVerdict, RejectionCount};
+use crate::filter::chain::judge_chunk;
+use crate::filter::{Filter, Reason, Rejections};
 use crate::id::{HostId, ResourceId, Symbol};
 use crate::request::{CompiledRequest, Cx, Prepared, Request};
-use crate::snapshot::{refresh_pays, Cluster, Host, Lineage, Overlay, CHUNK, HOT_RESOURCES};
+use crate::snapshot::{refresh_pays, Cluster, Host, Lineage, Overlay, CHUNK};
 use crate::weigh::{WeighPass, Weigher};
 use std::cmp::Ordering;
 
@@ -378,9 +380,10 @@ impl<'a> Run<'a> {
         self.entries.iter().take_while(|e| matches!(e.stage, Stage::Ready | Stage::Resource)).count()
     }
 
-    /// Fills [`NodeState::prefix_fail`] while nothing is placed (the overlay is empty): Ready
-    /// from the chunk's schedulable mask, Resource from the free columns, the same comparisons
-    /// the filters make for one host. Computes in O(hosts × reserved kinds) without reading a
+    /// Fills [`NodeState::prefix_fail`] while nothing is placed (the overlay is empty), a chunk
+    /// at a time through the filters' own chunk checks ([`Filter::check_chunk`]: Ready from the
+    /// chunk's schedulable mask, Resource from the free columns, the same comparisons they make
+    /// for one host). Computes in O(hosts × reserved kinds) without reading a
     /// host record (except for reserved kinds beyond the dense columns), or O(1) when the table
     /// of an earlier call on this snapshot, with the same stages and resources, is kept
     /// (O(64 × reserved kinds) per chunk changed since, when kept from an earlier snapshot of
@@ -396,18 +399,19 @@ impl<'a> Run<'a> {
         let n = self.cluster.id_bound();
         let mut out = std::mem::take(&mut self.nodes.prefix_fail);
         let mut stale = std::mem::take(&mut self.nodes.prefix_stale);
+        let mut rejections = Rejections::new(false);
         // Kept from an earlier call on this snapshot, or on an earlier one but for the chunks
         // changed since ([`NodeState::prepare`] checked it).
         if self.nodes.prefix_for.as_ref() == Some(&key) {
             out.resize(n, PREFIX_PASSED);
             for &c in &stale {
-                self.prefix_chunk(c, &mut out);
+                self.prefix_chunk(c, &mut out, &mut rejections);
             }
         } else {
             out.clear();
             out.resize(n, PREFIX_PASSED);
             for c in 0..self.cluster.chunk_count() {
-                self.prefix_chunk(c, &mut out);
+                self.prefix_chunk(c, &mut out, &mut rejections);
             }
             self.nodes.prefix_for = Some(key);
         }
@@ -416,49 +420,28 @@ impl<'a> Run<'a> {
         self.nodes.prefix_fail = out;
     }
 
-    /// Writes chunk `c`'s rows of [`NodeState::prefix_fail`] into `out` ([`initial_fails`]).
+    /// Writes chunk `c`'s rows of [`NodeState::prefix_fail`] into `out` ([`initial_fails`]):
+    /// the leading entries judge the chunk's live lanes one after the other through the core's
+    /// filter chain ([`judge_chunk`]), each with its own chunk check, and a lane dropped by an
+    /// entry is noted there. The counts go to `rejections` (not read: SwarmKit's counters are
+    /// kept node by node, in visit order).
     ///
     /// [`initial_fails`]: Run::initial_fails
-    fn prefix_chunk(&self, c: usize, out: &mut [u32]) {
-        let hot = self.cluster.hot_chunk(c);
+    fn prefix_chunk(&self, c: usize, out: &mut [u32], rejections: &mut Rejections) {
         let lanes = (c * CHUNK..((c + 1) * CHUNK).min(out.len())).len();
         out[c * CHUNK..c * CHUNK + lanes].fill(PREFIX_PASSED);
-        let mut mask = hot.live;
+        let cx = self.cx();
+        let mut mask = self.cluster.hot_chunk(c).live;
         for (i, e) in self.entries[..self.prefix].iter().enumerate() {
-            let pass = match e.stage {
-                Stage::Ready => mask & hot.schedulable,
-                _ if !self.compiled.unknown.is_empty() => 0,
-                _ => {
-                    let mut pass = mask;
-                    for &(r, amount) in &self.compiled.resources {
-                        if r.index() < HOT_RESOURCES {
-                            let column = &hot.free[r.index()];
-                            let mut fits = 0u64;
-                            for (lane, &free) in column.iter().enumerate() {
-                                fits |= u64::from(free >= amount) << lane;
-                            }
-                            pass &= fits;
-                        } else {
-                            let mut m = pass;
-                            while m != 0 {
-                                let lane = m.trailing_zeros() as usize;
-                                m &= m - 1;
-                                let h = HostId((c * CHUNK + lane) as u32);
-                                // As the filter compares: a NaN free amount does not fit.
-                                let fits = self.overlay.free(self.cluster, h, r) >= amount;
-                                pass &= !(u64::from(!fits) << lane);
-                            }
-                        }
-                    }
-                    pass
-                }
-            };
+            let Some(filter) = e.filter else { continue };
+            let fcx = cx.with_state(e.state.as_deref());
+            let pass = judge_chunk([(i as u32, filter, &fcx)], c, mask, rejections) & mask;
             let mut failed = mask & !pass;
             while failed != 0 {
                 out[c * CHUNK + failed.trailing_zeros() as usize] = i as u32;
                 failed &= failed - 1;
             }
-            mask &= pass;
+            mask = pass;
         }
     }
 
@@ -592,31 +575,138 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// The rejection counts behind the failure message, highest first (ties in pipeline order).
-    pub(crate) fn rejections(&self, counts: &[u32]) -> Vec<FilterCount> {
+    /// SwarmKit's counters (compatible mode) as the core's rejection counts: each entry's
+    /// count under its position, in pipeline order. No host is recorded.
+    pub(crate) fn swarm_counts(&self) -> Rejections {
+        let mut out = Rejections::new(false);
+        for (i, &n) in self.counters.iter().enumerate() {
+            out.set_filter(i as u32);
+            let mut left = n;
+            while left > 0 {
+                // Lanes of no chunk in particular: a count of up to 64 at once.
+                let k = left.min(CHUNK as u32);
+                out.reject_lanes(0, u64::MAX >> (64 - k), Reason(0));
+                left -= k;
+            }
+        }
+        out
+    }
+
+    /// Every live node judged by the whole pipeline over the state in hand, a chunk at a time
+    /// through the core's filter chain ([`judge_chunk`]; a hard spread entry lane by lane), each
+    /// rejection counted under the first entry that fails the node, with that filter's reason,
+    /// in pipeline order, as rejections of `instance`; `per_host` also records each rejected
+    /// node. Computes in O(chunks × entries) chunk checks.
+    pub(crate) fn final_pass(&self, instance: u32, per_host: bool) -> Rejections {
+        let mut out = Rejections::new(per_host);
+        out.set_instance(instance);
         let cx = self.cx();
-        let mut out: Vec<FilterCount> = self
-            .entries
-            .iter()
-            .zip(counts)
-            .filter(|(_, &c)| c > 0)
-            .map(|(e, &count)| {
-                let (name, user) = match e.filter {
-                    Some(f) => {
-                        let text = if e.stage == Stage::User {
-                            f.describe(&cx.with_state(e.state.as_deref()), crate::filter::Reason(0))
-                        } else {
-                            String::new()
-                        };
-                        (f.name().to_owned(), text)
+        for c in 0..self.cluster.chunk_count() {
+            let mut mask = self.cluster.hot_chunk(c).live;
+            for (i, e) in self.entries.iter().enumerate() {
+                if mask == 0 {
+                    break;
+                }
+                mask = match (e.hard, e.filter) {
+                    (Some(d), _) => {
+                        out.set_filter(i as u32);
+                        let domains = &self.hard[d];
+                        out.check_lanes(c, mask, |h| domains.allows(h).into())
                     }
-                    None => ("hard spread".to_owned(), String::new()),
+                    (None, Some(f)) => {
+                        judge_chunk([(i as u32, f, &cx.with_state(e.state.as_deref()))], c, mask, &mut out)
+                    }
+                    (None, None) => mask,
                 };
-                FilterCount { filter: name, text: e.stage.wording(count, &user), count }
+            }
+        }
+        out.order_by_filter(0);
+        out
+    }
+
+    /// Entry `i`'s name and its words for `reason`: the filter's own, or the hard spread
+    /// constraint's.
+    fn describe(&self, cx: &Cx<'_>, i: usize, reason: Reason) -> (String, String) {
+        let e = &self.entries[i];
+        match e.filter {
+            Some(f) => (f.name().to_owned(), f.describe(&cx.with_state(e.state.as_deref()), reason)),
+            None => ("hard spread".to_owned(), "hard spread constraint not satisfied".to_owned()),
+        }
+    }
+
+    /// The core's [`Explanation`] of the batch. With tasks left, SwarmKit's message
+    /// (`no suitable node (…)`) from `swarm`'s counts per entry, highest first (ties in pipeline
+    /// order), in SwarmKit's wording. From `last` (a [`final_pass`](Run::final_pass)), when
+    /// there is one: the rejections, highest first (ties in pipeline order), each in its
+    /// filter's own words, the nodes left available and, when it recorded them, every node's
+    /// verdict; without one, no rejection and the nodes that passed when the tree was built.
+    pub(crate) fn explain(&self, swarm: Option<&Rejections>, last: Option<&Rejections>, instance: u32) -> Explanation {
+        let cx = self.cx();
+        let hosts = self.cluster.len() as u32;
+        let mut explanation = Explanation::new(hosts);
+        explanation.instance = instance;
+        if let Some(swarm) = swarm.filter(|_| self.left > 0) {
+            // Per entry, whatever the reasons: a user filter reads as its reason 0.
+            let mut per_entry: Vec<(u32, u32)> = Vec::new();
+            for &(i, _, count) in swarm.counts() {
+                match per_entry.iter_mut().find(|c| c.0 == i) {
+                    Some(c) => c.1 += count,
+                    None => per_entry.push((i, count)),
+                }
+            }
+            per_entry.retain(|c| c.1 > 0);
+            per_entry.sort_by_key(|&(i, count)| (std::cmp::Reverse(count), i));
+            explanation.message = Some(if per_entry.is_empty() {
+                "no suitable node".to_owned()
+            } else {
+                let parts: Vec<String> = per_entry
+                    .iter()
+                    .map(|&(i, count)| {
+                        let (_, text) = self.describe(&cx, i as usize, Reason(0));
+                        self.entries[i as usize].stage.wording(count, &text)
+                    })
+                    .collect();
+                format!("no suitable node ({})", parts.join("; "))
+            });
+        }
+        let Some(last) = last else {
+            explanation.available = self.tree.branches.first().map_or(0, |b| b.eligible);
+            return explanation;
+        };
+        let mut rejections: Vec<RejectionCount> = last
+            .counts()
+            .iter()
+            .map(|&(i, reason, count)| {
+                let (filter, reason) = self.describe(&cx, i as usize, reason);
+                RejectionCount { filter, reason, count }
             })
             .collect();
-        out.sort_by_key(|c| std::cmp::Reverse(c.count));
-        out
+        rejections.sort_by_key(|r| std::cmp::Reverse(r.count));
+        explanation.available = hosts.saturating_sub(last.total());
+        explanation.rejections = rejections;
+        if let Some(rejected) = last.hosts() {
+            let mut rejected = rejected.to_vec();
+            rejected.sort_by_key(|r| r.host);
+            for (id, host) in self.cluster.hosts() {
+                let found = rejected.binary_search_by_key(&id, |r| r.host).ok().map(|k| rejected[k]);
+                let (filter, reason) = match found {
+                    Some(r) => {
+                        let (filter, reason) = self.describe(&cx, r.filter as usize, r.reason);
+                        (Some(filter), Some(reason))
+                    }
+                    None => (None, None),
+                };
+                explanation.verdicts.push(HostVerdict {
+                    host: host.name.to_string(),
+                    passed: found.is_none(),
+                    filter,
+                    reason,
+                    instance: found.map(|r| r.instance),
+                    disk: None,
+                });
+            }
+        }
+        explanation
     }
 
     /// The tree as a report.
@@ -653,6 +743,7 @@ impl<'a> Run<'a> {
 pub(super) mod tests {
     use super::{NodeState, Run, PREFIX_PASSED};
     use crate::filter::{filter_fn, Filter};
+    use crate::id::HostId;
     use crate::request::Request;
     use crate::rng::SplitMix64;
     use crate::snapshot::{Cluster, HostSpec, HostState, Overlay, ResourceSpec};
@@ -688,7 +779,7 @@ pub(super) mod tests {
     /// A seeded cluster of `n` hosts: memory, vCPUs and a `gpu` resource beyond the dense
     /// columns drawn from a few levels (so a request's amount often equals a host's free
     /// amount), reserved amounts, and some hosts down, disabled, cordoned or evicting.
-    fn cluster(seed: u64, n: usize) -> Cluster {
+    pub(crate) fn cluster(seed: u64, n: usize) -> Cluster {
         let mut rng = SplitMix64::new(seed);
         let mut b = Cluster::builder();
         for i in 0..n {
@@ -753,6 +844,49 @@ pub(super) mod tests {
                     let passed = run.nodes.prefix_fail[h.index()] == PREFIX_PASSED;
                     proptest::prop_assert_eq!(passed, run.fails(h, true).is_none_or(|i| i >= run.prefix));
                 }
+                Ok(())
+            })?;
+        }
+
+        /// The final state judged a chunk at a time through the core's filter chain
+        /// ([`Run::final_pass`]: the balanced mode's failure counts, the verdicts) against the
+        /// pipeline run node by node ([`Run::fails`]): every node rejected by the same entry, the
+        /// same counts, with some nodes already holding tasks of the batch.
+        #[test]
+        fn final_pass_matches_the_pipeline_node_by_node(
+            seed in proptest::prelude::any::<u64>(),
+            n in 1usize..200,
+            memory in 0usize..4,
+            placed in proptest::collection::vec(0usize..200, 0..12),
+            user in proptest::bool::ANY,
+        ) {
+            let c = cluster(seed, n);
+            let mut request = Request::new(1).vcpus(1.0);
+            if memory > 0 {
+                request = request.memory_mb(1024.0 * (memory - 1) as f64);
+            }
+            let odd = filter_fn("odd", |_, h| h.0 % 2 == 1);
+            let user: Option<&dyn Filter> = if user { Some(&odd) } else { None };
+            with_run(&c, &request, user, |run| {
+                let resources = run.compiled.resources.clone();
+                for &p in placed.iter().filter(|&&p| p < n) {
+                    run.overlay.consume(HostId(p as u32), &resources);
+                    run.placed.push(HostId(p as u32));
+                }
+                let last = run.final_pass(3, true);
+                let mut want = vec![0u32; run.entries.len()];
+                for h in c.host_ids() {
+                    let rejected = last.hosts().unwrap().iter().find(|r| r.host == h);
+                    proptest::prop_assert_eq!(rejected.map(|r| r.filter as usize), run.fails(h, true), "host {}", h.0);
+                    proptest::prop_assert!(rejected.is_none_or(|r| r.instance == 3));
+                    if let Some(i) = run.fails(h, true) {
+                        want[i] += 1;
+                    }
+                }
+                let got: Vec<(u32, u32)> = last.counts().iter().map(|&(i, _, count)| (i, count)).collect();
+                let want: Vec<(u32, u32)> =
+                    want.iter().enumerate().filter(|c| *c.1 > 0).map(|(i, &count)| (i as u32, count)).collect();
+                proptest::prop_assert_eq!(got, want, "in pipeline order");
                 Ok(())
             })?;
         }

@@ -6,7 +6,7 @@ use super::filters::{
     ConstraintFilter, HostPortFilter, MaxReplicasFilter, PlatformFilter, ReadyFilter, Stage, SwarmResourceFilter,
 };
 use super::node;
-use super::outcome::{Assignment, SpreadExplanation, SpreadOutcome};
+use super::outcome::{Assignment, SpreadOutcome};
 use super::request::{Mode, SpreadRequest, WhenUnsatisfiable};
 use super::run::{Entry, NodeState, RevisitOrder, Run};
 use super::skew::Domains;
@@ -281,7 +281,7 @@ impl SpreadScheduler {
             e.hard.is_none() && e.filter.is_some_and(|f| f.host_local_for(&run.cx().with_state(e.state.as_deref())))
         });
 
-        let counts = match request.mode {
+        match request.mode {
             Mode::SwarmCompatible | Mode::SwarmCompatibleStable => {
                 let refresh = kept.reuse_or_build(
                     cluster,
@@ -304,7 +304,6 @@ impl SpreadScheduler {
                     }
                     run.split_compat(0, i64::from(request.tasks));
                 }
-                run.counters.clone()
             }
             Mode::Balanced => {
                 run.initial_fails();
@@ -337,24 +336,19 @@ impl SpreadScheduler {
                 run.weigh(&self.weighers, &cands)?;
                 heaps.reset(run.tree.branches.len(), run.narrow_heaps());
                 run.run_balanced(heaps);
-                if run.left > 0 {
-                    run.final_counts()
-                } else {
-                    Vec::new()
-                }
             }
-        };
+        }
 
         let unplaced = run.left;
-        let rejections = if unplaced > 0 { run.rejections(&counts) } else { Vec::new() };
-        let message = (unplaced > 0).then(|| {
-            if rejections.is_empty() {
-                "no suitable node".to_owned()
-            } else {
-                let parts: Vec<&str> = rejections.iter().map(|r| r.text.as_str()).collect();
-                format!("no suitable node ({})", parts.join("; "))
-            }
-        });
+        let instance = explained_task(&run);
+        // The final state judged again when it is explained: tasks left, or verdicts asked for.
+        let verdicts = request.explain.verdicts;
+        let last = (unplaced > 0 || verdicts).then(|| run.final_pass(instance, verdicts));
+        // SwarmKit's message counts: its counters in the compatible modes, the final state's in
+        // the balanced mode.
+        let counted = (unplaced > 0 && request.mode != Mode::Balanced).then(|| run.swarm_counts());
+        let swarm = counted.as_ref().or(last.as_ref());
+        let explanation = run.explain(swarm, last.as_ref(), instance);
         // One path per leaf, shared by its tasks (and kept with the tree's shape).
         let mut assignments = Vec::with_capacity(run.placed.len());
         for (i, (&h, &leaf)) in run.placed.iter().zip(&run.leaves).enumerate() {
@@ -366,15 +360,29 @@ impl SpreadScheduler {
                 branch,
             });
         }
-        let explanation = SpreadExplanation {
-            mode: request.mode,
-            levels: run.tree.levels.iter().map(|l| l.descriptor.clone()).collect(),
-            skipped,
-            tree: run.report(0, request.tasks),
-            rejections,
-        };
+        let levels = run.tree.levels.iter().map(|l| l.descriptor.clone()).collect();
+        let report = run.report(0, request.tasks);
         *tree = std::mem::take(&mut run.tree);
-        Ok(SpreadOutcome { requested: request.tasks, assignments, unplaced, message, explanation })
+        Ok(SpreadOutcome {
+            requested: request.tasks,
+            assignments,
+            unplaced,
+            explanation,
+            mode: request.mode,
+            levels,
+            skipped,
+            tree: report,
+        })
+    }
+}
+
+/// The task an explanation is about: the first left unplaced, else the last placed.
+fn explained_task(run: &Run<'_>) -> u32 {
+    let placed = run.placed.len() as u32;
+    if run.left > 0 {
+        placed
+    } else {
+        placed.saturating_sub(1)
     }
 }
 

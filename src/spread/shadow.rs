@@ -76,7 +76,7 @@ impl Shadow {
             return Ok(None);
         }
         let mut nodes = Vec::new();
-        flatten(&full.explanation.tree, 0, 0, &mut nodes);
+        flatten(&full.tree, 0, 0, &mut nodes);
         Ok(Some(Shadow { nodes, kinds, compatible, state: State::default() }))
     }
 
@@ -299,7 +299,7 @@ mod tests {
                 r.tasks = n;
                 let out = scheduler.schedule(&cluster, &r).unwrap();
                 assert_eq!(shadow.run(n), out.assignments.len() as u64, "{mode:?} {n}");
-                let tree = &out.explanation.tree;
+                let tree = &out.tree;
                 for (i, c) in tree.children.iter().enumerate() {
                     let s = shadow.nodes[0].children[i];
                     assert_eq!((shadow.state.asked[s], shadow.state.placed[s]), (c.asked.into(), c.placed.into()));

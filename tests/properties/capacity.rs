@@ -292,7 +292,7 @@ proptest! {
             let mut r = request.clone();
             r.tasks = naive + 1;
             let out = s.schedule(&cluster, &r).unwrap();
-            if naive + 1 > total || !out.is_complete() || ran_out(&out.explanation.tree) {
+            if naive + 1 > total || !out.is_complete() || ran_out(&out.tree) {
                 break;
             }
             naive += 1;

@@ -74,7 +74,7 @@ impl Engine for Spread {
         let request = SpreadRequest::new("svc", count).mode(Mode::Balanced);
         let outcome = scheduler.schedule(cluster, &request).map_err(|e| e.to_string())?;
         let hosts = outcome.assignments.iter().map(|a| a.host_name.clone()).collect();
-        Ok((hosts, outcome.message.clone()))
+        Ok((hosts, outcome.message().map(str::to_owned)))
     }
 }
 

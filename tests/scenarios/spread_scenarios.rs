@@ -6,7 +6,7 @@ use placewise::spread::{
     Availability, BranchNote, BranchReport, HardSpread, Mode, Preference, Role, SpreadError, SpreadRequest,
     SpreadScheduler, SwarmNode, WhenUnsatisfiable,
 };
-use placewise::{filter_fn, weigher_fn, Cluster, ClusterSpec, HostSpec, InstanceSpec};
+use placewise::{filter_fn, weigher_fn, Cluster, ClusterSpec, ExplainOptions, HostSpec, InstanceSpec};
 use std::collections::BTreeMap;
 
 /// The seed's example: two datacenters with four rows of 20 racks, two nodes a rack.
@@ -184,16 +184,16 @@ fn node_level_spread_is_an_opt_in_extension_of_the_balanced_mode() {
     // Without the opt-in both modes skip it, as SwarmKit does.
     for mode in [Mode::SwarmCompatible, Mode::Balanced] {
         let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
-        assert_eq!(out.explanation.skipped, vec!["node.id".to_owned()], "{mode:?}");
-        assert!(out.explanation.levels.is_empty(), "{mode:?}");
+        assert_eq!(out.skipped, vec!["node.id".to_owned()], "{mode:?}");
+        assert!(out.levels.is_empty(), "{mode:?}");
     }
     let opted = req.clone().node_level_spread(true);
     let out = SpreadScheduler::new().schedule(&cluster, &opted.clone().mode(Mode::Balanced)).unwrap();
     assert_eq!(out.per_host(), BTreeMap::from([("a", 1), ("b", 2)]));
-    assert_eq!(out.explanation.levels, vec!["node.id".to_owned()]);
+    assert_eq!(out.levels, vec!["node.id".to_owned()]);
     // The compatible mode stays SwarmKit's.
     let compat = SpreadScheduler::new().schedule(&cluster, &opted).unwrap();
-    assert_eq!(compat.explanation.skipped, vec!["node.id".to_owned()]);
+    assert_eq!(compat.skipped, vec!["node.id".to_owned()]);
 }
 
 #[test]
@@ -211,8 +211,8 @@ fn descriptors_swarmkit_ignores_are_skipped_in_both_modes_unless_strict() {
         for mode in [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced] {
             let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
             // The same tree as SwarmKit's: the ignored descriptor adds no level.
-            assert_eq!(out.explanation.skipped, vec![ignored.to_owned()], "{ignored} {mode:?}");
-            assert_eq!(out.explanation.levels, vec!["node.labels.dc".to_owned()], "{ignored} {mode:?}");
+            assert_eq!(out.skipped, vec![ignored.to_owned()], "{ignored} {mode:?}");
+            assert_eq!(out.levels, vec!["node.labels.dc".to_owned()], "{ignored} {mode:?}");
             let strict = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode).strict_descriptors(true));
             assert!(matches!(strict, Err(SpreadError::UnsupportedDescriptor { .. })), "{ignored} {mode:?}");
         }
@@ -247,7 +247,7 @@ fn hard_spread_never_lets_zones_drift_more_than_max_skew() {
         assert_eq!(none, 0, "{mode:?}: a node without the key is in no domain");
         assert!(z1.abs_diff(z2) <= 1, "{mode:?}: {z1} vs {z2}");
         assert!(out.unplaced > 0);
-        let m = out.message.unwrap();
+        let m = out.message().unwrap();
         assert!(m.starts_with("no suitable node (") && m.contains("hard spread constraint not satisfied"), "{m}");
     }
     let balanced =
@@ -255,7 +255,7 @@ fn hard_spread_never_lets_zones_drift_more_than_max_skew() {
     let out = SpreadScheduler::new().schedule(&cluster, &balanced).unwrap();
     assert_eq!(zone_counts(&out), (2, 3, 0), "the most the limit allows");
     assert_eq!(
-        out.message.as_deref(),
+        out.message(),
         Some("no suitable node (max replicas per node limit exceed; hard spread constraint not satisfied on 3 nodes)")
     );
 }
@@ -298,7 +298,7 @@ fn the_explanation_says_where_tasks_went_and_why_a_branch_got_none() {
         SpreadRequest::new("svc", 2).preference(Preference::spread("az")).constraint("node.labels.bad!=1").unwrap();
     for mode in [Mode::SwarmCompatible, Mode::Balanced] {
         let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
-        let tree = &out.explanation.tree;
+        let tree = &out.tree;
         assert_eq!(tree.placed, 2);
         assert_eq!(find(tree, "a").note, Some(BranchNote::AtOrAboveShare), "{mode:?}\n{tree}");
         assert_eq!(find(tree, "c").note, Some(BranchNote::NoEligibleNode), "{mode:?}\n{tree}");
@@ -312,10 +312,99 @@ fn the_explanation_says_where_tasks_went_and_why_a_branch_got_none() {
     }
     let full = SpreadRequest::new("svc", 3).preference(Preference::spread("az")).resource("memory_mb", 8.0);
     let out = SpreadScheduler::new().schedule(&cluster, &full).unwrap();
-    assert_eq!(find(&out.explanation.tree, "d").placed, 1);
+    assert_eq!(find(&out.tree, "d").placed, 1);
     let out = SpreadScheduler::new().schedule(&cluster, &full.clone().resource("memory_mb", 20.0)).unwrap();
     assert_eq!(out.unplaced, 3);
-    assert_eq!(out.message.as_deref(), Some("no suitable node (insufficient resources on 4 nodes)"));
+    assert_eq!(out.message(), Some("no suitable node (insufficient resources on 4 nodes)"));
+}
+
+/// The core's explanation in both modes: each filter's rejections in its own words, SwarmKit's
+/// failure text as the message, the hosts left available, and every node's verdict over the
+/// final state only when the request asks for them.
+#[test]
+fn the_outcome_carries_the_core_explanation_with_swarmkits_message() {
+    let cluster = Cluster::builder()
+        .host(HostSpec::new("a1").label("az", "a").memory_mb(1024.0))
+        .host(HostSpec::new("a2").label("az", "a").memory_mb(64.0))
+        .host(HostSpec::new("b1").label("az", "b").memory_mb(1024.0).label("bad", "1"))
+        .host(HostSpec::new("b2").label("az", "b").memory_mb(64.0))
+        .build()
+        .unwrap();
+    let req = SpreadRequest::new("svc", 3)
+        .preference(Preference::spread("az"))
+        .resource("memory_mb", 512.0)
+        .constraint("node.labels.bad!=1")
+        .unwrap()
+        .max_replicas(1);
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
+        assert_eq!(out.per_host(), BTreeMap::from([("a1", 1)]), "{mode:?}");
+        let e = &out.explanation;
+        assert_eq!(e.hosts, 4);
+        assert_eq!(e.instance, 1, "{mode:?}: the first task left");
+        assert_eq!(e.message.as_deref(), out.message());
+        let parts: Vec<(&str, &str, u32)> =
+            e.rejections.iter().map(|r| (r.filter.as_str(), r.reason.as_str(), r.count)).collect();
+        assert_eq!(
+            out.message(),
+            Some(
+                "no suitable node (insufficient resources on 2 nodes; scheduling constraints not satisfied on 1 node; \
+                 max replicas per node limit exceed)"
+            ),
+            "{mode:?}"
+        );
+        assert_eq!(
+            parts,
+            [
+                ("resource", "insufficient resources", 2),
+                ("constraint", "scheduling constraints not satisfied", 1),
+                ("max replicas", "max replicas per node limit exceed", 1)
+            ],
+            "{mode:?}: each filter's own words"
+        );
+        assert_eq!(e.available, 4 - parts.iter().map(|p| p.2).sum::<u32>());
+        assert!(e.verdicts.is_empty() && e.top.is_empty(), "nothing asked for");
+
+        let asked = SpreadScheduler::new()
+            .schedule(&cluster, &req.clone().mode(mode).explain(ExplainOptions::detailed(3)))
+            .unwrap();
+        assert_eq!(asked.assignments, out.assignments);
+        assert_eq!(asked.message(), out.message());
+        let verdicts: Vec<(&str, bool, Option<&str>)> =
+            asked.explanation.verdicts.iter().map(|v| (v.host.as_str(), v.passed, v.filter.as_deref())).collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("a1", false, Some("max replicas")),
+                ("a2", false, Some("resource")),
+                ("b1", false, Some("constraint")),
+                ("b2", false, Some("resource")),
+            ],
+            "{mode:?}"
+        );
+        assert!(asked.explanation.verdicts.iter().all(|v| v.instance == Some(1)));
+    }
+    let mut one = req.max_replicas(0);
+    one.tasks = 1;
+    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        // Every task placed: no pass over the final state, the nodes that passed when the tree
+        // was built.
+        let placed = SpreadScheduler::new().schedule(&cluster, &one.clone().mode(mode)).unwrap();
+        assert!(placed.is_complete() && placed.message().is_none());
+        assert!(placed.explanation.rejections.is_empty());
+        assert_eq!((placed.explanation.available, placed.explanation.instance), (1, 0), "{mode:?}");
+        // With verdicts, the final state judged: a1 keeps room for one more.
+        let asked = SpreadScheduler::new()
+            .schedule(&cluster, &one.clone().mode(mode).explain(ExplainOptions::detailed(0)))
+            .unwrap();
+        assert_eq!(asked.assignments, placed.assignments);
+        let e = &asked.explanation;
+        let passed: Vec<&str> = e.verdicts.iter().filter(|v| v.passed).map(|v| v.host.as_str()).collect();
+        assert_eq!(passed, ["a1"], "{mode:?}");
+        let counts: Vec<(&str, u32)> = e.rejections.iter().map(|r| (r.filter.as_str(), r.count)).collect();
+        assert_eq!(counts, [("resource", 2), ("constraint", 1)], "{mode:?}");
+        assert_eq!(e.available, 1);
+    }
 }
 
 #[test]
@@ -344,7 +433,7 @@ fn leaf_choice_uses_foundation_filters_and_weighers() {
         assert_eq!(out.per_host(), BTreeMap::from([("fast", 2), ("slow", 1)]), "{mode:?}");
         let none = scheduler.schedule(&cluster, &req.clone().constraint("node.labels.banned==yes").unwrap()).unwrap();
         assert_eq!(
-            none.message.as_deref(),
+            none.message(),
             Some(
                 "no suitable node (scheduling constraints not satisfied on 2 nodes; rejected by not banned on 1 node)"
             ),

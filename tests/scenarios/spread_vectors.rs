@@ -59,7 +59,7 @@ fn run(v: &Vector, mode: Mode) -> Result {
             cluster = cluster.apply(&event).expect("known host");
         }
         unplaced += out.unplaced;
-        message = out.message.clone().or(message);
+        message = out.message().map(str::to_owned).or(message);
     }
     Result { per_host, unplaced, message }
 }
