@@ -12,7 +12,7 @@
 //! path, and a property test checks that both leave the same state.
 
 use super::choice::{ins_high, ins_low, Agg, Candidate, HostSet};
-use super::hooks::{DiskCx, Hooks};
+use super::hooks::{DiskCx, ReplicaHooks};
 use super::reasons::{DiskNote, FailureReason};
 use super::settings::ReplicaSettings;
 use super::space::{is_schedulable_to_disk, percent_of, DiskSpace, SpaceFailure};
@@ -724,7 +724,7 @@ fn general_disk(
 }
 
 /// The position of the first caller disk filter rejecting disk `i` of host `id`, if any.
-pub(crate) fn caller_disk_reject(cx: &Ctx<'_>, hooks: &Hooks, id: HostId, i: usize) -> Option<usize> {
+pub(crate) fn caller_disk_reject(cx: &Ctx<'_>, hooks: &ReplicaHooks, id: HostId, i: usize) -> Option<usize> {
     if hooks.disk_filters.is_empty() {
         return None;
     }

@@ -270,7 +270,7 @@ impl Level {
 
 /// Every hook of a scheduler, with one name per node filter, disk filter and level (the names
 /// explanations and reasons use, in that order).
-pub(crate) struct Hooks {
+pub(crate) struct ReplicaHooks {
     pub(crate) filters: Vec<Box<dyn Filter>>,
     pub(crate) weighers: Vec<(Box<dyn Weigher>, f64)>,
     pub(crate) disk_filters: Vec<Box<dyn DiskFilter>>,
@@ -280,11 +280,11 @@ pub(crate) struct Hooks {
     pub(crate) names: Vec<String>,
 }
 
-impl fmt::Debug for Hooks {
+impl fmt::Debug for ReplicaHooks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let weighers: Vec<(&str, f64)> = self.weighers.iter().map(|(w, m)| (w.name(), *m)).collect();
         let disk_weighers: Vec<(&str, f64)> = self.disk_weighers.iter().map(|(w, m)| (w.name(), *m)).collect();
-        f.debug_struct("Hooks")
+        f.debug_struct("ReplicaHooks")
             .field("names", &self.names)
             .field("weighers", &weighers)
             .field("disk_weighers", &disk_weighers)
@@ -292,7 +292,7 @@ impl fmt::Debug for Hooks {
     }
 }
 
-impl Hooks {
+impl ReplicaHooks {
     pub(crate) fn is_empty(&self) -> bool {
         self.filters.is_empty()
             && self.weighers.is_empty()
@@ -328,7 +328,7 @@ impl<'h> HookCx<'h> {
     /// # Errors
     ///
     /// [`ReplicaError::Hook`] with the first filter's error from its `prepare`.
-    pub(crate) fn new(cluster: &Cluster, hooks: &'h Hooks) -> Result<Self, ReplicaError> {
+    pub(crate) fn new(cluster: &Cluster, hooks: &'h ReplicaHooks) -> Result<Self, ReplicaError> {
         let request = Request::new(1);
         let hook = |error| ReplicaError::Hook { error };
         // An empty request carries no resource, zone, selector or group: it always compiles.
@@ -363,7 +363,7 @@ impl<'h> HookCx<'h> {
     pub(crate) fn weigh(
         &self,
         cluster: &Cluster,
-        hooks: &Hooks,
+        hooks: &ReplicaHooks,
         hosts: &[HostId],
         picks: &[HostId],
         out: &mut Vec<f64>,
@@ -421,7 +421,7 @@ pub(crate) fn level_values(cluster: &Cluster, levels: &[Level], out: &mut Vec<Op
 pub(crate) fn weigh_disks(
     cluster: &Cluster,
     volume: &Volume,
-    hooks: &Hooks,
+    hooks: &ReplicaHooks,
     cands: &[(HostId, DiskId)],
     out: &mut Vec<f64>,
 ) {
@@ -448,7 +448,7 @@ pub(crate) fn weigh_disks(
 /// ([`HookCx::weigh`]).
 pub(crate) fn weighed_choice(
     cx: &Ctx<'_>,
-    hooks: &Hooks,
+    hooks: &ReplicaHooks,
     strategy: DiskChoice,
     entries: &mut Vec<Entry>,
     pool: Pool<'_>,

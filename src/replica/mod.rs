@@ -304,15 +304,16 @@ pub use volume::{
     MAX_VOLUME_REPLICAS,
 };
 
-use crate::error::ScheduleError;
+use crate::error::{BuildError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RejectionCount};
 use crate::filter::Filter;
+use crate::hooks::{hook_methods, Hooks};
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
 use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
 use crate::weigh::Weigher;
 use choice::{Agg, Candidate, Entry, Pool};
-use hooks::{weighed_choice, HookCx, Hooks};
+use hooks::{weighed_choice, HookCx, ReplicaHooks};
 use node_stage::{LevelPasses, Used};
 use prep::Prep;
 use serde::{Deserialize, Serialize};
@@ -354,11 +355,19 @@ pub enum ReplicaError {
         /// The name given.
         name: String,
     },
-    /// A scheduler configuration the builder refuses (a non-finite multiplier, too many hooks).
+    /// A scheduler configuration the builder refuses (a disk weigher's non-finite multiplier,
+    /// too many hooks, a level without a key).
     #[error("{message}")]
     Config {
         /// What is wrong.
         message: String,
+    },
+    /// The node filters and weighers refused by the one check every engine's builder runs
+    /// ([`Hooks::validate`]): a non-finite multiplier.
+    #[error(transparent)]
+    Build {
+        /// The core's error, naming the weigher.
+        error: BuildError,
     },
     /// A node attribute the scheduler reads holds a value of the wrong kind (it would otherwise
     /// read as its default).
@@ -544,7 +553,7 @@ pub(crate) struct Ctx<'a> {
     /// The attached node, when it exists.
     pub(crate) local_host: Option<HostId>,
     /// The caller's hooks; `None` for Longhorn's configuration.
-    pub(crate) hooks: Option<&'a Hooks>,
+    pub(crate) hooks: Option<&'a ReplicaHooks>,
     /// The core-trait context of the caller's node filters and weighers (with hooks only).
     pub(crate) hook_cx: Option<HookCx<'a>>,
 }
@@ -626,7 +635,7 @@ pub struct ReplicaScheduler {
     explain: bool,
     seed: u64,
     /// `None` without hooks: Longhorn's configuration never looks at them.
-    hooks: Option<Arc<Hooks>>,
+    hooks: Option<Arc<ReplicaHooks>>,
     /// Choose in the first tier from the prepared zone lists where they give the cascade's
     /// answer ([`ReplicaScheduler::first_tier_pick`]); off only in tests, to compare the two.
     zone_lists: bool,
@@ -645,7 +654,10 @@ pub struct ReplicaScheduler {
 #[derive(Debug)]
 pub struct ReplicaSchedulerBuilder {
     settings: ReplicaSettings,
-    hooks: Hooks,
+    /// The node filters and weighers.
+    nodes: Hooks,
+    /// Disk filters and weighers and levels (its node lists stay empty until `build`).
+    hooks: ReplicaHooks,
     version: LonghornVersion,
     disk_choice: Option<DiskChoice>,
     explain: bool,
@@ -681,28 +693,9 @@ impl ReplicaSchedulerBuilder {
         self
     }
 
-    /// Appends a node filter: a host it rejects takes no replica (in any tier); replicas already
-    /// on it still count for anti-affinity.
-    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
-        self.filter_boxed(Box::new(filter))
-    }
-
-    /// Appends a boxed node filter.
-    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
-        self.hooks.filters.push(filter);
-        self
-    }
-
-    /// Adds a node weigher with its multiplier.
-    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
-        self.weigher_boxed(Box::new(weigher), multiplier)
-    }
-
-    /// Adds a boxed node weigher with its multiplier.
-    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
-        self.hooks.weighers.push((weigher, multiplier));
-        self
-    }
+    // Node filters: a host one rejects takes no replica (in any tier); replicas already on it
+    // still count for anti-affinity. Node weighers order the candidate nodes.
+    hook_methods!(nodes);
 
     /// Appends a disk filter.
     pub fn disk_filter<F: DiskFilter + 'static>(self, filter: F) -> Self {
@@ -756,9 +749,11 @@ impl ReplicaSchedulerBuilder {
             cold_pass: true,
         };
         let mut hooks = self.hooks;
-        let multipliers = hooks.weighers.iter().map(|(w, m)| (w.name(), *m));
-        let disk_multipliers = hooks.disk_weighers.iter().map(|(w, m)| (w.name(), *m));
-        if let Some((name, m)) = multipliers.chain(disk_multipliers).find(|(_, m)| !m.is_finite()) {
+        let (filters, tiers) = self.nodes.into_parts().map_err(|error| ReplicaError::Build { error })?;
+        hooks.filters = filters;
+        hooks.weighers = tiers.into_iter().flatten().collect();
+        if let Some((w, m)) = hooks.disk_weighers.iter().find(|(_, m)| !m.is_finite()) {
+            let name = w.name();
             return Err(ReplicaError::Config {
                 message: format!("weigher `{name}` has a non-finite multiplier ({m})"),
             });
@@ -817,7 +812,7 @@ impl ReplicaScheduler {
     /// caller's filters, weighers and levels; with no hook added it builds Longhorn's
     /// configuration, which never enters the hook code.
     pub fn builder(settings: ReplicaSettings) -> ReplicaSchedulerBuilder {
-        let hooks = Hooks {
+        let hooks = ReplicaHooks {
             filters: Vec::new(),
             weighers: Vec::new(),
             disk_filters: Vec::new(),
@@ -827,6 +822,7 @@ impl ReplicaScheduler {
         };
         ReplicaSchedulerBuilder {
             settings,
+            nodes: Hooks::new(),
             hooks,
             version: LonghornVersion::Head,
             disk_choice: None,
@@ -1694,7 +1690,7 @@ fn best_effort_locality(cx: &Ctx<'_>, prep: &mut Prep, replicas: &[Replica]) {
 
 /// The reasons of a replica no tier placed: the disk reasons the cascade met, and the caller's
 /// node filters (`caller_nodes`, by position) and disk filters that rejected a node or a disk.
-fn failure_reasons(reasons: &mut Reasons, hooks: Option<&Hooks>, caller_nodes: u64, cascade: &Cascade) {
+fn failure_reasons(reasons: &mut Reasons, hooks: Option<&ReplicaHooks>, caller_nodes: u64, cascade: &Cascade) {
     reasons.insert_bits(cascade.bits);
     if let Some(h) = hooks {
         for (i, f) in h.filters.iter().enumerate() {

@@ -4,7 +4,7 @@
 //! [`Prep`](super::prep::Prep)), passed in as borrowed slices.
 
 use super::disk_stage::HostDisks;
-use super::hooks::Hooks;
+use super::hooks::ReplicaHooks;
 use super::reasons::{FailureReason, NodeNote};
 use super::volume::{Replica, Volume};
 use super::{Ctx, LonghornVersion};
@@ -211,7 +211,7 @@ pub(crate) fn used(
 /// levels each pass keeps (pass 0 every level; each later pass drops one more soft level, last
 /// added first; the last keeps only the hard ones).
 pub(crate) struct LevelPasses<'a> {
-    hooks: &'a Hooks,
+    hooks: &'a ReplicaHooks,
     /// Per level, the domains holding a replica.
     used: Vec<Vec<Option<Symbol>>>,
     /// Per pass, a mask of the levels kept.
@@ -223,7 +223,7 @@ impl<'a> LevelPasses<'a> {
     /// host's domain per level (`hosts × levels`, row-major: [`Prep::level_values`]).
     ///
     /// [`Prep::level_values`]: super::prep::Prep::level_values
-    pub(crate) fn new(hooks: &'a Hooks, values: &[Option<Symbol>], used: &Used) -> Self {
+    pub(crate) fn new(hooks: &'a ReplicaHooks, values: &[Option<Symbol>], used: &Used) -> Self {
         let n = hooks.levels.len();
         let mut domains = vec![Vec::new(); n];
         // Nodes holding a counted replica that is not only being evicted.

@@ -239,7 +239,7 @@ pub(crate) enum DiskNote {
     /// is hard.
     AntiAffinity,
     /// Rejected by the caller's disk filter of this position (its name index in
-    /// [`Hooks::names`](super::hooks::Hooks::names)).
+    /// [`ReplicaHooks::names`](super::hooks::ReplicaHooks::names)).
     Caller(u16),
 }
 

@@ -1,6 +1,6 @@
 //! [`ReplicaScratch`]: the volume-independent preparation and the buffers, kept across calls.
 
-use super::hooks::Hooks;
+use super::hooks::ReplicaHooks;
 use super::prep::{self, Base, FillKey, Prep};
 use super::settings::ReplicaSettings;
 use super::Ctx;
@@ -60,14 +60,14 @@ struct Stamp {
     /// A clone of the snapshot: its chunks stay allocated, so their addresses identify it.
     cluster: Cluster,
     settings: ReplicaSettings,
-    hooks: Option<Arc<Hooks>>,
+    hooks: Option<Arc<ReplicaHooks>>,
     /// The snapshot's first disk above its maximum ([`Cluster::disk_above_maximum`]), found
     /// when the stamp was made or refreshed.
     disk_above_maximum: Option<(HostId, DiskId)>,
 }
 
 impl Stamp {
-    fn same_parts(&self, settings: &ReplicaSettings, hooks: Option<&Arc<Hooks>>) -> bool {
+    fn same_parts(&self, settings: &ReplicaSettings, hooks: Option<&Arc<ReplicaHooks>>) -> bool {
         let same_hooks = match (&self.hooks, hooks) {
             (None, None) => true,
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
@@ -79,7 +79,7 @@ impl Stamp {
     /// Whether a preparation made for this stamp, with its settings and hooks, can be refreshed
     /// chunk by chunk for `cluster` (see [`ReplicaScratch`]): not with caller node filters
     /// (whose verdicts may read any host), nor when the host id bound shrank.
-    fn refreshable(&self, cluster: &Cluster, hooks: Option<&Arc<Hooks>>) -> bool {
+    fn refreshable(&self, cluster: &Cluster, hooks: Option<&Arc<ReplicaHooks>>) -> bool {
         hooks.is_none_or(|h| h.filters.is_empty()) && cluster.id_bound() >= self.cluster.id_bound()
     }
 }
@@ -126,7 +126,7 @@ impl ReplicaScratch {
     /// volume's part (unless it was filled, or refreshed, for an equal volume shape on this
     /// very preparation). Returns the call's prepared state, bound to no replica. A one-off
     /// scratch ([`ReplicaScratch::one_off`]) keeps nothing and prepares in one pass.
-    pub(crate) fn prepare(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<Hooks>>) -> &mut Prep {
+    pub(crate) fn prepare(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<ReplicaHooks>>) -> &mut Prep {
         if self.one_off {
             self.prep.fill(cx, None);
             self.prep.bind(cx, &[]);
@@ -155,7 +155,7 @@ impl ReplicaScratch {
     /// Makes the kept preparation match `cx`'s snapshot, settings and hooks: keeps it,
     /// refreshes the hosts of the chunks that changed (and the volume's part with them when it
     /// was filled for `key`), or rebuilds it. `true` when the volume's part must be filled anew.
-    fn ensure(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<Hooks>>, key: &Option<FillKey>) -> bool {
+    fn ensure(&mut self, cx: &Ctx<'_>, hooks: Option<&Arc<ReplicaHooks>>, key: &Option<FillKey>) -> bool {
         if let Some(stamp) = self.stamp.as_mut().filter(|s| s.same_parts(cx.settings, hooks)) {
             let refreshable = stamp.refreshable(cx.cluster, hooks);
             match Lineage::of(&stamp.cluster, cx.cluster, refreshable, &mut self.changed) {

@@ -14,6 +14,7 @@ use super::tree::{levels, Refresh, Tree};
 use super::SpreadError;
 use crate::error::{BuildError, ScheduleError};
 use crate::filter::Filter;
+use crate::hooks::{hook_methods, Hooks};
 use crate::request::{Cx, Request};
 use crate::schedule::DEFAULT_MAX_COUNT;
 use crate::snapshot::{check_attributes, AttributeWarning, Cluster, Overlay};
@@ -58,31 +59,13 @@ impl fmt::Debug for SpreadScheduler {
 /// Builds a [`SpreadScheduler`].
 #[derive(Debug, Default)]
 pub struct SpreadSchedulerBuilder {
-    draft: SpreadScheduler,
+    hooks: Hooks,
 }
 
+/// The caller's filters run after SwarmKit's pipeline; the caller's weighers order the
+/// candidates of a leaf (see the [module docs](super)).
 impl SpreadSchedulerBuilder {
-    /// Appends a filter, run after SwarmKit's pipeline.
-    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
-        self.filter_boxed(Box::new(filter))
-    }
-
-    /// Appends a boxed filter.
-    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
-        self.draft.filters.push(filter);
-        self
-    }
-
-    /// Adds a weigher with its multiplier.
-    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
-        self.weigher_boxed(Box::new(weigher), multiplier)
-    }
-
-    /// Adds a boxed weigher with its multiplier.
-    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
-        self.draft.weighers.push((weigher, multiplier));
-        self
-    }
+    hook_methods!(hooks);
 
     /// Validates and builds.
     ///
@@ -90,14 +73,8 @@ impl SpreadSchedulerBuilder {
     ///
     /// [`BuildError::Config`] for a non-finite multiplier.
     pub fn build(self) -> Result<SpreadScheduler, BuildError> {
-        for (w, m) in &self.draft.weighers {
-            if !m.is_finite() {
-                return Err(BuildError::Config {
-                    message: format!("weigher `{}` has a non-finite multiplier ({m})", w.name()),
-                });
-            }
-        }
-        Ok(self.draft)
+        let (filters, tiers) = self.hooks.into_parts()?;
+        Ok(SpreadScheduler { filters, weighers: tiers.into_iter().flatten().collect() })
     }
 }
 
