@@ -29,7 +29,7 @@ use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::Request;
 use placewise::schedule::{Scheduler, Scratch, DEFAULT_MAX_COUNT};
 use placewise::snapshot::Cluster;
-use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
+use placewise::spread::{Preference, SpreadMode, SpreadRequest, SpreadScheduler};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -104,7 +104,7 @@ fn engines(c: &mut Criterion) {
         .preference(Preference::spread("maintenance"))
         .resource("vcpus", 32.0)
         .resource("memory_mb", 32768.0)
-        .mode(Mode::Balanced);
+        .mode(SpreadMode::Balanced);
     for hosts in [1_000, 10_000] {
         let nodes = support::cluster(hosts, 7);
         let fast = capacity::tasks(&spread, &nodes, &service, DEFAULT_MAX_COUNT).unwrap();

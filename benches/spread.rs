@@ -12,7 +12,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use placewise::rng::SplitMix64;
 use placewise::snapshot::ClusterEvent;
-use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
+use placewise::spread::{Preference, SpreadMode, SpreadRequest, SpreadScheduler, SpreadScratch};
 use placewise::{Cluster, HostSpec, HostState, InstanceSpec, ResourceSpec};
 use std::hint::black_box;
 
@@ -46,7 +46,7 @@ fn cluster(nodes: usize, seed: u64) -> Cluster {
     b.build().unwrap()
 }
 
-fn request(mode: Mode) -> SpreadRequest {
+fn request(mode: SpreadMode) -> SpreadRequest {
     SpreadRequest::new("web", 1_000)
         .preference(Preference::spread("dc"))
         .preference(Preference::spread("row"))
@@ -62,7 +62,7 @@ fn bench(c: &mut Criterion) {
     let placed = InstanceSpec::new("s-new").group("web").resource("memory_mb", 512.0).resource("vcpus", 0.5);
     let next = cl.apply(&ClusterEvent::InstancePlaced { host: "n004321".into(), instance: placed }).unwrap();
     let mut group = c.benchmark_group("spread_1000_tasks_3_levels_10k_nodes");
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let req = request(mode);
         let mut scratch = SpreadScratch::new();
         group.bench_with_input(BenchmarkId::from_parameter(format!("{mode:?}")), &req, |b, req| {

@@ -9,7 +9,7 @@
 //!
 //! Each service's tasks join the snapshot before the next one is placed.
 
-use placewise::spread::{BranchReport, Mode, Preference, SpreadRequest, SpreadScheduler};
+use placewise::spread::{BranchReport, Preference, SpreadMode, SpreadRequest, SpreadScheduler};
 use placewise::{Cluster, ClusterEvent, HostSpec, InstanceSpec};
 
 /// Two nodes per rack; `dc2` has a smaller third row.
@@ -56,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .preference(Preference::spread("dc"))
             .preference(Preference::pack("rack"))
             .max_replicas(1)
-            .mode(Mode::Balanced),
+            .mode(SpreadMode::Balanced),
         SpreadRequest::new("batch", 10).preference(Preference::percent("dc", [("dc1", 70.0), ("dc2", 30.0)])),
     ];
     for request in &requests {
@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let more = SpreadRequest::new("web", 5)
         .preference(Preference::spread("dc"))
         .preference(Preference::spread("row"))
-        .mode(Mode::Balanced);
+        .mode(SpreadMode::Balanced);
     let out = scheduler.schedule(&cluster, &more)?;
     println!("web +5 (Balanced), explained:\n{}", out.tree);
     Ok(())

@@ -212,7 +212,7 @@ fn collect(b: &BranchReport, path: &mut Vec<String>, out: &mut Vec<BranchCapacit
 mod tests {
     use super::*;
     use crate::snapshot::HostSpec;
-    use crate::spread::{Mode, Preference};
+    use crate::spread::{Preference, SpreadMode};
 
     #[test]
     fn the_smaller_zone_runs_out_first() {
@@ -224,7 +224,7 @@ mod tests {
         let request = SpreadRequest::new("web", 1)
             .preference(Preference::spread("node.labels.az"))
             .resource("vcpus", 1.0)
-            .mode(Mode::Balanced);
+            .mode(SpreadMode::Balanced);
         let cap = tasks(&SpreadScheduler::new(), &cluster, &request, 1000).unwrap();
         assert_eq!(cap.total, 12);
         // Even spread: a batch of 9 is 5 + 4; one of 10 asks b for a fifth task.

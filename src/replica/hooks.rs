@@ -1,5 +1,5 @@
 //! The caller's hooks: node [`Filter`]s and [`Weigher`]s, disk filters and weighers
-//! ([`DiskFilter`], [`DiskWeigher`]), and extra anti-affinity levels ([`Level`]).
+//! ([`ReplicaDiskFilter`], [`ReplicaDiskWeigher`]), and extra anti-affinity levels ([`Level`]).
 //!
 //! Longhorn's behaviour is the configuration without any: the scheduler then holds no hooks and
 //! never looks at them (one `Option` test per call).
@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// The most hooks of each kind a scheduler takes (node filters, disk filters, levels).
 pub const MAX_HOOKS: usize = 64;
 
-/// What a [`DiskFilter`] or [`DiskWeigher`] sees: the snapshot, the volume being placed and one
+/// What a [`ReplicaDiskFilter`] or [`ReplicaDiskWeigher`] sees: the snapshot, the volume being placed and one
 /// disk of one host. `Copy`; a handful of references.
 #[derive(Clone, Copy)]
 pub struct DiskCx<'a> {
@@ -84,7 +84,7 @@ impl<'a> DiskCx<'a> {
 /// Decides whether a disk may take a replica of the volume, after Longhorn's own disk checks
 /// (pre-filter, type, filesystem size, tags) and before the space check. Object-safe; a closure
 /// becomes one with [`disk_filter_fn`].
-pub trait DiskFilter: Send + Sync {
+pub trait ReplicaDiskFilter: Send + Sync {
     /// A short name for explanations and failure reasons.
     fn name(&self) -> &str;
 
@@ -94,9 +94,9 @@ pub trait DiskFilter: Send + Sync {
 
 /// Gives each candidate disk a raw score; higher wins. The scores of one weigher are normalised
 /// over the candidate disks of the chosen nodes ([`crate::normalize`], with
-/// [`bounds`](DiskWeigher::bounds)), multiplied by the weigher's multiplier and summed.
+/// [`bounds`](ReplicaDiskWeigher::bounds)), multiplied by the weigher's multiplier and summed.
 /// Object-safe; a closure becomes one with [`disk_weigher_fn`].
-pub trait DiskWeigher: Send + Sync {
+pub trait ReplicaDiskWeigher: Send + Sync {
     /// A short name for explanations.
     fn name(&self) -> &str;
 
@@ -111,7 +111,7 @@ pub trait DiskWeigher: Send + Sync {
 
 macro_rules! forward_disk_filter {
     ($($ty:ty),*) => {$(
-        impl<F: DiskFilter + ?Sized> DiskFilter for $ty {
+        impl<F: ReplicaDiskFilter + ?Sized> ReplicaDiskFilter for $ty {
             fn name(&self) -> &str { (**self).name() }
             fn check(&self, cx: &DiskCx<'_>) -> bool { (**self).check(cx) }
         }
@@ -120,7 +120,7 @@ macro_rules! forward_disk_filter {
 
 macro_rules! forward_disk_weigher {
     ($($ty:ty),*) => {$(
-        impl<W: DiskWeigher + ?Sized> DiskWeigher for $ty {
+        impl<W: ReplicaDiskWeigher + ?Sized> ReplicaDiskWeigher for $ty {
             fn name(&self) -> &str { (**self).name() }
             fn weigh(&self, cx: &DiskCx<'_>) -> f64 { (**self).weigh(cx) }
             fn bounds(&self) -> Bounds { (**self).bounds() }
@@ -144,13 +144,13 @@ impl<F> fmt::Debug for DiskFilterFn<F> {
     }
 }
 
-/// Wraps a closure `|cx| -> bool` as a [`DiskFilter`] called `name`.
+/// Wraps a closure `|cx| -> bool` as a [`ReplicaDiskFilter`] called `name`.
 ///
 /// ```
-/// use placewise::replica::{disk_filter_fn, DiskFilter};
+/// use placewise::replica::{disk_filter_fn, ReplicaDiskFilter};
 ///
 /// let no_hdd = disk_filter_fn("no hdd", |cx| !cx.disk().name.starts_with("hdd"));
-/// let boxed: Box<dyn DiskFilter> = Box::new(no_hdd);
+/// let boxed: Box<dyn ReplicaDiskFilter> = Box::new(no_hdd);
 /// assert_eq!(boxed.name(), "no hdd");
 /// ```
 pub fn disk_filter_fn<F>(name: impl Into<String>, f: F) -> DiskFilterFn<F>
@@ -160,7 +160,7 @@ where
     DiskFilterFn { name: name.into(), f }
 }
 
-impl<F> DiskFilter for DiskFilterFn<F>
+impl<F> ReplicaDiskFilter for DiskFilterFn<F>
 where
     F: Fn(&DiskCx<'_>) -> bool + Send + Sync,
 {
@@ -187,10 +187,10 @@ impl<F> fmt::Debug for DiskWeigherFn<F> {
     }
 }
 
-/// Wraps a closure `|cx| -> f64` as a [`DiskWeigher`] called `name`, normalised min–max.
+/// Wraps a closure `|cx| -> f64` as a [`ReplicaDiskWeigher`] called `name`, normalised min–max.
 ///
 /// ```
-/// use placewise::replica::{disk_weigher_fn, DiskWeigher};
+/// use placewise::replica::{disk_weigher_fn, ReplicaDiskWeigher};
 ///
 /// // Fewer scheduled replicas is better.
 /// let few = disk_weigher_fn("few replicas", |cx| -(cx.disk().scheduled_replicas.len() as f64));
@@ -211,7 +211,7 @@ impl<F> DiskWeigherFn<F> {
     }
 }
 
-impl<F> DiskWeigher for DiskWeigherFn<F>
+impl<F> ReplicaDiskWeigher for DiskWeigherFn<F>
 where
     F: Fn(&DiskCx<'_>) -> f64 + Send + Sync,
 {
@@ -273,8 +273,8 @@ impl Level {
 pub(crate) struct ReplicaHooks {
     pub(crate) filters: Vec<Box<dyn Filter>>,
     pub(crate) weighers: Vec<(Box<dyn Weigher>, f64)>,
-    pub(crate) disk_filters: Vec<Box<dyn DiskFilter>>,
-    pub(crate) disk_weighers: Vec<(Box<dyn DiskWeigher>, f64)>,
+    pub(crate) disk_filters: Vec<Box<dyn ReplicaDiskFilter>>,
+    pub(crate) disk_weighers: Vec<(Box<dyn ReplicaDiskWeigher>, f64)>,
     pub(crate) levels: Vec<Level>,
     /// Node filters, disk filters, levels (`<key> anti-affinity`), node weighers, disk weighers.
     pub(crate) names: Vec<String>,

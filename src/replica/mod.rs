@@ -80,10 +80,10 @@
 //!   [`WeighPass`](crate::weigh::WeighPass), as in every engine: a weigher whose `prepare` or
 //!   `validate` fails, or whose per-host multiplier is not finite, fails the call
 //!   ([`ReplicaError::Hook`]).
-//! - **[`DiskFilter`]s** (see [`disk_filter_fn`]): after Longhorn's disk eligibility (pre-filter,
+//! - **[`ReplicaDiskFilter`]s** (see [`disk_filter_fn`]): after Longhorn's disk eligibility (pre-filter,
 //!   type, filesystem size, tags) and before the space check; they see the volume
 //!   ([`DiskCx`]).
-//! - **[`DiskWeigher`]s** (see [`disk_weigher_fn`]): rank the candidate disks of the
+//! - **[`ReplicaDiskWeigher`]s** (see [`disk_weigher_fn`]): rank the candidate disks of the
 //!   best-scored nodes; only the best-scored disks stay for the disk choice.
 //! - **[`Level`]s**: anti-affinity tiers beyond zone and node from a topology level or a host
 //!   label (rack, row …), hard or soft. Within each of Longhorn's tiers the hosts whose domains
@@ -285,12 +285,13 @@ mod tests;
 
 pub use choice::DiskChoice;
 pub use hooks::{
-    disk_filter_fn, disk_weigher_fn, DiskCx, DiskFilter, DiskFilterFn, DiskWeigher, DiskWeigherFn, Level, MAX_HOOKS,
+    disk_filter_fn, disk_weigher_fn, DiskCx, DiskFilterFn, DiskWeigherFn, Level, ReplicaDiskFilter, ReplicaDiskWeigher,
+    MAX_HOOKS,
 };
 pub use node::{
     LonghornNode, ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING, ATTR_V2_DISABLED, NODE_ATTRIBUTES,
 };
-pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, Move, MoveKind};
+pub use plan::{plan_auto_balance, plan_auto_balance_among, plan_cleanup, plan_data_locality, MoveKind, ReplicaMove};
 use reasons::{DiskNote, NodeNote, Words};
 pub use reasons::{FailureReason, Reasons, Tier};
 pub use scratch::ReplicaScratch;
@@ -648,8 +649,8 @@ pub struct ReplicaScheduler {
 /// [module docs](self#composing-the-two-stage-selector).
 ///
 /// Extra node [`Filter`]s run after Longhorn's node checks, in the order added; node
-/// [`Weigher`]s rank the nodes of the chosen tier. [`DiskFilter`]s run after Longhorn's disk
-/// eligibility checks and before the space check; [`DiskWeigher`]s rank the candidate disks of
+/// [`Weigher`]s rank the nodes of the chosen tier. [`ReplicaDiskFilter`]s run after Longhorn's disk
+/// eligibility checks and before the space check; [`ReplicaDiskWeigher`]s rank the candidate disks of
 /// the best-ranked nodes. [`Level`]s add anti-affinity tiers beyond zone and node.
 #[derive(Debug)]
 pub struct ReplicaSchedulerBuilder {
@@ -698,23 +699,23 @@ impl ReplicaSchedulerBuilder {
     hook_methods!(nodes);
 
     /// Appends a disk filter.
-    pub fn disk_filter<F: DiskFilter + 'static>(self, filter: F) -> Self {
+    pub fn disk_filter<F: ReplicaDiskFilter + 'static>(self, filter: F) -> Self {
         self.disk_filter_boxed(Box::new(filter))
     }
 
     /// Appends a boxed disk filter.
-    pub fn disk_filter_boxed(mut self, filter: Box<dyn DiskFilter>) -> Self {
+    pub fn disk_filter_boxed(mut self, filter: Box<dyn ReplicaDiskFilter>) -> Self {
         self.hooks.disk_filters.push(filter);
         self
     }
 
     /// Adds a disk weigher with its multiplier.
-    pub fn disk_weigher<W: DiskWeigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
+    pub fn disk_weigher<W: ReplicaDiskWeigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
         self.disk_weigher_boxed(Box::new(weigher), multiplier)
     }
 
     /// Adds a boxed disk weigher with its multiplier.
-    pub fn disk_weigher_boxed(mut self, weigher: Box<dyn DiskWeigher>, multiplier: f64) -> Self {
+    pub fn disk_weigher_boxed(mut self, weigher: Box<dyn ReplicaDiskWeigher>, multiplier: f64) -> Self {
         self.hooks.disk_weighers.push((weigher, multiplier));
         self
     }

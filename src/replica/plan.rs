@@ -25,7 +25,7 @@ pub enum MoveKind {
 /// One step of a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Move {
+pub struct ReplicaMove {
     /// What to do.
     pub kind: MoveKind,
     /// Why, in a few words.
@@ -40,7 +40,7 @@ fn usable(r: &Replica) -> bool {
 /// replica on the attached node, add one with a hard affinity to it, then delete the non-local
 /// replica with the alphabetically smallest name. Empty otherwise (and always for
 /// `strict-local`, whose single replica is created with the affinity).
-pub fn plan_data_locality(cluster: &Cluster, volume: &Volume, replicas: &[Replica]) -> Vec<Move> {
+pub fn plan_data_locality(cluster: &Cluster, volume: &Volume, replicas: &[Replica]) -> Vec<ReplicaMove> {
     if volume.data_locality != DataLocality::BestEffort
         || volume.node_id.is_empty()
         || volume.robustness != Robustness::Healthy
@@ -49,12 +49,12 @@ pub fn plan_data_locality(cluster: &Cluster, volume: &Volume, replicas: &[Replic
     {
         return Vec::new();
     }
-    let mut moves = vec![Move {
+    let mut moves = vec![ReplicaMove {
         kind: MoveKind::AddReplica { hard_node_affinity: Some(volume.node_id.clone()) },
         why: "local replica",
     }];
     if let Some(victim) = replicas.iter().filter(|r| usable(r)).map(|r| &r.name).min() {
-        moves.push(Move { kind: MoveKind::DeleteReplica { name: victim.clone() }, why: "non-local replica" });
+        moves.push(ReplicaMove { kind: MoveKind::DeleteReplica { name: victim.clone() }, why: "non-local replica" });
     }
     moves
 }
@@ -84,7 +84,7 @@ pub fn plan_auto_balance(
     cluster: &Cluster,
     volume: &Volume,
     replicas: &[Replica],
-) -> Vec<Move> {
+) -> Vec<ReplicaMove> {
     plan_auto_balance_among(scheduler, cluster, volume, replicas, &[])
 }
 
@@ -99,7 +99,7 @@ pub fn plan_auto_balance_among(
     volume: &Volume,
     replicas: &[Replica],
     neighbours: &[Replica],
-) -> Vec<Move> {
+) -> Vec<ReplicaMove> {
     let mode = scheduler.effective_auto_balance(volume);
     let mut running: Vec<&Replica> = replicas.iter().filter(|r| usable(r)).collect();
     running.sort_by(|a, b| a.name.cmp(&b.name));
@@ -239,8 +239,10 @@ fn ready(h: &crate::snapshot::Host) -> bool {
         && super::attr_bool(h, super::node::ATTR_ENGINE_IMAGE_DEPLOYED, true)
 }
 
-fn adds(count: usize, affinity: Option<String>, why: &'static str) -> Vec<Move> {
-    (0..count).map(|_| Move { kind: MoveKind::AddReplica { hard_node_affinity: affinity.clone() }, why }).collect()
+fn adds(count: usize, affinity: Option<String>, why: &'static str) -> Vec<ReplicaMove> {
+    (0..count)
+        .map(|_| ReplicaMove { kind: MoveKind::AddReplica { hard_node_affinity: affinity.clone() }, why })
+        .collect()
 }
 
 /// Owners (node or zone names) in a deterministic order with their extra replicas' names, and
@@ -382,7 +384,7 @@ fn plan_disk_pressure(
     replicas: &[Replica],
     running: &[&Replica],
     neighbours: &[Replica],
-) -> Vec<Move> {
+) -> Vec<ReplicaMove> {
     let pct = scheduler.settings.replica_auto_balance_disk_pressure_percentage;
     if pct <= 0 {
         return Vec::new();
@@ -416,11 +418,11 @@ fn plan_disk_pressure(
             && target.is_some_and(|d| is_pressure_move_target(volume.actual_size, DiskSpace::of(d), pct))
         {
             return vec![
-                Move {
+                ReplicaMove {
                     kind: MoveKind::AddReplica { hard_node_affinity: Some(r.node_id.clone()) },
                     why: "disk pressure",
                 },
-                Move { kind: MoveKind::DeleteReplica { name: r.name.clone() }, why: "disk pressure" },
+                ReplicaMove { kind: MoveKind::DeleteReplica { name: r.name.clone() }, why: "disk pressure" },
             ];
         }
     }

@@ -602,7 +602,7 @@ fn precheck_is_a_step() {
     assert_eq!(s.precheck(&c, &Volume::new("v", G, 3), &[Replica::new("a"), Replica::new("b")], 0), Ok(None));
 }
 
-fn adds_to(plan: &[Move]) -> Vec<Option<String>> {
+fn adds_to(plan: &[ReplicaMove]) -> Vec<Option<String>> {
     plan.iter()
         .filter_map(|m| match &m.kind {
             MoveKind::AddReplica { hard_node_affinity } => Some(hard_node_affinity.clone()),

@@ -205,10 +205,10 @@
 //! is, for the caller to update when it restarts the instance) and the ephemeral-volume pin
 //! (decision 10).
 //!
-//! - [`Mode::Replicated`]: instances `0..replicas`; an instance whose host stops passing is
+//! - [`ServiceMode::Replicated`]: instances `0..replicas`; an instance whose host stops passing is
 //!   taken off and placed again like a new one ([`Decision::Moved`]); instances beyond the
 //!   replica count are [`Decision::Removed`].
-//! - [`Mode::OnePerMatchingHost`]: one instance on every schedulable host passing the filters;
+//! - [`ServiceMode::OnePerMatchingHost`]: one instance on every schedulable host passing the filters;
 //!   instances are bound to their host: kept while it passes, removed when it does not, and a
 //!   newly matching host gets a new instance with the next free index.
 //!
@@ -300,12 +300,14 @@ pub use filters::{
 };
 pub use rank::{ranking_tiers, RankKey, RankLevel, RankLevelWeigher};
 pub use request::ServiceRequest;
-pub use scheduler::{Decision, Move, ServiceOutcome, ServiceScheduler, ServiceSchedulerBuilder, Unschedulable};
+pub use scheduler::{
+    Decision, RebalanceMove, ServiceOutcome, ServiceScheduler, ServiceSchedulerBuilder, Unschedulable,
+};
 pub use site::{
     Device, EdgeHost, IngressAllocation, LocalVolume, Site, ATTRIBUTES, CONTAINER_LAYER_MB, DEVICES, GPU, INGRESS_IP,
     LOCAL_VOLUMES, VOLUME_RESOURCE_PREFIX,
 };
-pub use spec::{Limits, Mode, Placement, ServiceSpec, VolumeKind, VolumeRequest, MAX_REPLICAS};
+pub use spec::{Limits, PlacementRules, ServiceMode, ServiceSpec, VolumeKind, VolumeRequest, MAX_REPLICAS};
 
 #[cfg(test)]
 mod tests;

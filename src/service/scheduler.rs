@@ -9,7 +9,7 @@ use super::filters::{
 use super::rank::{best_host, RankKey, RankLevel};
 use super::request::ServiceRequest;
 use super::site::{IngressAllocation, Site, CONTAINER_LAYER_MB, GPU, INGRESS_IP};
-use super::spec::{parse_instance_index, Mode, ServiceSpec};
+use super::spec::{parse_instance_index, ServiceMode, ServiceSpec};
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 use crate::filter::{Filter, FilterChain, Rejections};
 use crate::hooks::{hook_methods, Hooks};
@@ -127,7 +127,7 @@ pub struct ServiceOutcome {
 /// One move of a rebalance plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
-pub struct Move {
+pub struct RebalanceMove {
     /// Instance id.
     pub instance: String,
     /// Its current host.
@@ -510,8 +510,8 @@ impl<'s> Work<'s> {
         let mut filters = Filters::new(spec, &self.site, &self.scheduler.filters);
         let existing = self.instances_of(&group);
         let replicas = match spec.mode {
-            Mode::Replicated(n) => n,
-            Mode::OnePerMatchingHost => return self.per_host(spec, &filters, existing),
+            ServiceMode::Replicated(n) => n,
+            ServiceMode::OnePerMatchingHost => return self.per_host(spec, &filters, existing),
         };
         // Sticky: every assigned instance stays while its host passes the hard filters.
         let mut present = vec![false; replicas as usize];
@@ -857,7 +857,7 @@ impl ServiceScheduler {
                     continue;
                 }
                 work.remove(hid, &id)?;
-                if spec.mode == Mode::OnePerMatchingHost {
+                if spec.mode == ServiceMode::OnePerMatchingHost {
                     work.decisions.push(Decision::Removed { instance: id, host: host.to_owned() });
                 } else {
                     work.moved_from.insert(id, host.to_owned());
@@ -883,12 +883,16 @@ impl ServiceScheduler {
     /// # Errors
     ///
     /// As [`schedule`](ServiceScheduler::schedule).
-    pub fn rebalance_plan(&self, cluster: &Cluster, request: &ServiceRequest) -> Result<Vec<Move>, ServiceError> {
+    pub fn rebalance_plan(
+        &self,
+        cluster: &Cluster,
+        request: &ServiceRequest,
+    ) -> Result<Vec<RebalanceMove>, ServiceError> {
         let order = ordered(&request.services)?;
         let mut work = Work::new(self, cluster, request);
         let mut moves = Vec::new();
         for spec in order {
-            if !matches!(spec.mode, Mode::Replicated(_)) {
+            if !matches!(spec.mode, ServiceMode::Replicated(_)) {
                 continue;
             }
             let group = spec.group();
@@ -925,7 +929,7 @@ impl ServiceScheduler {
                 work.apply(ClusterEvent::InstancePlaced { host: to.clone(), instance })?;
                 counts.entry(src).or_default().pop();
                 counts.entry(dst).or_default().push(id.clone());
-                moves.push(Move { instance: id, from, to });
+                moves.push(RebalanceMove { instance: id, from, to });
             }
         }
         Ok(moves)

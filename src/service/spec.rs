@@ -5,7 +5,7 @@ use super::expr::MatchExpr;
 use serde::{Deserialize, Serialize};
 
 // The types read from JSON take the object form only (see `crate::json`).
-crate::json::object_form!(VolumeRequest, Placement, Limits, ServiceSpec);
+crate::json::object_form!(VolumeRequest, PlacementRules, Limits, ServiceSpec);
 
 /// The most replicas a service may ask for (a site runs far fewer; the bound keeps a typo from
 /// allocating per-replica state for billions).
@@ -15,7 +15,7 @@ pub const MAX_REPLICAS: u32 = 100_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
-pub enum Mode {
+pub enum ServiceMode {
     /// `mode: replicated` with `replicas: N`: instances `0..N`, placed by the ranking.
     Replicated(u32),
     /// One instance on every schedulable host passing the hard filters; instances are bound to
@@ -71,7 +71,7 @@ impl VolumeRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
-pub struct Placement {
+pub struct PlacementRules {
     /// `match-host-labels`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_host_labels: Option<MatchExpr>,
@@ -114,10 +114,10 @@ pub struct ServiceSpec {
     /// The service's name within the application (no `/`).
     pub name: String,
     /// Replicated or one per matching host.
-    pub mode: Mode,
+    pub mode: ServiceMode,
     /// Host labels and soft affinity.
     #[serde(default)]
-    pub placement: Placement,
+    pub placement: PlacementRules,
     /// Volumes each instance needs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<VolumeRequest>,
@@ -138,20 +138,20 @@ pub struct ServiceSpec {
 impl ServiceSpec {
     /// A replicated service with `replicas` instances and no requirements.
     pub fn replicated(application: impl Into<String>, name: impl Into<String>, replicas: u32) -> Self {
-        Self::new(application.into(), name.into(), Mode::Replicated(replicas))
+        Self::new(application.into(), name.into(), ServiceMode::Replicated(replicas))
     }
 
     /// A service with one instance per matching host.
     pub fn one_per_matching_host(application: impl Into<String>, name: impl Into<String>) -> Self {
-        Self::new(application.into(), name.into(), Mode::OnePerMatchingHost)
+        Self::new(application.into(), name.into(), ServiceMode::OnePerMatchingHost)
     }
 
-    fn new(application: String, name: String, mode: Mode) -> Self {
+    fn new(application: String, name: String, mode: ServiceMode) -> Self {
         ServiceSpec {
             application,
             name,
             mode,
-            placement: Placement::default(),
+            placement: PlacementRules::default(),
             volumes: Vec::new(),
             ingress: false,
             limits: Limits::default(),
@@ -233,7 +233,7 @@ impl ServiceSpec {
     /// Whether the failure handling reschedules this service's instances from a failed host:
     /// replicated with exactly one replica.
     pub fn is_single_replica(&self) -> bool {
-        self.mode == Mode::Replicated(1)
+        self.mode == ServiceMode::Replicated(1)
     }
 
     /// Checks names and numbers.
@@ -251,7 +251,7 @@ impl ServiceSpec {
             }
         }
         let group = self.group();
-        if let Mode::Replicated(n) = self.mode {
+        if let ServiceMode::Replicated(n) = self.mode {
             if n > MAX_REPLICAS {
                 return Err(ServiceError::TooManyReplicas { service: group, replicas: n });
             }
@@ -303,7 +303,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<ServiceSpec>(&json).unwrap(), s);
         let one: ServiceSpec =
             serde_json::from_str(r#"{"application": "a", "name": "b", "mode": "one-per-matching-host"}"#).unwrap();
-        assert_eq!(one.mode, Mode::OnePerMatchingHost);
+        assert_eq!(one.mode, ServiceMode::OnePerMatchingHost);
     }
 
     #[test]

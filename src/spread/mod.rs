@@ -6,7 +6,7 @@
 //!
 //! Each effective preference is a level of a decision tree with one branch per label value;
 //! every node sits in one leaf. A batch of tasks is split down the tree (SwarmKit's top-up rule
-//! in the compatible modes, a water-fill in [`Mode::Balanced`]) and placed inside each leaf by
+//! in the compatible modes, a water-fill in [`SpreadMode::Balanced`]) and placed inside each leaf by
 //! SwarmKit's node order (failure penalty, tasks of the service, total tasks, name), after
 //! SwarmKit's filter pipeline and the user's [`Filter`](crate::Filter)s say which nodes are
 //! eligible. The snapshot is never changed: the batch's tasks are consumed in an
@@ -25,7 +25,7 @@
 //! | a leaf's first sort by counting (stable, of the name order) | a leaf without scores whose candidates hold at most 8 distinct keys | `few_keys_sort_as_a_stable_sort_by_key` (`src/spread/compat.rs`) |
 //! | a leaf's first sort on packed integers (key and name rank, one u64 when the counts allow) | any other leaf without scores | `packed_sort_orders_as_the_node_order` (`src/spread/compat.rs`), against a sort by the node order (`Run::full_order`); `narrow_keys_order_as_wide_ones` (`src/spread/compat.rs`), for the u64 key against the wide one |
 //! | a revisited leaf's heap sort on u64 copies of the node keys (key and position) | the compatible modes, no score or penalty, counts below 2^16 | `narrow_heap_sort_permutes_as_the_wide_one`, `written_out_narrow_drain_permutes_as_the_generic_one` (`src/spread/compat.rs`) |
-//! | u64 leaf heaps (key and name rank) | [`Mode::Balanced`], when no node can outgrow the narrow key in the call | `narrow_heap_keys_order_and_name_as_node_keys` (`src/spread/balanced.rs`) |
+//! | u64 leaf heaps (key and name rank) | [`SpreadMode::Balanced`], when no node can outgrow the narrow key in the call | `narrow_heap_keys_order_and_name_as_node_keys` (`src/spread/balanced.rs`) |
 //! | the kept tree: counts refilled (kept, in the compatible mode, for the same service) | [`SpreadScheduler::schedule_with`] on the same snapshot with the same level sources | `a_kept_tree_answers_as_a_fresh_one` (`tests/properties/spread_properties.rs`), `a_changed_or_other_snapshot_rebuilds_the_kept_tree` (`src/spread/scheduler.rs`) |
 //! | kept node state: the service's task counts (the previous call's nodes restored) and the leading verdicts | a scratch on the same snapshot (verdicts: the same resources) | `kept_node_state_answers_as_a_fresh_one` (`tests/properties/spread_properties.rs`) |
 //! | the tree, task counts and leading verdicts updated for the changed chunks | a scratch on a later snapshot of the lineage, at most about half the chunks changed (the tree: label levels only) | `an_updated_tree_answers_as_a_fresh_one` (`tests/properties/spread_properties.rs`), `an_updated_shape_is_the_built_one` (`src/spread/tree.rs`) |
@@ -46,7 +46,7 @@
 //! # Quick example
 //!
 //! ```
-//! use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler};
+//! use placewise::spread::{SpreadMode, Preference, SpreadRequest, SpreadScheduler};
 //! use placewise::{Cluster, HostSpec, InstanceSpec};
 //!
 //! let cluster = Cluster::builder()
@@ -112,8 +112,8 @@
 //!
 //! # The two modes
 //!
-//! [`Mode::SwarmCompatible`] (the default) is SwarmKit's algorithm, exactly, so that every
-//! result is one SwarmKit produces; [`Mode::SwarmCompatibleStable`] is the same with the
+//! [`SpreadMode::SwarmCompatible`] (the default) is SwarmKit's algorithm, exactly, so that every
+//! result is one SwarmKit produces; [`SpreadMode::SwarmCompatibleStable`] is the same with the
 //! reference's canonical (stable) order on revisited leaves. The mode is the one place that
 //! says which:
 //!
@@ -131,9 +131,9 @@
 //!   of this service, then total tasks, then name; the first pass moves on only when the next
 //!   node is strictly better, later passes go round-robin, and a node failing a filter is
 //!   skipped for the rest of the visit. On a later visit the candidates are re-filtered and
-//!   re-sorted. [`Mode::SwarmCompatible`] does it as SwarmKit does: a failing candidate is
+//!   re-sorted. [`SpreadMode::SwarmCompatible`] does it as SwarmKit does: a failing candidate is
 //!   replaced by the last one, then the array is heap-sorted (Go's `container/heap` Init, then
-//!   Pop), so two tied nodes swap. [`Mode::SwarmCompatibleStable`] drops failing candidates in
+//!   Pop), so two tied nodes swap. [`SpreadMode::SwarmCompatibleStable`] drops failing candidates in
 //!   place and sorts stably, ties keeping their previous positions: the reference's canonical
 //!   outcomes (vector V08), one of which SwarmKit's heap never produces in rare cases;
 //! - `spread` preferences over `node.id`, `node.hostname` or any other descriptor SwarmKit does
@@ -143,7 +143,7 @@
 //!   [strict](SpreadRequest::strict_descriptors) request gets
 //!   [`SpreadError::UnsupportedDescriptor`] instead.
 //!
-//! [`Mode::Balanced`] is what users ask for:
+//! [`SpreadMode::Balanced`] is what users ask for:
 //!
 //! - a branch asked for `n` water-fills its children: task by task to the least-loaded child
 //!   (its service tasks, existing plus placed); **remainders** go to the child with **more
@@ -306,7 +306,7 @@ pub use node::{
 };
 pub use outcome::{Assignment, BranchNote, BranchReport, SpreadOutcome};
 pub use request::{
-    Descriptor, HardSpread, HostPort, Mode, Platform, Preference, SpreadRequest, Targets, WeightedSpread,
+    Descriptor, HardSpread, HostPort, Platform, Preference, SpreadMode, SpreadRequest, Targets, WeightedSpread,
     WhenUnsatisfiable,
 };
 pub use scheduler::{SpreadScheduler, SpreadSchedulerBuilder, SpreadScratch};

@@ -1,7 +1,7 @@
 //! What a spread call returns: the assignments, the unplaced count, the core's explanation
 //! (with SwarmKit's failure message) and the decision tree, branch by branch.
 
-use super::request::Mode;
+use super::request::SpreadMode;
 use crate::explain::Explanation;
 use crate::id::HostId;
 use serde::{Deserialize, Serialize};
@@ -134,7 +134,7 @@ pub struct SpreadOutcome {
     /// weighers' sum only.
     pub explanation: Explanation,
     /// The mode that ran.
-    pub mode: Mode,
+    pub mode: SpreadMode,
     /// The descriptors of the tree's levels, outermost first.
     pub levels: Vec<String>,
     /// Descriptors of preferences that added no level (SwarmKit's silent skip).

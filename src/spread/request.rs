@@ -241,7 +241,7 @@ impl Preference {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum Mode {
+pub enum SpreadMode {
     /// SwarmKit's algorithm, exactly: on a leaf's later visit the candidates that now fail a
     /// filter are dropped by moving the last one into their slot, and the rest are heap-sorted
     /// (Go's `container/heap` Init, then Pop), so tied nodes come out where SwarmKit's heap
@@ -256,10 +256,10 @@ pub enum Mode {
     Balanced,
 }
 
-impl Mode {
+impl SpreadMode {
     /// Whether this is one of the two SwarmKit modes.
     pub fn is_swarm_compatible(self) -> bool {
-        matches!(self, Mode::SwarmCompatible | Mode::SwarmCompatibleStable)
+        matches!(self, SpreadMode::SwarmCompatible | SpreadMode::SwarmCompatibleStable)
     }
 }
 
@@ -353,14 +353,14 @@ pub struct Platform {
 /// A batch of identical tasks of one service to place.
 ///
 /// ```
-/// use placewise::spread::{Mode, Preference, SpreadRequest};
+/// use placewise::spread::{SpreadMode, Preference, SpreadRequest};
 ///
 /// let req = SpreadRequest::new("web", 6)
 ///     .preference(Preference::spread("node.labels.dc"))
 ///     .preference(Preference::spread("rack"))
 ///     .constraint("node.role==worker")?
 ///     .max_replicas(2)
-///     .mode(Mode::Balanced);
+///     .mode(SpreadMode::Balanced);
 /// assert_eq!(req.preferences.len(), 2);
 /// # Ok::<(), placewise::spread::SpreadError>(())
 /// ```
@@ -398,7 +398,7 @@ pub struct SpreadRequest {
     pub platforms: Vec<Platform>,
     /// The algorithm.
     #[serde(default)]
-    pub mode: Mode,
+    pub mode: SpreadMode,
     /// Hard (or soft) skew limits.
     #[serde(default)]
     pub hard_spread: Vec<HardSpread>,
@@ -450,7 +450,7 @@ impl SpreadRequest {
             resources: BTreeMap::new(),
             ports: Vec::new(),
             platforms: Vec::new(),
-            mode: Mode::SwarmCompatible,
+            mode: SpreadMode::SwarmCompatible,
             hard_spread: Vec::new(),
             recent_failures: BTreeMap::new(),
             ignore_ineligible_tasks: false,
@@ -532,7 +532,7 @@ impl SpreadRequest {
     }
 
     /// Sets the mode.
-    pub fn mode(mut self, mode: Mode) -> SpreadRequest {
+    pub fn mode(mut self, mode: SpreadMode) -> SpreadRequest {
         self.mode = mode;
         self
     }

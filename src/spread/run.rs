@@ -254,14 +254,14 @@ pub(crate) fn narrow_key(key: u128, tie: u32) -> Option<u64> {
     Some(svc << 48 | total << 32 | u64::from(tie))
 }
 
-/// How the compatible modes revisit a leaf, from the request's [`Mode`](super::request::Mode).
+/// How the compatible modes revisit a leaf, from the request's [`SpreadMode`](super::request::SpreadMode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RevisitOrder {
     /// Drop failing candidates in place, then sort stably
-    /// ([`Mode::SwarmCompatibleStable`](super::request::Mode::SwarmCompatibleStable)).
+    /// ([`SpreadMode::SwarmCompatibleStable`](super::request::SpreadMode::SwarmCompatibleStable)).
     Stable,
     /// Drop failing candidates by moving the last into their slot, then heap-sort
-    /// ([`Mode::SwarmCompatible`](super::request::Mode::SwarmCompatible)).
+    /// ([`SpreadMode::SwarmCompatible`](super::request::SpreadMode::SwarmCompatible)).
     GoHeap,
 }
 

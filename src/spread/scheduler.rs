@@ -7,7 +7,7 @@ use super::filters::{
 };
 use super::node;
 use super::outcome::{Assignment, SpreadOutcome};
-use super::request::{Mode, SpreadRequest, WhenUnsatisfiable};
+use super::request::{SpreadMode, SpreadRequest, WhenUnsatisfiable};
 use super::run::{Entry, NodeState, RevisitOrder, Run};
 use super::skew::Domains;
 use super::tree::{levels, Refresh, Tree};
@@ -251,7 +251,7 @@ impl SpreadScheduler {
             })
         };
         let mut run = Run::new(cluster, &freq, &compiled, overlay, nodes, entries, hard);
-        if request.mode == Mode::SwarmCompatibleStable {
+        if request.mode == SpreadMode::SwarmCompatibleStable {
             run.revisit = RevisitOrder::Stable;
         }
         run.local = run.entries.iter().all(|e| {
@@ -259,7 +259,7 @@ impl SpreadScheduler {
         });
 
         match request.mode {
-            Mode::SwarmCompatible | Mode::SwarmCompatibleStable => {
+            SpreadMode::SwarmCompatible | SpreadMode::SwarmCompatibleStable => {
                 let refresh = kept.reuse_or_build(
                     cluster,
                     levels,
@@ -282,7 +282,7 @@ impl SpreadScheduler {
                     run.split_compat(0, i64::from(request.tasks));
                 }
             }
-            Mode::Balanced => {
+            SpreadMode::Balanced => {
                 run.initial_fails();
                 for id in cluster.host_ids() {
                     run.nodes.eligible[id.index()] = run.fails_initially(id, false).is_none();
@@ -323,7 +323,7 @@ impl SpreadScheduler {
         let last = (unplaced > 0 || verdicts).then(|| run.final_pass(instance, verdicts));
         // SwarmKit's message counts: its counters in the compatible modes, the final state's in
         // the balanced mode.
-        let counted = (unplaced > 0 && request.mode != Mode::Balanced).then(|| run.swarm_counts());
+        let counted = (unplaced > 0 && request.mode != SpreadMode::Balanced).then(|| run.swarm_counts());
         let swarm = counted.as_ref().or(last.as_ref());
         let explanation = run.explain(swarm, last.as_ref(), instance);
         // One path per leaf, shared by its tasks (and kept with the tree's shape).

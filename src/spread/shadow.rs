@@ -10,7 +10,7 @@
 //! counts. [`Shadow::new`] refuses the cases where that does not hold.
 
 use super::outcome::{BranchReport, SpreadOutcome};
-use super::request::{Mode, SpreadRequest};
+use super::request::{SpreadMode, SpreadRequest};
 use super::scheduler::SpreadScheduler;
 use super::tree::{allocate, levels, Kid, LevelKind};
 use super::SpreadError;
@@ -66,7 +66,7 @@ impl Shadow {
         request: &SpreadRequest,
         full: &SpreadOutcome,
     ) -> Result<Option<Shadow>, SpreadError> {
-        let compatible = request.mode != Mode::Balanced;
+        let compatible = request.mode != SpreadMode::Balanced;
         let kinds: Vec<LevelKind> = levels(cluster, request)?.0.into_iter().map(|l| l.kind).collect();
         if scheduler.has_filters()
             || !request.hard_spread.is_empty()
@@ -289,7 +289,7 @@ mod tests {
         }
         let cluster = b.build().unwrap();
         let scheduler = SpreadScheduler::new();
-        for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+        for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
             let request =
                 SpreadRequest::new("web", 100).preference(Preference::spread("az")).resource("vcpus", 1.0).mode(mode);
             let full = scheduler.schedule(&cluster, &request).unwrap();

@@ -2,7 +2,7 @@
 //! nodes; and the per-level choice of which branch takes the next task.
 
 use super::node;
-use super::request::{Descriptor, Mode, Preference, Targets};
+use super::request::{Descriptor, Preference, SpreadMode, Targets};
 use crate::id::{HostId, IdHashing, InputMap, Symbol};
 use crate::snapshot::{Cluster, HotChunk, Lineage, CHUNK};
 use std::collections::HashMap;
@@ -45,7 +45,7 @@ pub(crate) fn levels(
 ) -> Result<(Vec<Level>, Vec<String>), super::SpreadError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
-    let node_levels = request.node_level_spread && request.mode == Mode::Balanced;
+    let node_levels = request.node_level_spread && request.mode == SpreadMode::Balanced;
     for p in &request.preferences {
         p.validate()?;
         let d = p.descriptor();

@@ -12,7 +12,7 @@ use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::{Request, ServerGroup, VmSpec};
 use placewise::schedule::Scheduler;
 use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState, InstanceSpec, ResourceSpec};
-use placewise::spread::{BranchReport, HardSpread, Mode, Preference, SpreadRequest, SpreadScheduler};
+use placewise::spread::{BranchReport, HardSpread, Preference, SpreadMode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::builtin::FreeResourceWeigher;
 use proptest::prelude::*;
 
@@ -279,7 +279,7 @@ proptest! {
             request = request.preference(Preference::spread("node.labels.rack"));
         }
         if balanced {
-            request = request.mode(Mode::Balanced);
+            request = request.mode(SpreadMode::Balanced);
         }
         let s = SpreadScheduler::new();
         let cap = capacity::tasks(&s, &cluster, &request, 500).unwrap();
@@ -351,7 +351,7 @@ proptest! {
             b = b.host(h);
         }
         let cluster = b.build().unwrap();
-        let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode];
+        let mode = [SpreadMode::SwarmCompatible, SpreadMode::SwarmCompatibleStable, SpreadMode::Balanced][mode];
         let mut request = SpreadRequest::new("svc", 1).resource("vcpus", 1.0).mode(mode).max_replicas(max_replicas);
         let level = |kind: usize, key: &str| match kind {
             1 => Some(Preference::spread(key)),
@@ -379,7 +379,7 @@ proptest! {
         prop_assert_eq!(&fast.first_full, &slow.first_full);
         prop_assert_eq!(&fast.branches, &slow.branches);
         // The arithmetic is used wherever it is documented to apply.
-        let plain_levels = mode == Mode::Balanced || (first < 2 && second < 2);
+        let plain_levels = mode == SpreadMode::Balanced || (first < 2 && second < 2);
         let arithmetic = !user_filter && !hard && !fast.capped && plain_levels;
         prop_assert_eq!(fast.method == TaskMethod::Arithmetic, arithmetic);
     }

@@ -37,7 +37,7 @@
 //!   chunks changed.
 
 use placewise::snapshot::{ClusterEvent, ResourceSpec, StateChange};
-use placewise::spread::{Mode, Preference, SpreadRequest, SpreadScheduler, SpreadScratch};
+use placewise::spread::{Preference, SpreadMode, SpreadRequest, SpreadScheduler, SpreadScratch};
 use placewise::{Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -117,7 +117,7 @@ proptest! {
         max in prop::option::of(1u32..4),
     ) {
         let cluster = Cluster::from_spec(&spec(&nodes, false)).unwrap();
-        let mut req = SpreadRequest::new("svc", tasks).mode(Mode::Balanced).preference(Preference::spread("zone"));
+        let mut req = SpreadRequest::new("svc", tasks).mode(SpreadMode::Balanced).preference(Preference::spread("zone"));
         if two_levels {
             req = req.preference(Preference::spread("rack"));
         }
@@ -197,7 +197,7 @@ proptest! {
         balanced in any::<bool>(),
     ) {
         let cluster = Cluster::from_spec(&spec(&nodes, false)).unwrap();
-        let mode = if balanced { Mode::Balanced } else { Mode::SwarmCompatible };
+        let mode = if balanced { SpreadMode::Balanced } else { SpreadMode::SwarmCompatible };
         let req = SpreadRequest::new("svc", tasks)
             .preference(Preference::spread("zone"))
             .preference(Preference::spread("rack"))
@@ -227,7 +227,7 @@ proptest! {
         let cluster = Cluster::from_spec(&spec).unwrap();
         let names = ["z0", "z1", "z2"];
         let pref = Preference::weights("zone", names.iter().zip(&weights).map(|(n, &w)| (*n, f64::from(w))));
-        let mode = if balanced { Mode::Balanced } else { Mode::SwarmCompatible };
+        let mode = if balanced { SpreadMode::Balanced } else { SpreadMode::SwarmCompatible };
         let out = SpreadScheduler::new().schedule(&cluster, &SpreadRequest::new("svc", tasks).preference(pref).mode(mode)).unwrap();
         prop_assert_eq!(out.unplaced, 0);
         let total: u32 = weights.iter().sum();
@@ -260,7 +260,7 @@ proptest! {
             *h = h.clone().vcpus(f64::from(c));
         }
         let cluster = Cluster::from_spec(&spec).unwrap();
-        let mode = if stable { Mode::SwarmCompatibleStable } else { Mode::SwarmCompatible };
+        let mode = if stable { SpreadMode::SwarmCompatibleStable } else { SpreadMode::SwarmCompatible };
         let mut req = SpreadRequest::new("svc", tasks)
             .preference(Preference::spread("zone"))
             .resource("vcpus", 1.0)
@@ -329,7 +329,7 @@ proptest! {
             let name = |node: usize| format!("n{:02}", node % nodes.len());
             let event = match *step {
                 Step::Batch { mode, levels, tasks, other, ignore } => {
-                    let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode as usize];
+                    let mode = [SpreadMode::SwarmCompatible, SpreadMode::SwarmCompatibleStable, SpreadMode::Balanced][mode as usize];
                     let mut req = SpreadRequest::new(if other { "other" } else { "svc" }, tasks)
                         .mode(mode)
                         .ignore_ineligible_tasks(ignore);
@@ -398,7 +398,7 @@ fn node_step() -> impl Strategy<Value = NodeStep> {
 /// The request of a batch step of (g) and (h): the mode by index (compatible, stable,
 /// balanced), the service `svc` or `other`, and `memory` × 512 MiB a task when not 0.
 fn batch_request(mode: u8, other: bool, tasks: u32, max: u32, memory: u8) -> SpreadRequest {
-    let mode = [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced][mode as usize];
+    let mode = [SpreadMode::SwarmCompatible, SpreadMode::SwarmCompatibleStable, SpreadMode::Balanced][mode as usize];
     let req = SpreadRequest::new(if other { "other" } else { "svc" }, tasks).mode(mode).max_replicas(max);
     if memory > 0 {
         req.resource("memory_mb", f64::from(memory) * 512.0)

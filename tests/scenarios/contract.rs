@@ -4,7 +4,7 @@
 
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::service::{Decision, IngressAllocation, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
-use placewise::spread::{Mode, SpreadRequest, SpreadScheduler};
+use placewise::spread::{SpreadMode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::Extension;
 use placewise::{
     filter_fn, weigher_fn, Cluster, Cx, DiskSpec, Filter, HostId, HostSpec, Prepared, Request, ScheduleError,
@@ -71,7 +71,7 @@ impl Engine for Spread {
         count: u32,
     ) -> Result<(Vec<String>, Option<String>), String> {
         let scheduler = hooked!(SpreadScheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
-        let request = SpreadRequest::new("svc", count).mode(Mode::Balanced);
+        let request = SpreadRequest::new("svc", count).mode(SpreadMode::Balanced);
         let outcome = scheduler.schedule(cluster, &request).map_err(|e| e.to_string())?;
         let hosts = outcome.assignments.iter().map(|a| a.host_name.clone()).collect();
         Ok((hosts, outcome.message().map(str::to_owned)))

@@ -3,7 +3,7 @@
 //! and composition with foundation filters and weighers.
 
 use placewise::spread::{
-    Availability, BranchNote, BranchReport, HardSpread, Mode, Preference, Role, SpreadError, SpreadRequest,
+    Availability, BranchNote, BranchReport, HardSpread, Preference, Role, SpreadError, SpreadMode, SpreadRequest,
     SpreadScheduler, SwarmNode, WhenUnsatisfiable,
 };
 use placewise::{filter_fn, weigher_fn, Cluster, ClusterSpec, ExplainOptions, HostSpec, InstanceSpec};
@@ -39,7 +39,7 @@ fn per_prefix(per_host: &BTreeMap<&str, u32>, depth: usize) -> BTreeMap<String, 
     m
 }
 
-fn three_levels(tasks: u32, mode: Mode) -> SpreadRequest {
+fn three_levels(tasks: u32, mode: SpreadMode) -> SpreadRequest {
     SpreadRequest::new("web", tasks)
         .preference(Preference::spread("node.labels.dc"))
         .preference(Preference::spread("node.labels.row"))
@@ -50,7 +50,7 @@ fn three_levels(tasks: u32, mode: Mode) -> SpreadRequest {
 #[test]
 fn seed_example_spreads_evenly_at_every_level() {
     let cluster = datacenters();
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let out = SpreadScheduler::new().schedule(&cluster, &three_levels(480, mode)).unwrap();
         assert!(out.is_complete());
         let hosts = out.per_host();
@@ -66,7 +66,7 @@ fn seed_example_spreads_evenly_at_every_level() {
 #[test]
 fn balanced_mode_keeps_every_level_within_one_on_an_uneven_count() {
     let cluster = datacenters();
-    let out = SpreadScheduler::new().schedule(&cluster, &three_levels(1001, Mode::Balanced)).unwrap();
+    let out = SpreadScheduler::new().schedule(&cluster, &three_levels(1001, SpreadMode::Balanced)).unwrap();
     let hosts = out.per_host();
     for depth in 1..=3 {
         let counts = per_prefix(&hosts, depth);
@@ -91,7 +91,7 @@ fn balanced_mode_fills_the_least_loaded_branch_where_swarm_overshoots() {
         .unwrap();
     let req = SpreadRequest::new("web", 3).preference(Preference::spread("dc"));
     let swarm = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
-    let balanced = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(Mode::Balanced)).unwrap();
+    let balanced = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(SpreadMode::Balanced)).unwrap();
     assert_eq!(swarm.per_host(), BTreeMap::from([("b", 3)]));
     assert_eq!(balanced.per_host(), BTreeMap::from([("b", 2), ("c", 1)]));
 }
@@ -106,7 +106,7 @@ fn balanced_remainders_prefer_branches_with_more_eligible_nodes() {
         }
     }
     let cluster = b.build().unwrap();
-    let req = SpreadRequest::new("web", 5).preference(Preference::spread("region")).mode(Mode::Balanced);
+    let req = SpreadRequest::new("web", 5).preference(Preference::spread("region")).mode(SpreadMode::Balanced);
     let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
     let west: u32 = out.per_host().iter().filter(|(h, _)| h.starts_with("west")).map(|(_, n)| n).sum();
     assert_eq!(west, 3);
@@ -121,7 +121,7 @@ fn pack_into_fills_the_busiest_branch_then_overflows() {
         .host(HostSpec::new("r2b").label("rack", "r2"))
         .build()
         .unwrap();
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let req = SpreadRequest::new("db", 3).preference(Preference::pack("rack")).mode(mode);
         let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
         assert!(out.per_host().keys().all(|h| h.starts_with("r1")), "{mode:?}: {:?}", out.per_host());
@@ -137,7 +137,7 @@ fn spread_over_datacenters_then_pack_into_racks() {
     let req = SpreadRequest::new("web", 8)
         .preference(Preference::spread("dc"))
         .preference(Preference::pack("rack"))
-        .mode(Mode::Balanced);
+        .mode(SpreadMode::Balanced);
     let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
     let hosts = out.per_host();
     assert_eq!(per_prefix(&hosts, 1), BTreeMap::from([("dc1".into(), 4), ("dc2".into(), 4)]));
@@ -159,7 +159,7 @@ fn weighted_spread_70_30_and_percentages() {
     let count = |out: &placewise::spread::SpreadOutcome, p: &str| -> u32 {
         out.per_host().iter().filter(|(h, _)| h.starts_with(p)).map(|(_, n)| n).sum()
     };
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let pct = SpreadRequest::new("web", 10).preference(Preference::percent("dc", [("dc1", 70.0), ("dc2", 30.0)]));
         let out = SpreadScheduler::new().schedule(&cluster, &pct.mode(mode)).unwrap();
         assert_eq!((count(&out, "dc1"), count(&out, "dc2"), count(&out, "lab")), (7, 3, 0), "{mode:?}");
@@ -182,13 +182,13 @@ fn node_level_spread_is_an_opt_in_extension_of_the_balanced_mode() {
         .unwrap();
     let req = SpreadRequest::new("web", 3).preference(Preference::spread("node.id"));
     // Without the opt-in both modes skip it, as SwarmKit does.
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
         assert_eq!(out.skipped, vec!["node.id".to_owned()], "{mode:?}");
         assert!(out.levels.is_empty(), "{mode:?}");
     }
     let opted = req.clone().node_level_spread(true);
-    let out = SpreadScheduler::new().schedule(&cluster, &opted.clone().mode(Mode::Balanced)).unwrap();
+    let out = SpreadScheduler::new().schedule(&cluster, &opted.clone().mode(SpreadMode::Balanced)).unwrap();
     assert_eq!(out.per_host(), BTreeMap::from([("a", 1), ("b", 2)]));
     assert_eq!(out.levels, vec!["node.id".to_owned()]);
     // The compatible mode stays SwarmKit's.
@@ -208,7 +208,7 @@ fn descriptors_swarmkit_ignores_are_skipped_in_both_modes_unless_strict() {
         let req = SpreadRequest::new("web", 4)
             .preference(Preference::spread(ignored))
             .preference(Preference::spread("node.labels.dc"));
-        for mode in [Mode::SwarmCompatible, Mode::SwarmCompatibleStable, Mode::Balanced] {
+        for mode in [SpreadMode::SwarmCompatible, SpreadMode::SwarmCompatibleStable, SpreadMode::Balanced] {
             let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
             // The same tree as SwarmKit's: the ignored descriptor adds no level.
             assert_eq!(out.skipped, vec![ignored.to_owned()], "{ignored} {mode:?}");
@@ -240,7 +240,7 @@ fn zone_counts(out: &placewise::spread::SpreadOutcome) -> (u32, u32, u32) {
 #[test]
 fn hard_spread_never_lets_zones_drift_more_than_max_skew() {
     let cluster = zones(2, 5);
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let req = SpreadRequest::new("web", 6).max_replicas(1).hard_spread(HardSpread::new("zone", 1)).mode(mode);
         let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
         let (z1, z2, none) = zone_counts(&out);
@@ -251,7 +251,7 @@ fn hard_spread_never_lets_zones_drift_more_than_max_skew() {
         assert!(m.starts_with("no suitable node (") && m.contains("hard spread constraint not satisfied"), "{m}");
     }
     let balanced =
-        SpreadRequest::new("web", 6).max_replicas(1).hard_spread(HardSpread::new("zone", 1)).mode(Mode::Balanced);
+        SpreadRequest::new("web", 6).max_replicas(1).hard_spread(HardSpread::new("zone", 1)).mode(SpreadMode::Balanced);
     let out = SpreadScheduler::new().schedule(&cluster, &balanced).unwrap();
     assert_eq!(zone_counts(&out), (2, 3, 0), "the most the limit allows");
     assert_eq!(
@@ -264,7 +264,7 @@ fn hard_spread_never_lets_zones_drift_more_than_max_skew() {
 fn schedule_anyway_prefers_the_skew_but_places_everything() {
     let cluster = zones(2, 5);
     let soft = HardSpread::new("zone", 1).when_unsatisfiable(WhenUnsatisfiable::ScheduleAnyway);
-    let req = SpreadRequest::new("web", 6).max_replicas(1).hard_spread(soft).mode(Mode::Balanced);
+    let req = SpreadRequest::new("web", 6).max_replicas(1).hard_spread(soft).mode(SpreadMode::Balanced);
     let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
     assert!(out.is_complete());
     let (z1, z2, _) = zone_counts(&out);
@@ -275,7 +275,7 @@ fn schedule_anyway_prefers_the_skew_but_places_everything() {
 fn min_domains_forces_new_domains() {
     let cluster = zones(3, 3);
     let hard = HardSpread::new("zone", 1).min_domains(3);
-    let req = SpreadRequest::new("web", 4).hard_spread(hard).mode(Mode::Balanced);
+    let req = SpreadRequest::new("web", 4).hard_spread(hard).mode(SpreadMode::Balanced);
     let out = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
     assert_eq!(zone_counts(&out), (1, 1, 0), "two domains of three required: the minimum stays 0");
     assert_eq!(out.unplaced, 2);
@@ -296,7 +296,7 @@ fn the_explanation_says_where_tasks_went_and_why_a_branch_got_none() {
         .unwrap();
     let req =
         SpreadRequest::new("svc", 2).preference(Preference::spread("az")).constraint("node.labels.bad!=1").unwrap();
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
         let tree = &out.tree;
         assert_eq!(tree.placed, 2);
@@ -336,7 +336,7 @@ fn the_outcome_carries_the_core_explanation_with_swarmkits_message() {
         .constraint("node.labels.bad!=1")
         .unwrap()
         .max_replicas(1);
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let out = SpreadScheduler::new().schedule(&cluster, &req.clone().mode(mode)).unwrap();
         assert_eq!(out.per_host(), BTreeMap::from([("a1", 1)]), "{mode:?}");
         let e = &out.explanation;
@@ -386,7 +386,7 @@ fn the_outcome_carries_the_core_explanation_with_swarmkits_message() {
     }
     let mut one = req.max_replicas(0);
     one.tasks = 1;
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         // Every task placed: no pass over the final state, the nodes that passed when the tree
         // was built.
         let placed = SpreadScheduler::new().schedule(&cluster, &one.clone().mode(mode)).unwrap();
@@ -426,7 +426,7 @@ fn leaf_choice_uses_foundation_filters_and_weighers() {
         )
         .build()
         .unwrap();
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let req = SpreadRequest::new("web", 3).preference(Preference::spread("zone")).mode(mode);
         let out = scheduler.schedule(&cluster, &req).unwrap();
         assert_eq!(out.assignments[0].host_name, "fast", "{mode:?}: the weigher breaks the tie");
@@ -457,7 +457,7 @@ fn ignoring_ineligible_tasks_in_balanced_mode() {
         .host(HostSpec::new("b1").label("az", "b"))
         .build()
         .unwrap();
-    let req = SpreadRequest::new("svc", 4).preference(Preference::spread("az")).mode(Mode::Balanced);
+    let req = SpreadRequest::new("svc", 4).preference(Preference::spread("az")).mode(SpreadMode::Balanced);
     let counted = SpreadScheduler::new().schedule(&cluster, &req).unwrap();
     assert_eq!(counted.per_host(), BTreeMap::from([("a2", 1), ("b1", 3)]));
     let ignored = SpreadScheduler::new().schedule(&cluster, &req.ignore_ineligible_tasks(true)).unwrap();
@@ -468,7 +468,7 @@ fn ignoring_ineligible_tasks_in_balanced_mode() {
 fn the_snapshot_is_never_changed_and_json_round_trips() {
     let cluster = datacenters();
     let before = cluster.to_json();
-    let out = SpreadScheduler::new().schedule(&cluster, &three_levels(50, Mode::Balanced)).unwrap();
+    let out = SpreadScheduler::new().schedule(&cluster, &three_levels(50, SpreadMode::Balanced)).unwrap();
     assert_eq!(cluster.to_json(), before);
     let json = serde_json::to_string(&out).unwrap();
     let back: placewise::spread::SpreadOutcome = serde_json::from_str(&json).unwrap();
@@ -502,7 +502,7 @@ fn existing_tasks_given_as_counts_weigh_like_one_instance_per_task() {
         .unwrap();
     let a = |c: &Cluster| c.host(c.host_id("a").unwrap()).unwrap().resource(placewise::ResourceId::MEMORY_MB).free();
     assert_eq!(a(&listed), a(&counted), "the reservations are used on the node");
-    for mode in [Mode::SwarmCompatible, Mode::Balanced] {
+    for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         for req in [
             SpreadRequest::new("web", 5).preference(Preference::spread("node.labels.zone")),
             SpreadRequest::new("web", 4).max_replicas(4).resource("memory_mb", 512.0),

@@ -6,8 +6,8 @@
 //! next), the real implementation's `outcomes` (new tasks per node; every one SwarmKit can
 //! produce), the `canonical` outcome under the reference's recommended order, `unplaced`, and
 //! the allowed failure `messages` (the canonical one first). The stable compatible mode
-//! (`Mode::SwarmCompatibleStable`) must give the canonical outcome, and the exact one
-//! (`Mode::SwarmCompatible`: SwarmKit's heap re-sort of revisited leaves) one of the real
+//! (`SpreadMode::SwarmCompatibleStable`) must give the canonical outcome, and the exact one
+//! (`SpreadMode::SwarmCompatible`: SwarmKit's heap re-sort of revisited leaves) one of the real
 //! outcomes. An optional `balanced` gives the
 //! outcome of the balanced mode, worked out by hand from its documented rules.
 //!
@@ -15,7 +15,7 @@
 
 use crate::data;
 
-use placewise::spread::{Mode, SpreadRequest, SpreadScheduler};
+use placewise::spread::{SpreadMode, SpreadRequest, SpreadScheduler};
 use placewise::{Cluster, ClusterEvent, ClusterSpec, InstanceSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -40,7 +40,7 @@ struct Result {
     message: Option<String>,
 }
 
-fn run(v: &Vector, mode: Mode) -> Result {
+fn run(v: &Vector, mode: SpreadMode) -> Result {
     let scheduler = SpreadScheduler::builder().build().unwrap();
     let mut cluster = Cluster::from_spec(&v.cluster).expect("valid cluster");
     let mut request = v.request.clone();
@@ -73,7 +73,7 @@ fn reference_vectors() {
         let name = &v.description;
         assert!(v.outcomes.contains(&v.canonical), "{name}: the canonical outcome is one of the real ones");
 
-        let r = run(&v, Mode::SwarmCompatibleStable);
+        let r = run(&v, SpreadMode::SwarmCompatibleStable);
         assert!(v.outcomes.contains(&r.per_host), "{name}: {:?} is not in the outcome set", r.per_host);
         assert_eq!(r.per_host, v.canonical, "{name}: canonical outcome");
         assert_eq!(r.unplaced, v.unplaced, "{name}: unplaced");
@@ -85,12 +85,12 @@ fn reference_vectors() {
             assert_eq!(m, v.messages[0], "{name}: canonical message");
         }
 
-        let heap = run(&v, Mode::SwarmCompatible);
+        let heap = run(&v, SpreadMode::SwarmCompatible);
         assert!(v.outcomes.contains(&heap.per_host), "{name}: heap re-sort {:?} not in the set", heap.per_host);
         assert_eq!(heap.unplaced, v.unplaced, "{name}: heap re-sort unplaced");
 
         if let Some(expected) = &v.balanced {
-            let b = run(&v, Mode::Balanced);
+            let b = run(&v, SpreadMode::Balanced);
             assert_eq!(&b.per_host, expected, "{name}: balanced outcome");
             assert_eq!(b.unplaced, v.unplaced, "{name}: balanced unplaced");
         }
