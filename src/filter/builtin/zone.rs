@@ -3,7 +3,6 @@
 
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
-use crate::nova::filters::common::metadata_values;
 use crate::request::Cx;
 
 /// Where a host's zone comes from.
@@ -86,7 +85,7 @@ impl AvailabilityZoneFilter {
         let cluster = cx.cluster();
         let h = cx.host(host);
         let mut zoned = false;
-        for zone in metadata_values(cluster, h, "availability_zone") {
+        for zone in cluster.metadata_values(h, "availability_zone") {
             if zone == wanted {
                 return true;
             }

@@ -4,7 +4,7 @@
 
 use super::classes::{ClassKey, ClassMemo, KeyPart};
 use crate::id::{HostId, InputSet};
-use crate::nova::pyvalue::{parse_py_float, parse_py_int, py_strip};
+use crate::nova::pyvalue::{parse_py_float, parse_py_int};
 use crate::nova::request::{Flavor, GroupMembers, ServerGroup, VmSpec};
 use crate::request::Cx;
 use crate::snapshot::{
@@ -196,7 +196,7 @@ pub(crate) fn metadata_values<'a>(
     host: &'a Host,
     key: &'a str,
 ) -> impl Iterator<Item = &'a str> + 'a {
-    raw_values(cluster, host, key).flat_map(|v| v.split(',')).map(py_strip)
+    cluster.metadata_values(host, key)
 }
 
 /// One aggregate's number for a metadata key.
