@@ -662,7 +662,7 @@ mod tests {
     fn the_empty_input_draws_a_plain_scenario_the_reader_accepts() {
         let scenario = Scenario::from_json(&draw_nova_scenario(&[])).unwrap();
         assert_eq!(scenario.cluster.len(), 1);
-        assert_eq!(scenario.request.count, 1);
+        assert_eq!(scenario.request.request.count, 1);
     }
 
     #[test]

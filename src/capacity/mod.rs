@@ -61,7 +61,7 @@ mod instances;
 mod tasks;
 mod volumes;
 
-pub use instances::{instances, HostCapacity, InstanceCapacity, Method};
+pub use instances::{instances, instances_scoped, HostCapacity, InstanceCapacity, Method};
 pub use tasks::{tasks, tasks_by_bisection, BranchCapacity, TaskCapacity, TaskMethod};
 pub use volumes::{volumes, volumes_stepwise, VolumeCapacity};
 

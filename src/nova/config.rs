@@ -28,7 +28,8 @@
 
 use crate::error::BuildError;
 use crate::nova::filters::is_architecture;
-use crate::schedule::{Scheduler, SchedulerBuilder, Ties};
+use crate::nova::{NovaScheduler, NovaSchedulerBuilder};
+use crate::schedule::Ties;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -128,7 +129,7 @@ impl Options {
 }
 
 /// Filters, weighers and options by name; [`build`](SchedulerConfig::build) turns it into a
-/// [`Scheduler`] with the filter scheduler's selection loop ([`Ties::PreviousOrder`]).
+/// [`NovaScheduler`] with the filter scheduler's selection loop ([`Ties::PreviousOrder`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "Value", into = "Value")]
 #[non_exhaustive]
@@ -147,7 +148,7 @@ pub struct SchedulerConfig {
     /// How ties end (default: the previous round's order).
     pub ties: Ties,
     /// The largest instance count a request may ask for (`max_request_count`, default
-    /// [`DEFAULT_MAX_COUNT`](crate::schedule::DEFAULT_MAX_COUNT)); see [`SchedulerBuilder::max_count`].
+    /// [`DEFAULT_MAX_COUNT`](crate::schedule::DEFAULT_MAX_COUNT)); see [`NovaSchedulerBuilder::max_count`].
     pub max_count: u32,
 }
 
@@ -345,7 +346,7 @@ impl SchedulerConfig {
     ///
     /// [`BuildError::Config`] for an unknown filter or weigher name (the message lists the known
     /// ones) or an option a filter cannot use.
-    pub fn build(&self) -> Result<Scheduler, BuildError> {
+    pub fn build(&self) -> Result<NovaScheduler, BuildError> {
         self.builder()?.build()
     }
 
@@ -355,8 +356,8 @@ impl SchedulerConfig {
     /// # Errors
     ///
     /// As [`build`](SchedulerConfig::build), for the names.
-    pub fn builder(&self) -> Result<SchedulerBuilder, BuildError> {
-        let mut builder = Scheduler::builder()
+    pub fn builder(&self) -> Result<NovaSchedulerBuilder, BuildError> {
+        let mut builder = NovaScheduler::builder()
             .host_subset_size(self.options.host_subset_size)
             .seed(self.seed)
             .ties(self.ties)
@@ -370,6 +371,11 @@ impl SchedulerConfig {
         }
         Ok(builder)
     }
+}
+
+/// Whether `name` is a filter class [`SchedulerConfig`] knows by name.
+pub(super) fn is_filter_name(name: &str) -> bool {
+    registry::filters().iter().any(|e| e.0 == name || e.1 == Some(name))
 }
 
 /// A JSON value as plain text (strings without quotes).
@@ -784,9 +790,9 @@ mod max_count_tests {
         assert_eq!(again.max_count, 5);
         let cluster = Cluster::builder().host(HostSpec::new("h1")).build().unwrap();
         let s = c.build().unwrap();
-        assert!(s.schedule(&cluster, &Request::new(5)).is_ok());
+        assert!(s.schedule(&cluster, &Request::new(5).into()).is_ok());
         assert_eq!(
-            s.schedule(&cluster, &Request::new(6)).unwrap_err(),
+            s.schedule(&cluster, &Request::new(6).into()).unwrap_err(),
             ScheduleError::CountTooLarge { count: 6, max: 5 }
         );
         for bad in ["0", "-1", "4294967296", "\"many\""] {

@@ -45,5 +45,9 @@ pub mod json_query;
 pub mod pyvalue;
 pub mod request;
 pub mod scenario;
+mod scheduler;
 pub mod weighers;
 pub mod weight_setting;
+
+pub use request::NovaRequest;
+pub use scheduler::{runs_on_rebuild, NovaScheduler, NovaSchedulerBuilder, RUN_ON_REBUILD};

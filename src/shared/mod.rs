@@ -135,7 +135,7 @@
 //!
 //! A [`Router`] splits a cluster into partitions by a [`HostKey`] (aggregate, label or a
 //! function), gives each its own [`SharedCluster`] and [`Scheduler`](crate::Scheduler), and routes each request
-//! by a [`RequestKey`] (flavor, the flavor extra spec naming a host aggregate, or a function).
+//! by a [`RequestKey`] (the request's group through a table, or a function).
 //! A partition sees only its hosts, so partitions never conflict with each other. Group rules
 //! are cluster-wide, so the router checks them: a group lives in the partition its first
 //! member was routed to, and a request of that group routed elsewhere is refused

@@ -201,6 +201,6 @@ mod tests {
         assert_eq!(run(&AvailabilityZoneFilter, &c, &Request::new(1).zone("az2")).unwrap(), names(&["b"]));
         assert_eq!(reason(&AvailabilityZoneFilter, &c, &Request::new(1).zone("az2"), "a"), "not in zone az2");
         let f = AvailabilityZoneFilter::from_aggregates("nova");
-        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && f.host_local());
     }
 }

@@ -114,7 +114,7 @@ pub(super) fn is_host_state_attribute(name: &str) -> bool {
 
 /// The request's flavor.
 pub(super) fn flavor<'a>(cx: &Cx<'a>) -> Option<&'a Flavor> {
-    cx.request().vm.flavor.as_ref()
+    VmSpec::of(cx).flavor.as_ref()
 }
 
 /// The flavor's `field` (via `pick`), or, for a request without a flavor, its per-instance amount
@@ -129,7 +129,7 @@ pub(super) fn flavor_or_resource(cx: &Cx<'_>, pick: fn(&Flavor) -> f64, kind: &s
 /// The UUID of the instance being placed: `instance_uuids[i]`, else Nova's default
 /// `00000000-0000-0000-0000-<12-digit index>`.
 pub(super) fn instance_uuid<'a>(cx: &Cx<'a>) -> Cow<'a, str> {
-    cx.request().vm.instance_uuid(cx.instance())
+    VmSpec::of(cx).instance_uuid(cx.instance())
 }
 
 /// A scheduler hint as Nova's `get_scheduler_hint` hands it to a filter.
@@ -266,7 +266,7 @@ pub(super) fn py_int_as_f64(s: &str) -> Option<f64> {
 
 /// The request's server group if its policy is `policy`.
 pub(super) fn group_with_policy<'a>(cx: &Cx<'a>, policy: &str) -> Option<&'a ServerGroup> {
-    cx.request().vm.group_with_policy(policy)
+    VmSpec::of(cx).group_with_policy(policy)
 }
 
 /// A server group's host names and members, hashed once per request.
@@ -281,8 +281,7 @@ pub(super) struct GroupSets {
 impl GroupSets {
     /// The sets of `group` for the request of `cx`. Computes in O(hosts + members + instances).
     pub(super) fn new(cx: &Cx<'_>, group: &ServerGroup) -> Self {
-        let request = cx.request();
-        let members = GroupMembers::new(&request.vm, request.count, group);
+        let members = GroupMembers::new(VmSpec::of(cx), cx.request().count, group);
         GroupSets { hosts: group.hosts.iter().cloned().collect(), members }
     }
 }
@@ -314,10 +313,7 @@ pub(super) fn members_on_host(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&Gr
     match sets {
         Some(s) => s.members.on_host(cluster, overlay, host),
         // Judged without `prepare` (a direct call): hash the members for this one host.
-        None => {
-            let request = cx.request();
-            GroupMembers::new(&request.vm, request.count, group).on_host(cluster, overlay, host)
-        }
+        None => GroupMembers::new(VmSpec::of(cx), cx.request().count, group).on_host(cluster, overlay, host),
     }
 }
 
@@ -365,7 +361,7 @@ pub(super) const LEGACY_IMAGE_PROPERTIES: &[(&str, &str)] = &[
 
 /// The image property `name` of the request, looked up under its legacy name too.
 pub(super) fn image_property<'a>(cx: &Cx<'a>, name: &str) -> Option<&'a Value> {
-    let props = &cx.request().vm.image.as_ref()?.properties;
+    let props = &VmSpec::of(cx).image.as_ref()?.properties;
     if let Some(v) = props.get(name).filter(|v| !v.is_null()) {
         return Some(v);
     }
@@ -381,20 +377,51 @@ pub(crate) mod testkit {
     use crate::error::ScheduleError;
     use crate::filter::{Filter, Rejections, Verdict};
     use crate::id::HostId;
+    use crate::nova::request::{NovaRequest, VmSpec};
     use crate::request::{Cx, Request};
     use crate::snapshot::{Cluster, Overlay};
+
+    /// A core request, or a Nova request whose VM part the filters see through `Cx::part`.
+    pub(crate) trait Parts {
+        /// The core request and the VM part.
+        fn parts(&self) -> (&Request, Option<&VmSpec>);
+    }
+
+    impl Parts for Request {
+        fn parts(&self) -> (&Request, Option<&VmSpec>) {
+            (self, None)
+        }
+    }
+
+    impl Parts for NovaRequest {
+        fn parts(&self) -> (&Request, Option<&VmSpec>) {
+            (&self.request, Some(&self.vm))
+        }
+    }
+
+    /// The context of instance `instance` of `request` with consumption `overlay`.
+    pub(crate) fn cx<'a>(
+        cluster: &'a Cluster,
+        request: &'a (impl Parts + ?Sized),
+        compiled: &'a crate::request::CompiledRequest,
+        overlay: &'a Overlay,
+        instance: u32,
+    ) -> Cx<'a> {
+        let (core, vm) = request.parts();
+        Cx::new(cluster, core, compiled, overlay, instance).with_part(vm.map(|v| v as crate::request::Part<'a>))
+    }
 
     /// The names of the hosts `filter` passes for instance `instance` with consumption `overlay`,
     /// or the error it records. Panics if `check` and `check_chunk` disagree.
     pub(crate) fn run_at(
         filter: &dyn Filter,
         cluster: &Cluster,
-        request: &Request,
+        request: &impl Parts,
         overlay: &Overlay,
         instance: u32,
     ) -> Result<Vec<String>, ScheduleError> {
-        let compiled = request.compile(cluster)?;
-        let cx0 = Cx::new(cluster, request, &compiled, overlay, instance);
+        let compiled = request.parts().0.compile(cluster)?;
+        let cx0 = cx(cluster, request, &compiled, overlay, instance);
         let state = filter.prepare(&cx0)?;
         let cx = cx0.with_state(state.as_deref());
         let mut rejections = Rejections::new(true);
@@ -424,15 +451,19 @@ pub(crate) mod testkit {
     }
 
     /// [`run_at`] for instance 0 with no consumption.
-    pub(crate) fn run(filter: &dyn Filter, cluster: &Cluster, request: &Request) -> Result<Vec<String>, ScheduleError> {
+    pub(crate) fn run(
+        filter: &dyn Filter,
+        cluster: &Cluster,
+        request: &impl Parts,
+    ) -> Result<Vec<String>, ScheduleError> {
         run_at(filter, cluster, request, &Overlay::new(), 0)
     }
 
     /// The rejection text of `host` (which must be rejected).
-    pub(crate) fn reason(filter: &dyn Filter, cluster: &Cluster, request: &Request, host: &str) -> String {
-        let compiled = request.compile(cluster).unwrap();
+    pub(crate) fn reason(filter: &dyn Filter, cluster: &Cluster, request: &impl Parts, host: &str) -> String {
+        let compiled = request.parts().0.compile(cluster).unwrap();
         let overlay = Overlay::new();
-        let cx0 = Cx::new(cluster, request, &compiled, &overlay, 0);
+        let cx0 = cx(cluster, request, &compiled, &overlay, 0);
         let state = filter.prepare(&cx0).unwrap();
         let cx = cx0.with_state(state.as_deref());
         match filter.check(&cx, cluster.host_id(host).unwrap()) {
@@ -455,7 +486,7 @@ pub(crate) mod testkit {
         root_gb: f64,
         ephemeral_gb: f64,
         swap: f64,
-    ) -> Request {
+    ) -> NovaRequest {
         let flavor = crate::nova::request::Flavor {
             name: "m1.test".into(),
             memory_mb,
@@ -466,16 +497,16 @@ pub(crate) mod testkit {
             ..Default::default()
         };
         let vm = crate::nova::request::VmSpec { flavor: Some(flavor), ..Default::default() };
-        Request::new(count).memory_mb(memory_mb).vcpus(vcpus).disk_gb(root_gb + ephemeral_gb).vm(vm)
+        NovaRequest::new(Request::new(count).memory_mb(memory_mb).vcpus(vcpus).disk_gb(root_gb + ephemeral_gb), vm)
     }
 
     /// A request for `count` instances with this VM part.
-    pub(crate) fn vm_request(count: u32, vm: crate::nova::request::VmSpec) -> Request {
-        Request::new(count).vm(vm)
+    pub(crate) fn vm_request(count: u32, vm: crate::nova::request::VmSpec) -> NovaRequest {
+        NovaRequest::new(Request::new(count), vm)
     }
 
     /// A request for `count` instances in a server group with `policy`, `hosts` and `members`.
-    pub(crate) fn group_request(count: u32, policy: &str, hosts: &[&str], members: &[&str]) -> Request {
+    pub(crate) fn group_request(count: u32, policy: &str, hosts: &[&str], members: &[&str]) -> NovaRequest {
         let group = crate::nova::request::ServerGroup {
             name: "g".into(),
             policy: policy.into(),
@@ -490,10 +521,11 @@ pub(crate) mod testkit {
     pub(crate) fn picks(
         filter: impl Filter + 'static,
         cluster: &Cluster,
-        request: &Request,
+        request: &impl Parts,
     ) -> Result<Vec<String>, ScheduleError> {
-        let s = crate::Scheduler::builder().filter(filter).build().expect("scheduler builds");
-        let p = s.schedule(cluster, request)?;
+        let s = crate::nova::NovaScheduler::builder().filter(filter).build().expect("scheduler builds");
+        let (core, vm) = request.parts();
+        let p = s.schedule(cluster, &NovaRequest::new(core.clone(), vm.cloned().unwrap_or_default()))?;
         Ok(p.selections.iter().map(|s| s.host_name.clone()).collect())
     }
 }

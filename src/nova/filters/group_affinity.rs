@@ -49,10 +49,11 @@ mod tests {
     use crate::filter::FilterExt;
     use crate::nova::filters::common::testkit::{group_request, names, picks, reason, run};
     use crate::nova::filters::GroupAntiAffinityFilter;
+    use crate::nova::request::NovaRequest;
     use crate::snapshot::HostSpec;
     use crate::Cluster;
 
-    fn request(count: u32, policy: &str, hosts: &[&str]) -> crate::Request {
+    fn request(count: u32, policy: &str, hosts: &[&str]) -> NovaRequest {
         group_request(count, policy, hosts, &[])
     }
 

@@ -47,10 +47,11 @@ impl Filter for GroupAntiAffinityFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{group_request, names, picks, reason, run};
+    use crate::nova::request::NovaRequest;
     use crate::snapshot::HostSpec;
     use crate::Cluster;
 
-    fn request(count: u32, policy: &str, hosts: &[&str]) -> crate::Request {
+    fn request(count: u32, policy: &str, hosts: &[&str]) -> NovaRequest {
         group_request(count, policy, hosts, &[])
     }
 
@@ -70,6 +71,6 @@ mod tests {
         assert_eq!(run(&f, &c, &request(1, "anti-affinity", &["a"])).unwrap(), names(&["a", "b", "c"]));
         // Each pick joins the group's hosts.
         assert_eq!(picks(f, &c, &request(4, "legacy", &["b"])).unwrap(), names(&["a", "c"]));
-        assert!(!f.once_per_request() && !f.runs_on_rebuild());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()));
     }
 }

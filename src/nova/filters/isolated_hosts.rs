@@ -2,6 +2,7 @@
 
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::Cx;
 
 /// Reason: an isolated host, and the image is not isolated.
@@ -98,7 +99,7 @@ impl Filter for IsolatedHostsFilter {
         if self.isolated_images.is_empty() {
             return if self.restrict && host_isolated { Verdict::reject(ISOLATED_HOST) } else { Verdict::Pass };
         }
-        let image = cx.request().vm.image.as_ref().and_then(|i| i.id.as_deref());
+        let image = VmSpec::of(cx).image.as_ref().and_then(|i| i.id.as_deref());
         let image_isolated =
             image.is_some_and(|id| self.isolated_images.binary_search_by(|i| i.as_str().cmp(id)).is_ok());
         let pass = if self.restrict { image_isolated == host_isolated } else { !image_isolated || host_isolated };
@@ -121,10 +122,6 @@ impl Filter for IsolatedHostsFilter {
         true
     }
 
-    fn runs_on_rebuild(&self) -> bool {
-        true
-    }
-
     fn host_local(&self) -> bool {
         true
     }
@@ -134,6 +131,7 @@ impl Filter for IsolatedHostsFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::{Image, VmSpec};
     use crate::snapshot::HostSpec;
     use crate::{Cluster, Request};
@@ -142,7 +140,7 @@ mod tests {
         Cluster::builder().host(HostSpec::new("iso")).host(HostSpec::new("plain")).build().unwrap()
     }
 
-    fn with_image(id: Option<&str>) -> Request {
+    fn with_image(id: Option<&str>) -> NovaRequest {
         let image = Image { id: id.map(Into::into), ..Default::default() };
         vm_request(1, VmSpec { image: Some(image), ..Default::default() })
     }
@@ -178,6 +176,6 @@ mod tests {
             .restrict_isolated_hosts_to_isolated_images(false);
         assert_eq!(run(&f, &c, &with_image(Some("secret"))).unwrap(), names(&["iso"]));
         assert_eq!(run(&f, &c, &with_image(Some("public"))).unwrap(), names(&["iso", "plain"]));
-        assert!(f.once_per_request() && f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 }

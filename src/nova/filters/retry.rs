@@ -2,6 +2,7 @@
 
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::Cx;
 
 /// Nova's removed `RetryFilter` (last in 21.x Ussuri, reference §12.6): the request's
@@ -19,7 +20,7 @@ impl Filter for RetryFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let tried = &cx.request().vm.retry_hosts;
+        let tried = &VmSpec::of(cx).retry_hosts;
         if tried.is_empty() {
             return Verdict::Pass;
         }
@@ -69,6 +70,10 @@ mod tests {
         assert_eq!(run(&RetryFilter, &c, &r).unwrap(), names(&["b"]));
         assert_eq!(reason(&RetryFilter, &c, &r, "a"), "already tried");
         assert_eq!(run(&RetryFilter, &c, &Request::new(1)).unwrap().len(), 4);
-        assert!(!RetryFilter.once_per_request() && !RetryFilter.runs_on_rebuild() && RetryFilter.host_local());
+        assert!(
+            !RetryFilter.once_per_request()
+                && !crate::nova::runs_on_rebuild(RetryFilter.name())
+                && RetryFilter.host_local()
+        );
     }
 }

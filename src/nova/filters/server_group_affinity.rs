@@ -72,6 +72,6 @@ mod tests {
         let f = ServerGroupAffinityFilter;
         assert_eq!(run(&f, &c, &group_request(1, POLICY, &[], &[])).unwrap().len(), 3);
         assert_eq!(picks(f, &c, &group_request(3, POLICY, &[], &[])).unwrap(), names(&["a", "a", "a"]));
-        assert!(!f.once_per_request() && !f.runs_on_rebuild() && !f.host_local());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && !f.host_local());
     }
 }

@@ -103,7 +103,7 @@ mod tests {
         let mut moving = group_request(1, POLICY, &[], &["m1"]);
         moving.vm.instance_uuids = vec!["m1".into()];
         assert_eq!(run(&f, &c, &moving).unwrap(), names(&["member", "stranger", "listed"]));
-        assert!(!f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

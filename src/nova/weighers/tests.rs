@@ -3,9 +3,10 @@
 use super::*;
 use crate::error::ScheduleError;
 use crate::explain::RankedHost;
-use crate::nova::request::{ServerGroup, VmSpec};
+use crate::nova::request::{NovaRequest, ServerGroup, VmSpec};
+use crate::nova::NovaScheduler;
 use crate::request::{ExplainOptions, Request};
-use crate::schedule::{Placement, Scheduler, Ties};
+use crate::schedule::{Placement, Ties};
 use crate::snapshot::{AggregateSpec, Cluster, ClusterBuilder, HostSpec, InstanceSpec, ResourceSpec};
 use crate::weigh::Weigher;
 use serde_json::json;
@@ -15,14 +16,14 @@ use serde_json::json;
 fn schedule(
     cluster: &Cluster,
     weighers: Vec<(Box<dyn Weigher>, f64)>,
-    request: Request,
+    request: impl Into<NovaRequest>,
 ) -> Result<Placement, ScheduleError> {
-    let mut builder = Scheduler::builder().ties(Ties::PreviousOrder);
+    let mut builder = NovaScheduler::builder().ties(Ties::PreviousOrder);
     for (w, m) in weighers {
         builder = builder.weigher_boxed(w, m);
     }
     let scheduler = builder.build().unwrap();
-    scheduler.schedule(cluster, &request.explain(ExplainOptions::detailed(cluster.len() as u32)))
+    scheduler.schedule(cluster, &request.into().explain(ExplainOptions::detailed(cluster.len() as u32)))
 }
 
 /// The first instance's ranking: `(host, weight)` best first.
@@ -263,14 +264,14 @@ fn group_hosts() -> Cluster {
         .unwrap()
 }
 
-fn group_request(policy: &str, request_members: bool) -> Request {
+fn group_request(policy: &str, request_members: bool) -> NovaRequest {
     let uuids: Vec<String> = (0..3).map(|i| format!("r{i}")).collect();
     let mut members: Vec<String> = ["m1", "m2", "m3"].map(String::from).to_vec();
     if request_members {
         members.extend(uuids.iter().cloned());
     }
     let group = ServerGroup { policy: policy.into(), members, ..ServerGroup::default() };
-    Request::new(3).vm(VmSpec { server_group: Some(group), instance_uuids: uuids, ..VmSpec::default() })
+    NovaRequest::new(Request::new(3), VmSpec { server_group: Some(group), instance_uuids: uuids, ..VmSpec::default() })
 }
 
 #[test]
@@ -393,7 +394,7 @@ fn soft_anti_affinity_counts_only_the_picks_that_are_members() {
         let members: Vec<bool> = (0..4).map(|j| pattern >> j & 1 == 1).collect();
         let listed = uuids.iter().zip(&members).filter(|p| *p.1).map(|p| p.0.clone()).collect();
         let group = ServerGroup { policy: "soft-anti-affinity".into(), members: listed, ..ServerGroup::default() };
-        let request = Request::new(4).vm(VmSpec { server_group: Some(group), ..VmSpec::default() });
+        let request = NovaRequest::new(Request::new(4), VmSpec { server_group: Some(group), ..VmSpec::default() });
         let p = schedule(&cluster, one(ServerGroupSoftAntiAffinityWeigher, 1.0), request).unwrap();
         let expected: Vec<&str> = soft_anti_affinity_model(3, &members).iter().map(|&h| ["a", "b", "c"][h]).collect();
         assert_eq!(picks(&p), expected, "members {members:?}");
