@@ -312,7 +312,7 @@ fn aggregates(b: &mut Draw<'_>, services: &[String]) -> Value {
         for (key, values) in sample(b, &menu, 1, 3) {
             let mut value = b.pick(values);
             // Nova weighs with a NaN multiplier override, where placewise deliberately keeps
-            // the configured one (`weigh::builtin::aggregate_multiplier`), and raises on an
+            // the configured one (`nova::weighers::aggregate_multiplier`), and raises on an
             // infinite disk limit.
             if !b.wide() && matches!(value, "nan" | "1e308") {
                 value = values[0];

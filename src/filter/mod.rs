@@ -18,6 +18,8 @@
 pub mod builtin;
 pub(crate) mod chain;
 mod combinator;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 pub use chain::FilterChain;
 pub use combinator::{And, FilterExt, Named, Not, Or};

@@ -15,13 +15,13 @@
 //! | path | when it runs | pinned by |
 //! |---|---|---|
 //! | general: the ranking path (candidate list, a ranking built from every candidate's raw values, pick) | a round whose ranking is kept or read: the first round of an incremental burst, a score breakdown ([`ExplainOptions::top`](crate::ExplainOptions::top)), [`Ties::PreviousOrder`] | `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`), against a model that filters, scores and sorts every host every round |
-//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`], no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, forced hosts that skip the filters) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
-//! | incremental bursts: the picked host alone re-checked and re-weighed, a tournament tree of the candidates | instances after the first, when every per-instance filter and every weigher is host-local, the subset size is 1, no service host is shared and no forced host skips the filters | `host_id_incremental_burst_matches_the_rebuilt_one` (`src/schedule/tests.rs`) and `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`); with [`Ties::PreviousOrder`], `previous_order_kept_ranking_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
+//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`], no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, restricted hosts that [skip the filters](HostLists::skip_filters)) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
+//! | incremental bursts: the picked host alone re-checked and re-weighed, a tournament tree of the candidates | instances after the first, when every per-instance filter and every weigher is host-local, the subset size is 1, no service host is shared and no restricted host skips the filters | `host_id_incremental_burst_matches_the_rebuilt_one` (`src/schedule/tests.rs`) and `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`); with [`Ties::PreviousOrder`], `previous_order_kept_ranking_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
 //! | kept previous order: a changed host moved by binary search, positions rewritten when read, re-sorted by integer keys (insertion sort first) | [`Ties::PreviousOrder`] with a kept ranking | `previous_order_kept_ranking_matches_the_rebuilt_one`, `previous_order_ties_match_the_plain_loop` (`src/schedule/tests.rs`) |
 //! | implicit order: no order kept while the scores are pairwise distinct | [`Ties::PreviousOrder`], one tier, no NaN score | `implicit_order_matches_the_kept_order`, `implicit_order_written_out_when_a_score_becomes_nan` (`src/schedule/tests.rs`) |
 //! | the crate's own merge sort instead of the standard stable sort | an order sorted while a score is NaN | `merge_sort_is_the_stable_sort` (`src/schedule/rank.rs`), `many_nan_scores_sort_without_a_panic` (`src/schedule/tests.rs`) |
 //! | best `k` by partial selection instead of a full sort | the top-`k` pick of the ranking path | `best_k_matches_a_full_sort` (`src/schedule/tests.rs`) |
-//! | per-host multipliers asked once per aggregate class | a weigher whose multiplier follows the aggregate set, in both scoring paths | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/weigh/mod.rs`) |
+//! | per-host multipliers asked once per aggregate class | a weigher whose multiplier follows the aggregate set, in both scoring paths | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/nova/weighers/tests.rs`) |
 //!
 //! # The loop
 //!
@@ -446,8 +446,8 @@ impl Scheduler {
                 self.tiers.iter().flatten().map(|w| w.weigher.prepare(&cx)).collect::<Result<_, _>>()?;
             (f, w)
         };
-        // Forced hosts that skip the filters are re-selected every round, as in the filter
-        // scheduler, so they take the full path.
+        // Restricted hosts that skip the filters are re-selected every round (an
+        // engine's forced hosts), so they take the full path.
         let incremental = subset == 1
             && self.host_local(&Cx::new(cluster, request, &compiled, overlay, 0).with_part(scope.part), &filter_states)
             && !bypass;

@@ -80,7 +80,7 @@
 //!    ([`ConflictReason::Stale`]). With [`Validation::Fit`] a changed host is counted as a
 //!    stale read and judged by the next two rules only;
 //! 3. the scheduler's own filters must pass the host ([`Scheduler::check_host`](crate::Scheduler::check_host): the same
-//!    chunk code, host lists and rebuild rules that planned it), so a claim that no longer
+//!    chunk code that planned it), so a claim that no longer
 //!    fits never lands ([`ConflictReason::NoFit`]);
 //! 4. no resource the instance uses may end below zero free, whatever filters the scheduler
 //!    has ([`ConflictReason::OverCommit`]).

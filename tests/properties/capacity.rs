@@ -3,11 +3,9 @@
 //! spec; the spread count is every batch size tried in turn.
 
 use placewise::capacity::{self, Method, TaskMethod};
-use placewise::filter::builtin::{
-    AvailabilityZoneFilter, ComputeFilter, GroupAffinityFilter, GroupAntiAffinityFilter, NumInstancesFilter,
-    ResourceFilter,
-};
+use placewise::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, ResourceFilter};
 use placewise::filter::{filter_fn, Filter};
+use placewise::nova::filters::{GroupAffinityFilter, GroupAntiAffinityFilter, NumInstancesFilter};
 use placewise::nova::request::{ServerGroup, VmSpec};
 use placewise::nova::{NovaRequest, NovaScheduler};
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};

@@ -25,7 +25,7 @@ enum Mode {
 ///   requested zone passes everywhere. Name `AvailabilityZoneFilter`; reason
 ///   `not in availability zone <zone>`.
 ///
-/// Both modes run once per request and not on rebuilds.
+/// Both modes run once per request.
 ///
 /// ```
 /// use placewise::AvailabilityZoneFilter;
@@ -156,7 +156,7 @@ impl Filter for AvailabilityZoneFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nova::filters::common::testkit::{names, reason, run};
+    use crate::filter::testkit::{names, reason, run};
     use crate::snapshot::{AggregateSpec, HostSpec};
     use crate::{Cluster, Request};
 
