@@ -2,10 +2,15 @@
 //!
 //! # Design
 //!
-//! Every filter and weigher Nova ships, under its class name and with Nova 34's semantics
-//! ([`filters`], [`weighers`]), as core [`Filter`](crate::Filter)s and
-//! [`Weigher`](crate::Weigher)s run by the core [`Scheduler`](crate::Scheduler) (whose own
-//! paths its module docs list); the languages they read: Python values and Python's `float()`
+//! [`NovaScheduler`] places a [`NovaRequest`] (the core [`Request`](crate::Request) and the VM
+//! part, [`VmSpec`](request::VmSpec)) on the core [`Scheduler`](crate::Scheduler), whose own
+//! paths its module docs list: it hands the VM part to the filters and weighers
+//! ([`Cx::part`](crate::Cx::part)), resolves forced and ignored hosts to the core's
+//! [`HostLists`](crate::HostLists) once per call, and on a rebuild passes the filters that do
+//! not [run on rebuild](runs_on_rebuild). Every filter and weigher Nova ships, under its class
+//! name and with Nova 34's semantics ([`filters`], [`weighers`]), is a core
+//! [`Filter`](crate::Filter) or [`Weigher`](crate::Weigher), so it also runs in a plain core
+//! call, with an empty VM part; the languages they read: Python values and Python's `float()`
 //! and `int()` ([`pyvalue`]), extra-spec operators ([`extra_specs`]), the JSON query
 //! ([`json_query`]) and metric weight settings ([`weight_setting`]); the VM part of a request:
 //! flavor, image, hints, server group, forced and ignored hosts ([`request`]); a host in the
