@@ -23,15 +23,19 @@ pub(crate) fn cluster() -> Cluster {
         .unwrap()
 }
 
+/// The filters of [`standard`], in order.
+pub(crate) fn standard_filters() -> Vec<Box<dyn Filter>> {
+    vec![
+        Box::new(ComputeFilter),
+        Box::new(ResourceFilter::new()),
+        Box::new(AvailabilityZoneFilter),
+        Box::new(LabelSelectorFilter),
+    ]
+}
+
 fn standard(multiplier: f64) -> Scheduler {
-    Scheduler::builder()
-        .filter(ComputeFilter)
-        .filter(ResourceFilter::new())
-        .filter(AvailabilityZoneFilter)
-        .filter(LabelSelectorFilter)
-        .weigher(FreeResourceWeigher::ram(), multiplier)
-        .build()
-        .unwrap()
+    let builder = standard_filters().into_iter().fold(Scheduler::builder(), |b, f| b.filter_boxed(f));
+    builder.weigher(FreeResourceWeigher::ram(), multiplier).build().unwrap()
 }
 
 pub(crate) fn names(p: &Placement) -> Vec<&str> {

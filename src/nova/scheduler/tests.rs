@@ -2,22 +2,16 @@
 //! filters, the rebuild rule; moved here from the core scheduler's tests with the VM part.
 
 use super::*;
-use crate::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
+use crate::filter::builtin::ResourceFilter;
 use crate::request::{Cx, Request};
-use crate::schedule::tests::{cluster, names};
+use crate::schedule::tests::{cluster, names, standard_filters};
 use crate::snapshot::HostSpec;
 use crate::weigh::builtin::FreeResourceWeigher;
 
 /// The core tests' standard scheduler, as a Nova engine.
 fn standard(multiplier: f64) -> NovaScheduler {
-    NovaScheduler::builder()
-        .filter(ComputeFilter)
-        .filter(ResourceFilter::new())
-        .filter(AvailabilityZoneFilter)
-        .filter(LabelSelectorFilter)
-        .weigher(FreeResourceWeigher::ram(), multiplier)
-        .build()
-        .unwrap()
+    let builder = standard_filters().into_iter().fold(NovaScheduler::builder(), |b, f| b.filter_boxed(f));
+    builder.weigher(FreeResourceWeigher::ram(), multiplier).build().unwrap()
 }
 
 #[test]
