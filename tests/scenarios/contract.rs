@@ -1,15 +1,16 @@
 //! One contract for every engine that runs a caller's `Filter`s and `Weigher`s: the same filter
 //! or weigher behaves the same under each (issue 41, item 3). Each case is a generic function,
-//! instantiated once per engine below (core, spread, service). The replica engine joins when its calls return a
+//! instantiated once per engine below (core, Nova, spread, service). The replica engine joins when its calls return a
 //! `Result` (the API step of issue 41): today a caller filter whose `prepare` fails rejects every
 //! node there, and a caller weigher's error drops that weigher.
 
+use placewise::nova::NovaScheduler;
 use placewise::service::{Decision, IngressAllocation, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
 use placewise::spread::{Mode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::Extension;
 use placewise::{
-    filter_fn, weigher_fn, Cluster, Cx, Filter, HostId, HostSpec, Prepared, Request, ScheduleError, Scheduler, Verdict,
-    Weigher,
+    filter_fn, weigher_fn, Cluster, Cx, Filter, HostId, HostSpec, Placement, Prepared, Request, ScheduleError,
+    Scheduler, Verdict, Weigher,
 };
 
 /// What a case needs of an engine: place `count` instances with these caller filters and
@@ -43,6 +44,12 @@ macro_rules! hooked {
 /// The core scheduler.
 struct Core;
 
+/// The hosts of a core placement, and its explanation when some instance found no host.
+fn placed(placement: &Placement) -> (Vec<String>, Option<String>) {
+    let hosts = placement.selections.iter().map(|s| s.host_name.clone()).collect();
+    (hosts, (!placement.is_complete()).then(|| placement.explanation.to_string()))
+}
+
 impl Engine for Core {
     fn place(
         cluster: &Cluster,
@@ -51,9 +58,22 @@ impl Engine for Core {
         count: u32,
     ) -> Result<(Vec<String>, Option<String>), String> {
         let scheduler = hooked!(Scheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
-        let placement = scheduler.schedule(cluster, &Request::new(count)).map_err(|e| e.to_string())?;
-        let hosts = placement.selections.iter().map(|s| s.host_name.clone()).collect();
-        Ok((hosts, (!placement.is_complete()).then(|| placement.explanation.to_string())))
+        scheduler.schedule(cluster, &Request::new(count)).map(|p| placed(&p)).map_err(|e| e.to_string())
+    }
+}
+
+/// The Nova engine, on a request with an empty VM part: the caller's hooks as the core runs them.
+struct Nova;
+
+impl Engine for Nova {
+    fn place(
+        cluster: &Cluster,
+        filters: Vec<Box<dyn Filter>>,
+        weighers: Vec<(Box<dyn Weigher>, f64)>,
+        count: u32,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let scheduler = hooked!(NovaScheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
+        scheduler.schedule(cluster, &Request::new(count).into()).map(|p| placed(&p)).map_err(|e| e.to_string())
     }
 }
 
@@ -247,4 +267,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(Core: core, Spread: spread, Service: service);
+contract!(Core: core, Nova: nova, Spread: spread, Service: service);
