@@ -11,7 +11,6 @@ use crate::snapshot::{
     check_attributes, check_metadata, AttributeKey, AttributeType, AttributeWarning, Cluster, Host, MetadataKey,
 };
 use serde_json::Value;
-use std::borrow::Cow;
 
 /// The attribute names of Nova's `HostState` (`getattr(host_state, name)` finds them, possibly
 /// as `None`). ComputeCapabilitiesFilter checks an unscoped extra spec only when its key is one
@@ -124,12 +123,6 @@ pub(super) fn flavor_or_resource(cx: &Cx<'_>, pick: fn(&Flavor) -> f64, kind: &s
         Some(f) => pick(f),
         None => cx.request().resources.get(kind).copied().unwrap_or(0.0),
     }
-}
-
-/// The UUID of the instance being placed: `instance_uuids[i]`, else Nova's default
-/// `00000000-0000-0000-0000-<12-digit index>`.
-pub(super) fn instance_uuid<'a>(cx: &Cx<'a>) -> Cow<'a, str> {
-    VmSpec::of(cx).instance_uuid(cx.instance())
 }
 
 /// A scheduler hint as Nova's `get_scheduler_hint` hands it to a filter.

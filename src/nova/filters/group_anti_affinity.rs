@@ -2,8 +2,9 @@
 
 use super::common::{group_with_policy, in_group_hosts, GroupSets};
 use crate::error::ScheduleError;
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 
 /// Nova's removed `GroupAntiAffinityFilter` (last in 2014.2 Juno, reference §12.9). It acts only
@@ -26,11 +27,13 @@ impl Filter for GroupAntiAffinityFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        match group_with_policy(cx, "legacy") {
-            None => Verdict::Pass,
-            // An empty host set contains no host: the same rule covers it.
-            Some(g) => (!in_group_hosts(cx, g, cx.state::<GroupSets>(), host)).into(),
-        }
+        self.judge(cx, VmSpec::of(cx), host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let vm = VmSpec::of(cx);
+        rejected.check_lanes(chunk, mask, |h| self.judge(cx, vm, h))
     }
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
@@ -40,6 +43,17 @@ impl Filter for GroupAntiAffinityFilter {
     fn host_local(&self) -> bool {
         // Membership of the group's hosts changes only for the host that was picked.
         true
+    }
+}
+
+impl GroupAntiAffinityFilter {
+    /// The verdict for `host` under the request's VM part `vm`.
+    fn judge(&self, cx: &Cx<'_>, vm: &VmSpec, host: HostId) -> Verdict {
+        match vm.group_with_policy("legacy") {
+            None => Verdict::Pass,
+            // An empty host set contains no host: the same rule covers it.
+            Some(g) => (!in_group_hosts(cx, g, cx.state::<GroupSets>(), host)).into(),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! IsolatedHostsFilter: isolated images on isolated hosts.
 
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::nova::request::VmSpec;
 use crate::request::Cx;
@@ -87,19 +87,14 @@ impl IsolatedHostsFilter {
     fn is_isolated_host(&self, name: &str) -> bool {
         self.isolated_hosts.binary_search_by(|h| h.as_str().cmp(name)).is_ok()
     }
-}
 
-impl Filter for IsolatedHostsFilter {
-    fn name(&self) -> &str {
-        "IsolatedHostsFilter"
-    }
-
-    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+    /// The verdict for `host` under the request's VM part `vm`.
+    fn judge(&self, cx: &Cx<'_>, vm: &VmSpec, host: HostId) -> Verdict {
         let host_isolated = self.is_isolated_host(cx.cluster().service_host_name(host));
         if self.isolated_images.is_empty() {
             return if self.restrict && host_isolated { Verdict::reject(ISOLATED_HOST) } else { Verdict::Pass };
         }
-        let image = VmSpec::of(cx).image.as_ref().and_then(|i| i.id.as_deref());
+        let image = vm.image.as_ref().and_then(|i| i.id.as_deref());
         let image_isolated =
             image.is_some_and(|id| self.isolated_images.binary_search_by(|i| i.as_str().cmp(id)).is_ok());
         let pass = if self.restrict { image_isolated == host_isolated } else { !image_isolated || host_isolated };
@@ -108,6 +103,22 @@ impl Filter for IsolatedHostsFilter {
             (false, true) => Verdict::reject(ISOLATED_HOST),
             (false, false) => Verdict::reject(ISOLATED_IMAGE),
         }
+    }
+}
+
+impl Filter for IsolatedHostsFilter {
+    fn name(&self) -> &str {
+        "IsolatedHostsFilter"
+    }
+
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        self.judge(cx, VmSpec::of(cx), host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let vm = VmSpec::of(cx);
+        rejected.check_lanes(chunk, mask, |h| self.judge(cx, vm, h))
     }
 
     fn describe(&self, _cx: &Cx<'_>, reason: Reason) -> String {
