@@ -132,3 +132,26 @@ fn a_nova_request_reads_its_json_form() {
     assert_eq!(NovaRequest::from_json(&serde_json::to_string(&r).unwrap()).unwrap(), r);
     assert!(NovaRequest::from_json(r#"{"vm": {"flavor": ["small"]}}"#).is_err());
 }
+
+#[test]
+fn a_nova_filter_on_a_plain_core_request_reads_an_empty_vm_part() {
+    use crate::nova::filters::{RamFilter, RetryFilter, ServerGroupAntiAffinityFilter, TypeAffinityFilter};
+    use crate::snapshot::Overlay;
+    let c = cluster();
+    let request = Request::new(3).memory_mb(2048.0);
+    let compiled = request.compile(&c).unwrap();
+    let overlay = Overlay::new();
+    assert_eq!(*VmSpec::of(&Cx::new(&c, &request, &compiled, &overlay, 0)), VmSpec::default());
+    // The core scheduler with Nova filters places as the Nova engine does with an empty VM part.
+    let filters = || -> Vec<Box<dyn Filter>> {
+        vec![
+            Box::new(RamFilter),
+            Box::new(RetryFilter),
+            Box::new(TypeAffinityFilter),
+            Box::new(ServerGroupAntiAffinityFilter),
+        ]
+    };
+    let core = filters().into_iter().fold(crate::Scheduler::builder(), |b, f| b.filter_boxed(f)).build().unwrap();
+    let nova = filters().into_iter().fold(NovaScheduler::builder(), |b, f| b.filter_boxed(f)).build().unwrap();
+    assert_eq!(core.schedule(&c, &request).unwrap(), nova.schedule(&c, &request.clone().into()).unwrap());
+}
