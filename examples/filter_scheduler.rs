@@ -5,7 +5,8 @@
 //! Run with `cargo run --release --example filter_scheduler`.
 
 use placewise::compat::nova::Scenario;
-use placewise::{filter_fn, Flavor, Request, SchedulerConfig};
+use placewise::nova::NovaRequest;
+use placewise::{filter_fn, Flavor, SchedulerConfig};
 use std::error::Error;
 
 /// A small cloud in the reference tool's scenario format: six compute hosts in two zones.
@@ -57,23 +58,23 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("scheduler: {scheduler:?}\n");
 
     let requests = [
-        ("web (4 × m1.medium)", Request::for_flavor(4, Flavor::new("m1.medium", 4096.0, 2.0, 40.0))),
+        ("web (4 × m1.medium)", NovaRequest::for_flavor(4, Flavor::new("m1.medium", 4096.0, 2.0, 40.0))),
         (
             "ai (2 × avx2 in az2)",
-            Request::for_flavor(
+            NovaRequest::for_flavor(
                 2,
                 Flavor::new("c1.large", 16384.0, 8.0, 80.0).extra_spec("capabilities:cpu_info:features", "<in> avx2"),
             )
-            .zone("az2"),
+            .with_request(|r| r.zone("az2")),
         ),
         (
             "db (ssd aggregate)",
-            Request::for_flavor(
+            NovaRequest::for_flavor(
                 1,
                 Flavor::new("m1.xlarge", 32768.0, 8.0, 200.0).extra_spec("aggregate_instance_extra_specs:ssd", "true"),
             ),
         ),
-        ("huge (256 GiB)", Request::for_flavor(1, Flavor::new("m1.huge", 262144.0, 16.0, 100.0))),
+        ("huge (256 GiB)", NovaRequest::for_flavor(1, Flavor::new("m1.huge", 262144.0, 16.0, 100.0))),
     ];
     for (name, request) in &requests {
         let placement = scheduler.schedule(&cloud.cluster, request)?;

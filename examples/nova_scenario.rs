@@ -51,7 +51,7 @@ fn run(path: &str, trace: bool) -> Result<String, String> {
     let mut out = scenario.output(&placement);
     out["timing"] = serde_json::json!({
         "select_loop_s": elapsed,
-        "per_instance_ms": 1000.0 * elapsed / f64::from(scenario.request.count.max(1)),
+        "per_instance_ms": 1000.0 * elapsed / f64::from(scenario.request.request.count.max(1)),
         "trace_mode": if trace { "first" } else { "none" },
     });
     serde_json::to_string_pretty(&out).map_err(|e| e.to_string())

@@ -139,8 +139,8 @@ pub use replica::{
     DiskChoice, FailureReason, LonghornVersion, Replica, ReplicaError, ReplicaOutcome, ReplicaPlacement,
     ReplicaScheduler, ReplicaSettings, Volume, VolumeSchedule,
 };
-pub use request::{CompiledRequest, Cx, ExplainOptions, Prepared, Request};
-pub use schedule::{Placement, Scheduler, SchedulerBuilder, Scratch, Selection, Ties};
+pub use request::{CompiledRequest, Cx, ExplainOptions, Part, Prepared, Request};
+pub use schedule::{HostLists, Placement, Scheduler, SchedulerBuilder, Scope, Scratch, Selection, Ties};
 pub use snapshot::{
     Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk,
     DiskSpec, DiskType, Domains, Host, HostResources, HostSpec, HostState, HotChunk, HotDisk, Instance, InstanceSpec,

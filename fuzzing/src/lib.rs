@@ -245,7 +245,7 @@ pub fn config_json(data: &[u8]) -> Outcome {
     let Ok(scheduler) = config.build() else { return Ok(()) };
     let cluster = small_cluster()?;
     let request = Request::new(3).vcpus(1.0).memory_mb(512.0);
-    if let Ok(placement) = scheduler.schedule(&cluster, &request) {
+    if let Ok(placement) = scheduler.schedule(&cluster, &request.clone().into()) {
         check_selections(&cluster, &request, &placement)?;
     }
     Ok(())
@@ -497,7 +497,7 @@ pub fn nova_scenario(data: &[u8]) -> Outcome {
     }
     let Ok(scheduler) = scenario.config.build() else { return Ok(()) };
     if let Ok(placement) = scheduler.schedule(&scenario.cluster, &scenario.request) {
-        check_selections(&scenario.cluster, &scenario.request, &placement)?;
+        check_selections(&scenario.cluster, &scenario.request.request, &placement)?;
         let _ = scenario.output(&placement);
     }
     Ok(())

@@ -312,7 +312,7 @@ fn aggregates(b: &mut Draw<'_>, services: &[String]) -> Value {
         for (key, values) in sample(b, &menu, 1, 3) {
             let mut value = b.pick(values);
             // Nova weighs with a NaN multiplier override, where placewise deliberately keeps
-            // the configured one (`weigh::builtin::aggregate_multiplier`), and raises on an
+            // the configured one (`nova::weighers::aggregate_multiplier`), and raises on an
             // infinite disk limit.
             if !b.wide() && matches!(value, "nan" | "1e308") {
                 value = values[0];
@@ -662,7 +662,7 @@ mod tests {
     fn the_empty_input_draws_a_plain_scenario_the_reader_accepts() {
         let scenario = Scenario::from_json(&draw_nova_scenario(&[])).unwrap();
         assert_eq!(scenario.cluster.len(), 1);
-        assert_eq!(scenario.request.count, 1);
+        assert_eq!(scenario.request.request.count, 1);
     }
 
     #[test]

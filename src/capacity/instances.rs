@@ -5,7 +5,7 @@ use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections};
 use crate::id::{DomainId, HostId, ResourceId};
 use crate::request::{CompiledRequest, Cx, ExplainOptions, Prepared, Request};
-use crate::schedule::Scheduler;
+use crate::schedule::{Scheduler, Scope, Scratch};
 use crate::snapshot::{Cluster, Overlay, CHUNK};
 use smallvec::SmallVec;
 
@@ -19,9 +19,10 @@ pub enum Method {
     PerHost,
     /// One [`Scheduler::schedule`] of as many instances as the scheduler accepts, which stops at
     /// the first instance that finds no host: used when a filter couples hosts (a legacy affinity
-    /// group, a filter that is not host-local, nodes sharing a service host), when the request
-    /// names a server group other than the legacy one (membership of its own instances goes by
-    /// instance index), or when it bypasses the filters. Costs what that schedule costs: up to
+    /// group, a filter that is not host-local, nodes sharing a service host), when the call's
+    /// [`Scope`] says the instances are [not interchangeable](Scope::ordered_instances) (a
+    /// server group other than the legacy one, whose membership of the request's own instances
+    /// goes by instance index), or when its host lists skip the filters. Costs what that schedule costs: up to
     /// O(copies × hosts × filters).
     Replay,
 }
@@ -91,25 +92,41 @@ pub fn instances(
     cluster: &Cluster,
     request: &Request,
 ) -> Result<InstanceCapacity, ScheduleError> {
+    instances_scoped(scheduler, cluster, request, Scope::default())
+}
+
+/// As [`instances`], for a call with what an engine over the core adds to it ([`Scope`]): its
+/// part of the request, host lists and filters that pass every host, as
+/// [`Scheduler::schedule_scoped`] places with them.
+///
+/// # Errors
+///
+/// As [`instances`].
+pub fn instances_scoped(
+    scheduler: &Scheduler,
+    cluster: &Cluster,
+    request: &Request,
+    scope: Scope<'_>,
+) -> Result<InstanceCapacity, ScheduleError> {
     let compiled = request.compile(cluster)?;
     let empty = Overlay::new();
-    let cx = Cx::new(cluster, request, &compiled, &empty, 0);
+    let cx = Cx::new(cluster, request, &compiled, &empty, 0).with_part(scope.part);
     let states: SmallVec<[Prepared; 8]> = scheduler.filters().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
     let coupled = cluster.has_shared_service_hosts()
-        || request.vm.bypasses_filters()
-        // Server-group membership of the request's own instances goes by instance index, which
-        // a host counted alone does not know; the legacy policy reads only picked hosts.
-        || request.vm.server_group.as_ref().is_some_and(|g| g.policy != "legacy")
+        || scope.bypasses_filters()
+        // A rule that reads which instance is placed (by index) is not known to a host counted
+        // alone.
+        || scope.ordered
         || !scheduler
             .filters()
             .zip(&states)
             .all(|(f, s)| f.once_per_request() || f.host_local_for(&cx.with_state(s.as_deref())));
     let limit = scheduler.count_limit();
     let (hosts, stops, method) = if coupled {
-        let (h, s) = replay(scheduler, cluster, request)?;
+        let (h, s) = replay(scheduler, cluster, request, scope)?;
         (h, s, Method::Replay)
     } else {
-        let (h, s) = per_host(scheduler, cluster, request, &compiled, &states, limit)?;
+        let (h, s) = per_host(scheduler, cluster, request, scope, &compiled, &states, limit)?;
         (h, s, Method::PerHost)
     };
     let sum: u64 = hosts.iter().map(|h| u64::from(h.fits)).sum();
@@ -124,12 +141,13 @@ fn per_host(
     scheduler: &Scheduler,
     cluster: &Cluster,
     request: &Request,
+    scope: Scope<'_>,
     compiled: &CompiledRequest,
     states: &[Prepared],
     limit: u32,
 ) -> Result<(Vec<HostCapacity>, Vec<Stop>), ScheduleError> {
     let mut masks: Vec<u64> = (0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).live).collect();
-    Scheduler::restrict_to_host_lists(cluster, &request.vm, &mut masks);
+    scope.restrict(0, &mut masks);
     let filters: Vec<&dyn Filter> = scheduler.filters().collect();
     let mut keys: Vec<Option<(u32, Reason)>> = Vec::new();
     let mut stops = Vec::new();
@@ -138,6 +156,7 @@ fn per_host(
         scheduler,
         cluster,
         request,
+        scope,
         compiled,
         states,
         overlay: Overlay::new(),
@@ -154,6 +173,7 @@ fn per_host(
                 stops.push(match k {
                     Some((f, reason)) => {
                         let cx = Cx::new(cluster, request, compiled, &probe.overlay, 0)
+                            .with_part(scope.part)
                             .with_state(states[f as usize].as_deref());
                         let filter = filters[f as usize];
                         Stop { filter: Some(filter.name().to_owned()), reason: filter.describe(&cx, reason) }
@@ -174,6 +194,7 @@ struct Probe<'a> {
     scheduler: &'a Scheduler,
     cluster: &'a Cluster,
     request: &'a Request,
+    scope: Scope<'a>,
     compiled: &'a CompiledRequest,
     states: &'a [Prepared],
     overlay: Overlay,
@@ -201,8 +222,9 @@ impl Probe<'_> {
         }
         self.rejections.clear(false);
         self.rejections.set_instance(copies);
-        let cx = Cx::new(self.cluster, self.request, self.compiled, &self.overlay, copies);
-        let pass = self.scheduler.passes_filters(&cx, self.states, copies, self.host, &mut self.rejections);
+        let cx = Cx::new(self.cluster, self.request, self.compiled, &self.overlay, copies).with_part(self.scope.part);
+        let pass =
+            self.scheduler.passes_filters(&cx, self.states, self.scope.passed, copies, self.host, &mut self.rejections);
         if let Some(e) = self.rejections.take_error() {
             return Err(e);
         }
@@ -269,11 +291,12 @@ fn replay(
     scheduler: &Scheduler,
     cluster: &Cluster,
     request: &Request,
+    scope: Scope<'_>,
 ) -> Result<(Vec<HostCapacity>, Vec<Stop>), ScheduleError> {
     let mut all = request.clone();
     all.count = scheduler.count_limit();
     all.explain = ExplainOptions { verdicts: true, top: 0 };
-    let placement = scheduler.schedule(cluster, &all)?;
+    let placement = scheduler.schedule_scoped(&mut Scratch::new(), cluster, &all, scope)?;
     let mut fits = vec![0u32; cluster.id_bound()];
     for host in placement.hosts() {
         fits[host.index()] += 1;

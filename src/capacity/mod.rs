@@ -62,7 +62,7 @@ mod instances;
 mod tasks;
 mod volumes;
 
-pub use instances::{instances, HostCapacity, InstanceCapacity, Method};
+pub use instances::{instances, instances_scoped, HostCapacity, InstanceCapacity, Method};
 pub use tasks::{tasks, BranchCapacity, TaskCapacity, TaskMethod};
 pub use volumes::{volumes, VolumeCapacity};
 /// The plain reference counts the fast ones are tested against (the `reference` feature).

@@ -51,9 +51,6 @@ mod compile;
 mod parse;
 pub(crate) use parse::parse_in;
 
-#[doc(no_inline)]
-pub use crate::nova::{extra_specs, json_query, pyvalue, weight_setting};
-
 pub use compile::CompiledExpr;
 
 /// The longest expression text, in bytes, that the parsers accept (label expressions, the

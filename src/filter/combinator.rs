@@ -100,10 +100,6 @@ impl<A: Filter, B: Filter> Filter for And<A, B> {
         let (ca, cb) = split(cx);
         self.a.host_local_for(&ca) && self.b.host_local_for(&cb)
     }
-
-    fn runs_on_rebuild(&self) -> bool {
-        self.a.runs_on_rebuild() || self.b.runs_on_rebuild()
-    }
 }
 
 /// See [`FilterExt::or`].
@@ -152,10 +148,6 @@ impl<A: Filter, B: Filter> Filter for Or<A, B> {
         let (ca, cb) = split(cx);
         self.a.host_local_for(&ca) && self.b.host_local_for(&cb)
     }
-
-    fn runs_on_rebuild(&self) -> bool {
-        self.a.runs_on_rebuild() || self.b.runs_on_rebuild()
-    }
 }
 
 /// See [`FilterExt::not`].
@@ -195,10 +187,6 @@ impl<A: Filter> Filter for Not<A> {
 
     fn host_local_for(&self, cx: &Cx<'_>) -> bool {
         self.a.host_local_for(cx)
-    }
-
-    fn runs_on_rebuild(&self) -> bool {
-        self.a.runs_on_rebuild()
     }
 }
 
@@ -240,10 +228,6 @@ impl<A: Filter> Filter for Named<A> {
 
     fn host_local_for(&self, cx: &Cx<'_>) -> bool {
         self.a.host_local_for(cx)
-    }
-
-    fn runs_on_rebuild(&self) -> bool {
-        self.a.runs_on_rebuild()
     }
 }
 

@@ -18,6 +18,8 @@
 pub mod builtin;
 pub(crate) mod chain;
 mod combinator;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 pub use chain::FilterChain;
 pub use combinator::{And, FilterExt, Named, Not, Or};
@@ -334,14 +336,6 @@ pub trait Filter: Send + Sync {
         false
     }
 
-    /// Whether the filter still checks hosts when the request is a rebuild
-    /// ([`VmSpec::rebuild`](crate::VmSpec::rebuild)); a filter that does not passes every host
-    /// then. The default is `false`, as in the filter scheduler, where only the image filters
-    /// run on rebuilds.
-    fn runs_on_rebuild(&self) -> bool {
-        false
-    }
-
     /// Whether the verdict for a host depends only on the snapshot, the request and the
     /// consumption recorded on that same host. When every filter and weigher of a scheduler is
     /// host-local, a pick can change only the picked host, and the scheduler re-examines just
@@ -371,7 +365,6 @@ macro_rules! forward_filter {
             fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String { (**self).describe(cx, reason) }
             fn once_per_request(&self) -> bool { (**self).once_per_request() }
             fn host_local(&self) -> bool { (**self).host_local() }
-            fn runs_on_rebuild(&self) -> bool { (**self).runs_on_rebuild() }
             fn host_local_for(&self, cx: &Cx<'_>) -> bool { (**self).host_local_for(cx) }
         }
     )*};

@@ -32,7 +32,8 @@
 use crate::error::BuildError;
 use crate::nova::filters::is_architecture;
 use crate::nova::weighers::ImagePropertiesWeigher;
-use crate::schedule::{Scheduler, SchedulerBuilder, Ties};
+use crate::nova::{NovaScheduler, NovaSchedulerBuilder};
+use crate::schedule::Ties;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -179,7 +180,7 @@ impl Options {
 }
 
 /// Filters, weighers and options by name; [`build`](SchedulerConfig::build) turns it into a
-/// [`Scheduler`] with the filter scheduler's selection loop ([`Ties::PreviousOrder`]).
+/// [`NovaScheduler`] with the filter scheduler's selection loop ([`Ties::PreviousOrder`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "Value", into = "Value")]
 #[non_exhaustive]
@@ -198,7 +199,7 @@ pub struct SchedulerConfig {
     /// How ties end (default: the previous round's order).
     pub ties: Ties,
     /// The largest instance count a request may ask for (`max_request_count`, default
-    /// [`DEFAULT_MAX_COUNT`](crate::schedule::DEFAULT_MAX_COUNT)); see [`SchedulerBuilder::max_count`].
+    /// [`DEFAULT_MAX_COUNT`](crate::schedule::DEFAULT_MAX_COUNT)); see [`NovaSchedulerBuilder::max_count`].
     pub max_count: u32,
 }
 
@@ -394,7 +395,7 @@ impl SchedulerConfig {
     ///
     /// [`BuildError::Config`] for an unknown filter or weigher name (the message lists the known
     /// ones) or an option a filter cannot use.
-    pub fn build(&self) -> Result<Scheduler, BuildError> {
+    pub fn build(&self) -> Result<NovaScheduler, BuildError> {
         self.builder()?.build()
     }
 
@@ -404,8 +405,8 @@ impl SchedulerConfig {
     /// # Errors
     ///
     /// As [`build`](SchedulerConfig::build), for the names.
-    pub fn builder(&self) -> Result<SchedulerBuilder, BuildError> {
-        let mut builder = Scheduler::builder()
+    pub fn builder(&self) -> Result<NovaSchedulerBuilder, BuildError> {
+        let mut builder = NovaScheduler::builder()
             .host_subset_size(self.options.host_subset_size)
             .seed(self.seed)
             .ties(self.ties)
@@ -419,6 +420,11 @@ impl SchedulerConfig {
         }
         Ok(builder)
     }
+}
+
+/// Whether `name` is a filter class [`SchedulerConfig`] knows by name.
+pub(super) fn is_filter_name(name: &str) -> bool {
+    registry::filters().iter().any(|e| e.0 == name || e.1 == Some(name))
 }
 
 /// A JSON value as plain text (strings without quotes).
@@ -841,9 +847,9 @@ mod max_count_tests {
         assert_eq!(again.max_count, 5);
         let cluster = Cluster::builder().host(HostSpec::new("h1")).build().unwrap();
         let s = c.build().unwrap();
-        assert!(s.schedule(&cluster, &Request::new(5)).is_ok());
+        assert!(s.schedule(&cluster, &Request::new(5).into()).is_ok());
         assert_eq!(
-            s.schedule(&cluster, &Request::new(6)).unwrap_err(),
+            s.schedule(&cluster, &Request::new(6).into()).unwrap_err(),
             ScheduleError::CountTooLarge { count: 6, max: 5 }
         );
         for bad in ["0", "-1", "4294967296", "\"many\""] {
@@ -902,7 +908,7 @@ mod max_count_tests {
 mod nova_34_tests {
     use super::*;
     use crate::error::ScheduleError;
-    use crate::nova::request::{Flavor, VmSpec};
+    use crate::nova::request::{Flavor, NovaRequest, VmSpec};
     use crate::request::Request;
     use crate::snapshot::{Cluster, HostSpec};
 
@@ -962,11 +968,11 @@ mod nova_34_tests {
         )
         .unwrap();
         let s = c.build().unwrap();
-        let p = s.schedule(&cluster, &Request::new(2)).unwrap();
+        let p = s.schedule(&cluster, &NovaRequest::new(Request::new(2), VmSpec::default())).unwrap();
         assert_eq!(p.selections.len(), 2);
         let vm = |key: &str, value: &str| {
             let flavor = Flavor::new("m1", 1024.0, 1.0, 10.0).extra_spec(key, value);
-            Request::new(1).vm(VmSpec { flavor: Some(flavor), ..VmSpec::default() })
+            NovaRequest::new(Request::new(1), VmSpec { flavor: Some(flavor), ..VmSpec::default() })
         };
         let err = s.schedule(&cluster, &vm("hw:cpu_policy", "dedicated")).unwrap_err();
         assert!(matches!(&err, ScheduleError::NotModelled { by, .. } if by == "NUMATopologyFilter"), "{err}");

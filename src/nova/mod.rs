@@ -2,10 +2,15 @@
 //!
 //! # Design
 //!
-//! Every filter and weigher Nova ships, under its class name and with Nova 34's semantics
-//! ([`filters`], [`weighers`]), as core [`Filter`](crate::Filter)s and
-//! [`Weigher`](crate::Weigher)s run by the core [`Scheduler`](crate::Scheduler) (whose own
-//! paths its module docs list); the languages they read: Python values and Python's `float()`
+//! [`NovaScheduler`] places a [`NovaRequest`] (the core [`Request`](crate::Request) and the VM
+//! part, [`VmSpec`](request::VmSpec)) on the core [`Scheduler`](crate::Scheduler), whose own
+//! paths its module docs list: it hands the VM part to the filters and weighers
+//! ([`Cx::part`](crate::Cx::part)), resolves forced and ignored hosts to the core's
+//! [`HostLists`](crate::HostLists) once per call, and on a rebuild passes the filters that do
+//! not [run on rebuild](runs_on_rebuild). Every filter and weigher Nova ships, under its class
+//! name and with Nova 34's semantics ([`filters`], [`weighers`]), is a core
+//! [`Filter`](crate::Filter) or [`Weigher`](crate::Weigher), so it also runs in a plain core
+//! call, with an empty VM part; the languages they read: Python values and Python's `float()`
 //! and `int()` ([`pyvalue`]), extra-spec operators ([`extra_specs`]), the JSON query
 //! ([`json_query`]) and metric weight settings ([`weight_setting`]); the VM part of a request:
 //! flavor, image, hints, server group, forced and ignored hosts ([`request`]); a host in the
@@ -20,7 +25,7 @@
 //! | class memo (`ClassMemo`, `filters/classes.rs`): one verdict per distinct key of class ids, reused with its reason for every host that shares it | ImagePropertiesFilter, AggregateInstanceExtraSpecsFilter, AggregateImagePropertiesIsolation, when every check reads class data | `memoised_verdicts_equal_per_host_verdicts` (`src/nova/filters/classes.rs`) |
 //! | a verdict per spec and class of the value it reads (`ClassMemo::by_check`) | ComputeCapabilitiesFilter | `memoised_verdicts_equal_per_host_verdicts` (`src/nova/filters/classes.rs`) |
 //! | a verdict per aggregate class (`ByAggregates`), skipped outright when no aggregate sets a key they read | AggregateMultiTenancyIsolation, AggregateTypeAffinityFilter | `memoised_verdicts_equal_per_host_verdicts` (`src/nova/filters/classes.rs`) |
-//! | per-host weight multipliers asked once per aggregate class | every built-in multiplier override (it follows the aggregate set) | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/weigh/mod.rs`) |
+//! | per-host weight multipliers asked once per aggregate class | every built-in multiplier override (it follows the aggregate set) | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/nova/weighers/tests.rs`) |
 //! | the JsonFilter's query bound to `HostState` attribute slots once per request ([`Query::bind`](json_query::Query::bind)) | every JsonFilter request | `bound_queries_answer_as_unbound` (`src/nova/json_query.rs`), `slots_answer_as_names` (`src/nova/filters/json.rs`) |
 //! | the numeric query ([`NumericQuery`](json_query::NumericQuery)), numbers only | a bound query of `=`, `in`, orderings, `and` and `or` over number and `bool` literals and numeric slots without dotted keys | `numeric_queries_answer_as_the_query` (`src/nova/json_query.rs`), `numbers_judge_as_the_query` (`src/nova/filters/json.rs`) |
 //!
@@ -45,5 +50,9 @@ pub mod json_query;
 pub mod pyvalue;
 pub mod request;
 pub mod scenario;
+mod scheduler;
 pub mod weighers;
 pub mod weight_setting;
+
+pub use request::NovaRequest;
+pub use scheduler::{runs_on_rebuild, NovaScheduler, NovaSchedulerBuilder, RUN_ON_REBUILD};

@@ -1,13 +1,15 @@
 //! What a virtual-machine request carries beyond resources: the flavor, the image, scheduler
 //! hints and the server group, in the shapes the filter scheduler's filters read.
 
+use crate::error::BuildError;
 use crate::id::{HostId, InputSet};
+use crate::request::{Cx, Request};
 use crate::snapshot::{Cluster, Overlay};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 // The types read from JSON take the object form only (see `crate::json`).
-crate::json::object_form!(Flavor, Image, ServerGroup, VmSpec);
+crate::json::object_form!(Flavor, Image, ServerGroup, VmSpec, NovaRequest);
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
@@ -64,7 +66,7 @@ impl Flavor {
 /// Python's `json` builds a dict.
 ///
 /// ```
-/// use placewise::request::ExtraSpecs;
+/// use placewise::nova::request::ExtraSpecs;
 ///
 /// let mut specs: ExtraSpecs = [("trust:trusted_host", "trusted"), ("capabilities:rack", "r1")].into_iter().collect();
 /// specs.insert("trust:trusted_host", "untrusted");
@@ -180,7 +182,8 @@ pub struct ServerGroup {
     pub max_server_per_host: Option<u32>,
 }
 
-/// The VM-specific part of a [`Request`](crate::Request). Every field is optional.
+/// The VM part of a [`NovaRequest`], which the Nova engine hands its filters and weighers
+/// ([`VmSpec::of`]). Every field is optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", default, deny_unknown_fields)]
 #[non_exhaustive]
@@ -225,7 +228,30 @@ pub struct VmSpec {
     pub rebuild: bool,
 }
 
+/// The VM part of a call without one: every field empty.
+static EMPTY: VmSpec = VmSpec {
+    flavor: None,
+    image: None,
+    hints: BTreeMap::new(),
+    retry_hosts: Vec::new(),
+    project: None,
+    server_group: None,
+    instance_uuids: Vec::new(),
+    force_hosts: Vec::new(),
+    force_nodes: Vec::new(),
+    ignore_hosts: Vec::new(),
+    rebuild: false,
+};
+
 impl VmSpec {
+    /// The VM part of the call `cx` belongs to: the one a [`NovaScheduler`](super::NovaScheduler)
+    /// hands its filters and weighers, or an empty one ([`VmSpec::default`]) for a plain core
+    /// call. One type check per call.
+    #[inline]
+    pub fn of<'a>(cx: &Cx<'a>) -> &'a VmSpec {
+        cx.part::<VmSpec>().unwrap_or(&EMPTY)
+    }
+
     /// A VM part with this flavor and nothing else.
     pub fn with_flavor(flavor: Flavor) -> Self {
         VmSpec { flavor: Some(flavor), ..VmSpec::default() }
@@ -300,6 +326,83 @@ impl VmSpec {
     /// The request's server group if its policy is exactly `policy`.
     pub(crate) fn group_with_policy(&self, policy: &str) -> Option<&ServerGroup> {
         self.server_group.as_ref().filter(|g| g.policy == policy)
+    }
+}
+
+/// A request of the Nova engine: the core [`Request`] (count, resources, zone, selector,
+/// group, seed, explanation detail) and the VM part (flavor, image, hints, server group,
+/// forced and ignored hosts, rebuild).
+///
+/// ```
+/// use placewise::nova::NovaRequest;
+/// use placewise::Flavor;
+///
+/// let request = NovaRequest::for_flavor(2, Flavor::new("m1.small", 2048.0, 1.0, 20.0));
+/// assert_eq!(request.request.resources["memory_mb"], 2048.0);
+/// assert_eq!(request.vm.flavor.as_ref().unwrap().name, "m1.small");
+/// ```
+///
+/// In JSON: `{"request": {"count": 2, "resources": {"memory_mb": 2048}}, "vm": {"flavor":
+/// {"name": "m1.small", "memory_mb": 2048, "vcpus": 1}}}`; both parts are optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct NovaRequest {
+    /// The core request.
+    pub request: Request,
+    /// The VM part.
+    #[serde(skip_serializing_if = "is_default")]
+    pub vm: VmSpec,
+}
+
+impl NovaRequest {
+    /// A request of `request` with the VM part `vm`.
+    pub fn new(request: Request, vm: VmSpec) -> Self {
+        NovaRequest { request, vm }
+    }
+
+    /// A request for `count` instances of `flavor`: its memory, vCPUs and root plus ephemeral
+    /// disk become the per-instance resources (swap is not consumed, as in the filter
+    /// scheduler).
+    pub fn for_flavor(count: u32, flavor: Flavor) -> Self {
+        let (memory, vcpus, disk) = (flavor.memory_mb, flavor.vcpus, flavor.root_gb + flavor.ephemeral_gb);
+        let request = Request::new(count).memory_mb(memory).vcpus(vcpus).disk_gb(disk);
+        NovaRequest { request, vm: VmSpec::with_flavor(flavor) }
+    }
+
+    /// Sets the VM part.
+    pub fn vm(mut self, vm: VmSpec) -> Self {
+        self.vm = vm;
+        self
+    }
+
+    /// The same request with its core part changed by `f`, such as
+    /// `.with_request(|r| r.zone("az2"))`.
+    pub fn with_request(mut self, f: impl FnOnce(Request) -> Request) -> Self {
+        self.request = f(self.request);
+        self
+    }
+
+    /// Sets the explanation detail of the core request ([`Request::explain`]).
+    pub fn explain(mut self, explain: crate::request::ExplainOptions) -> Self {
+        self.request = self.request.explain(explain);
+        self
+    }
+
+    /// Parses a request from JSON.
+    ///
+    /// # Errors
+    ///
+    /// As [`Request::from_json`].
+    pub fn from_json(json: &str) -> Result<NovaRequest, BuildError> {
+        crate::json::from_str(json)
+    }
+}
+
+impl From<Request> for NovaRequest {
+    /// The core request with an empty VM part.
+    fn from(request: Request) -> Self {
+        NovaRequest { request, vm: VmSpec::default() }
     }
 }
 

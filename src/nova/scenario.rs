@@ -52,7 +52,7 @@ use crate::nova::config::SchedulerConfig;
 use crate::nova::filters::{check_image_properties, check_supported_instance, nova_attribute_warnings};
 use crate::nova::host_state::METRICS_WITHOUT_VALUE;
 use crate::nova::pyvalue::parse_py_int;
-use crate::nova::request::{Flavor, Image, ServerGroup, VmSpec};
+use crate::nova::request::{Flavor, Image, NovaRequest, ServerGroup, VmSpec};
 use crate::request::Request;
 use crate::schedule::Placement;
 use crate::snapshot::{
@@ -234,7 +234,7 @@ pub struct Scenario {
     /// The hosts, in file order (host ids follow it).
     pub cluster: Cluster,
     /// The request.
-    pub request: Request,
+    pub request: NovaRequest,
     /// The filters, weighers and options.
     pub config: SchedulerConfig,
     /// Each host's output label: `name`, or `name:nodename` when they differ.
@@ -531,7 +531,7 @@ impl Scenario {
         }
     }
 
-    fn request(r: RawRequest, max_count: u32) -> Result<Request, BuildError> {
+    fn request(r: RawRequest, max_count: u32) -> Result<NovaRequest, BuildError> {
         if r.requested_destination.as_ref().is_some_and(|v| !v.is_null()) {
             return Err(unsupported("requested_destination"));
         }
@@ -655,12 +655,11 @@ impl Scenario {
         let mut request = Request::new(count)
             .memory_mb(flavor.memory_mb)
             .vcpus(flavor.vcpus)
-            .disk_gb(flavor.root_gb + flavor.ephemeral_gb)
-            .vm(vm);
+            .disk_gb(flavor.root_gb + flavor.ephemeral_gb);
         if let Some(az) = r.availability_zone {
             request = request.zone(az);
         }
-        Ok(request)
+        Ok(NovaRequest::new(request, vm))
     }
 
     /// The placement in the reference tool's output shape: `num_hosts`, `num_instances`,
@@ -669,7 +668,7 @@ impl Scenario {
     /// list (`host`, `weight`), when the placement's explanation carries verdicts and the top list
     /// (schedule with [`ExplainOptions::detailed`](crate::ExplainOptions::detailed) over all hosts).
     pub fn output(&self, placement: &Placement) -> Value {
-        let n = self.request.count as usize;
+        let n = self.request.request.count as usize;
         let label = |h: crate::id::HostId| self.cluster.service_host_name(h).to_owned();
         let node = |h: crate::id::HostId| {
             self.cluster.host(h).map_or(String::new(), |host| {
@@ -905,7 +904,7 @@ mod tests {
         assert_eq!(vm.hints["same_host"], json!("u1"));
         assert_eq!(vm.server_group.as_ref().unwrap().members.len(), 2);
         assert_eq!(vm.server_group.as_ref().unwrap().max_server_per_host, Some(2));
-        assert_eq!(s.request.resources["disk_gb"], 5.0, "swap is not consumed");
+        assert_eq!(s.request.request.resources["disk_gb"], 5.0, "swap is not consumed");
     }
 
     #[test]
@@ -1032,7 +1031,7 @@ mod tests {
         let err = Scenario::from_json(&SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 0,")).unwrap_err();
         assert!(err.to_string().contains("num_instances must be at least 1"), "{err}");
         let empty = SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 2, \"instance_uuids\": [],");
-        assert_eq!(Scenario::from_json(&empty).unwrap().request.count, 2);
+        assert_eq!(Scenario::from_json(&empty).unwrap().request.request.count, 2);
         let short = SMALL.replace("\"num_instances\": 2,", "\"num_instances\": 2, \"instance_uuids\": [\"u\"],");
         assert!(Scenario::from_json(&short).unwrap_err().to_string().contains("must have num_instances entries"));
     }

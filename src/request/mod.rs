@@ -1,8 +1,5 @@
 //! What to place, and the context filters and weighers see while placing it.
 
-#[doc(no_inline)]
-pub use crate::nova::request::{ExtraSpecs, Flavor, Image, MemberPicks, ServerGroup, VmSpec};
-
 use crate::error::{BuildError, ScheduleError};
 use crate::expr::{CompiledExpr, LabelExpr};
 use crate::id::{DomainId, HostId, ResourceId, Symbol};
@@ -79,9 +76,6 @@ pub struct Request {
     /// Extra explanation detail.
     #[serde(default, skip_serializing_if = "is_default")]
     pub explain: ExplainOptions,
-    /// Flavor, image, hints, server group and host forcing, for virtual-machine requests.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub vm: VmSpec,
 }
 
 impl Default for Request {
@@ -101,7 +95,6 @@ impl Request {
             group: None,
             seed: None,
             explain: ExplainOptions::default(),
-            vm: VmSpec::default(),
         }
     }
 
@@ -158,20 +151,6 @@ impl Request {
     /// Sets the seed.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
-        self
-    }
-
-    /// A request for `count` instances of `flavor`: its memory, vCPUs and root plus ephemeral
-    /// disk become the per-instance resources (swap is not consumed, as in the filter
-    /// scheduler).
-    pub fn for_flavor(count: u32, flavor: Flavor) -> Self {
-        let (memory, vcpus, disk) = (flavor.memory_mb, flavor.vcpus, flavor.root_gb + flavor.ephemeral_gb);
-        Request::new(count).memory_mb(memory).vcpus(vcpus).disk_gb(disk).vm(VmSpec::with_flavor(flavor))
-    }
-
-    /// Sets the virtual-machine part.
-    pub fn vm(mut self, vm: VmSpec) -> Self {
-        self.vm = vm;
         self
     }
 
@@ -259,8 +238,14 @@ pub struct CompiledRequest {
 /// A filter's or weigher's per-request state, made by its `prepare` method.
 pub type Prepared = Option<Box<dyn Any + Send + Sync>>;
 
-/// What a filter or weigher sees: the snapshot, the request (raw and compiled), the virtual
-/// consumption of earlier instances of the same request, and its own prepared state.
+/// An engine's own part of a request (a virtual machine's flavor, image and hints, say), handed
+/// to that engine's filters and weighers through [`Cx::part`]; see
+/// [`Scope::part`](crate::Scope::part).
+pub type Part<'a> = &'a (dyn Any + Send + Sync);
+
+/// What a filter or weigher sees: the snapshot, the request (raw and compiled), the engine's
+/// own part of the request if any ([`part`](Cx::part)), the virtual consumption of earlier
+/// instances of the same request, and its own prepared state.
 ///
 /// `Cx` is a handful of references and is `Copy`.
 #[derive(Clone, Copy)]
@@ -271,6 +256,7 @@ pub struct Cx<'a> {
     overlay: &'a Overlay,
     instance: u32,
     state: Option<&'a (dyn Any + Send + Sync)>,
+    part: Option<Part<'a>>,
 }
 
 impl std::fmt::Debug for Cx<'_> {
@@ -288,7 +274,12 @@ impl<'a> Cx<'a> {
         overlay: &'a Overlay,
         instance: u32,
     ) -> Self {
-        Cx { cluster, request, compiled, overlay, instance, state: None }
+        Cx { cluster, request, compiled, overlay, instance, state: None, part: None }
+    }
+
+    /// The same context carrying an engine's own part of the request ([`part`](Cx::part)).
+    pub fn with_part(self, part: Option<Part<'a>>) -> Self {
+        Cx { part, ..self }
     }
 
     /// The same context carrying another prepared state (combinators hand their children theirs).
@@ -324,6 +315,16 @@ impl<'a> Cx<'a> {
     #[inline]
     pub fn instance(&self) -> u32 {
         self.instance
+    }
+
+    /// The engine's own part of the request, if the call carries one and it is a `T`: what an
+    /// engine hands its filters and weighers beyond the core [`Request`] (see
+    /// [`Scope::part`](crate::Scope::part)). `None` in a plain core call; a filter then reads
+    /// its part's defaults. One type check per call: read it once per chunk or in `prepare`
+    /// where it is hot.
+    #[inline]
+    pub fn part<T: 'static>(&self) -> Option<&'a T> {
+        self.part.and_then(|p| p.downcast_ref::<T>())
     }
 
     /// The prepared state of the filter or weigher being run, if it is a `T`.

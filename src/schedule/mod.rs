@@ -15,13 +15,13 @@
 //! | path | when it runs | pinned by |
 //! |---|---|---|
 //! | general: the ranking path (candidate list, a ranking built from every candidate's raw values, pick) | a round whose ranking is kept or read: the first round of an incremental burst, a score breakdown ([`ExplainOptions::top`](crate::ExplainOptions::top)), [`Ties::PreviousOrder`] | `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`), against a model that filters, scores and sorts every host every round |
-//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`], no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, forced hosts that skip the filters) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
-//! | incremental bursts: the picked host alone re-checked and re-weighed, a tournament tree of the candidates | instances after the first, when every per-instance filter and every weigher is host-local, the subset size is 1, no service host is shared and no forced host skips the filters | `host_id_incremental_burst_matches_the_rebuilt_one` (`src/schedule/tests.rs`) and `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`); with [`Ties::PreviousOrder`], `previous_order_kept_ranking_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
+//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`], no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, restricted hosts that [skip the filters](HostLists::skip_filters)) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
+//! | incremental bursts: the picked host alone re-checked and re-weighed, a tournament tree of the candidates | instances after the first, when every per-instance filter and every weigher is host-local, the subset size is 1, no service host is shared and no restricted host skips the filters | `host_id_incremental_burst_matches_the_rebuilt_one` (`src/schedule/tests.rs`) and `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`); with [`Ties::PreviousOrder`], `previous_order_kept_ranking_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
 //! | kept previous order: a changed host moved by binary search, positions rewritten when read, re-sorted by integer keys (insertion sort first) | [`Ties::PreviousOrder`] with a kept ranking | `previous_order_kept_ranking_matches_the_rebuilt_one`, `previous_order_ties_match_the_plain_loop` (`src/schedule/tests.rs`) |
 //! | implicit order: no order kept while the scores are pairwise distinct | [`Ties::PreviousOrder`], one tier, no NaN score | `implicit_order_matches_the_kept_order`, `implicit_order_written_out_when_a_score_becomes_nan` (`src/schedule/tests.rs`) |
 //! | the crate's own merge sort instead of the standard stable sort | an order sorted while a score is NaN | `merge_sort_is_the_stable_sort` (`src/schedule/rank.rs`), `many_nan_scores_sort_without_a_panic` (`src/schedule/tests.rs`) |
 //! | best `k` by partial selection instead of a full sort | the top-`k` pick of the ranking path | `best_k_matches_a_full_sort` (`src/schedule/tests.rs`) |
-//! | per-host multipliers asked once per aggregate class | a weigher whose multiplier follows the aggregate set, in both scoring paths | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/weigh/mod.rs`) |
+//! | per-host multipliers asked once per aggregate class | a weigher whose multiplier follows the aggregate set, in both scoring paths | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/nova/weighers/tests.rs`) |
 //!
 //! # The loop
 //!
@@ -67,7 +67,10 @@
 
 mod capacity_hook;
 mod rank;
+mod scope;
 mod single;
+
+pub use scope::{HostLists, Scope};
 
 /// The largest request `count` a [`Scheduler`] accepts unless
 /// [`SchedulerBuilder::max_count`] says otherwise.
@@ -376,7 +379,26 @@ impl Scheduler {
         cluster: &Cluster,
         request: &Request,
     ) -> Result<Placement, ScheduleError> {
-        self.schedule_spread_with(scratch, cluster, request, 1)
+        self.run(scratch, cluster, request, Scope::default(), 1)
+    }
+
+    /// As [`schedule_with`](Scheduler::schedule_with), with what an engine over the core adds
+    /// to the call ([`Scope`]): its own part of the request for its filters and weighers, the
+    /// hosts the call is restricted to, and the filters that pass every host. Restricted hosts
+    /// that [skip the filters](HostLists::skip_filters) are re-selected by the weighers alone
+    /// every instance.
+    ///
+    /// # Errors
+    ///
+    /// As [`schedule`](Scheduler::schedule).
+    pub fn schedule_scoped(
+        &self,
+        scratch: &mut Scratch,
+        cluster: &Cluster,
+        request: &Request,
+        scope: Scope<'_>,
+    ) -> Result<Placement, ScheduleError> {
+        self.run(scratch, cluster, request, scope, 1)
     }
 
     /// As [`schedule_with`](Scheduler::schedule_with), picking among the best
@@ -388,6 +410,18 @@ impl Scheduler {
         scratch: &mut Scratch,
         cluster: &Cluster,
         request: &Request,
+        at_least: usize,
+    ) -> Result<Placement, ScheduleError> {
+        self.run(scratch, cluster, request, Scope::default(), at_least)
+    }
+
+    /// The placement loop of every `schedule` call; see the [module docs](self).
+    fn run(
+        &self,
+        scratch: &mut Scratch,
+        cluster: &Cluster,
+        request: &Request,
+        scope: Scope<'_>,
         at_least: usize,
     ) -> Result<Placement, ScheduleError> {
         let subset = self.host_subset_size.max(at_least);
@@ -402,20 +436,20 @@ impl Scheduler {
         masks.extend((0..cluster.chunk_count()).map(|c| cluster.hot_chunk(c).live));
         candidates.clear();
         ranking.start(self.ties);
-        let bypass = request.vm.bypasses_filters();
+        let bypass = scope.bypasses_filters();
         let hosts = cluster.len() as u32;
 
         let (filter_states, weigher_states) = {
-            let cx = Cx::new(cluster, request, &compiled, overlay, 0);
+            let cx = Cx::new(cluster, request, &compiled, overlay, 0).with_part(scope.part);
             let f: SmallVec<[Prepared; 8]> = self.filters.iter().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
             let w: SmallVec<[Prepared; 8]> =
                 self.tiers.iter().flatten().map(|w| w.weigher.prepare(&cx)).collect::<Result<_, _>>()?;
             (f, w)
         };
-        // Forced hosts that skip the filters are re-selected every round, as in the filter
-        // scheduler, so they take the full path.
+        // Restricted hosts that skip the filters are re-selected every round (an
+        // engine's forced hosts), so they take the full path.
         let incremental = subset == 1
-            && self.host_local(&Cx::new(cluster, request, &compiled, overlay, 0), &filter_states)
+            && self.host_local(&Cx::new(cluster, request, &compiled, overlay, 0).with_part(scope.part), &filter_states)
             && !bypass;
 
         // A round whose ranking is not kept needs no candidate list: one pass filters and folds
@@ -433,9 +467,9 @@ impl Scheduler {
         for i in 0..request.count.max(1) {
             instance = i;
             rejections.set_instance(i);
-            let cx = Cx::new(cluster, request, &compiled, overlay, i);
+            let cx = Cx::new(cluster, request, &compiled, overlay, i).with_part(scope.part);
             if single {
-                restrict_hosts(cluster, &request.vm, masks);
+                scope.restrict(0, masks);
                 one_pass.filter_and_fold(
                     self,
                     &cx,
@@ -443,7 +477,7 @@ impl Scheduler {
                     &weigher_states,
                     masks,
                     rejections,
-                    !bypass,
+                    (!bypass).then_some(scope.passed),
                     candidates,
                 )?;
                 available = one_pass.survivors();
@@ -463,7 +497,7 @@ impl Scheduler {
                     let host = candidates[c];
                     let (chunk, bit) = (host.index() / CHUNK, 1u64 << (host.index() % CHUNK));
                     let mut one = [bit];
-                    self.run_filters(&cx, &filter_states, i, chunk, &mut one, rejections);
+                    self.run_filters(&cx, &filter_states, scope.passed, i, chunk, &mut one, rejections);
                     if one[0] != 0 {
                         ranking.update(&self.tiers, &cx, &weigher_states, candidates, c)?;
                     } else {
@@ -478,9 +512,9 @@ impl Scheduler {
                     }
                 }
                 None => {
-                    restrict_hosts(cluster, &request.vm, masks);
+                    scope.restrict(0, masks);
                     if !bypass {
-                        self.run_filters(&cx, &filter_states, i, 0, masks, rejections);
+                        self.run_filters(&cx, &filter_states, scope.passed, i, 0, masks, rejections);
                     }
                     ranking.settle(candidates);
                     candidates.clear();
@@ -512,14 +546,14 @@ impl Scheduler {
             overlay.consume(host, &compiled.resources);
         }
 
-        let cx = Cx::new(cluster, request, &compiled, overlay, instance);
+        let cx = Cx::new(cluster, request, &compiled, overlay, instance).with_part(scope.part);
         let explanation = self.explain(&cx, &filter_states, hosts, available, rejections, top);
         Ok(Placement { requested: request.count, selections, explanation })
     }
 
     /// Whether `host` may take one instance of `request` on `cluster`: this scheduler's own
-    /// filter pass (the request's host lists, then the filters in order on the chunk path, with
-    /// the rebuild rules) run for that one host, as for a request's first instance. Commit
+    /// filter pass (the filters in order on the chunk path) run for that one host, as for a
+    /// request's first instance. Commit
     /// validators use it to re-check a planned host against newer state with exactly the code
     /// that planned it. A host that is not live fails with no filter named.
     ///
@@ -531,6 +565,23 @@ impl Scheduler {
     /// As [`schedule`](Scheduler::schedule): a malformed request, or a filter that cannot
     /// prepare for or judge it.
     pub fn check_host(&self, cluster: &Cluster, request: &Request, host: HostId) -> Result<HostVerdict, ScheduleError> {
+        self.check_host_scoped(cluster, request, Scope::default(), host)
+    }
+
+    /// As [`check_host`](Scheduler::check_host), with what an engine adds to the call
+    /// ([`Scope`]): a host its host lists refuse fails with no filter named, and the filters
+    /// it marks as passed are skipped.
+    ///
+    /// # Errors
+    ///
+    /// As [`check_host`](Scheduler::check_host).
+    pub fn check_host_scoped(
+        &self,
+        cluster: &Cluster,
+        request: &Request,
+        scope: Scope<'_>,
+        host: HostId,
+    ) -> Result<HostVerdict, ScheduleError> {
         let name = cluster.host_name(host).to_owned();
         if cluster.host(host).is_none() {
             let reason = Some("no such host".to_owned());
@@ -538,20 +589,17 @@ impl Scheduler {
         }
         let compiled = request.compile(cluster)?;
         let overlay = Overlay::new();
-        let cx = Cx::new(cluster, request, &compiled, &overlay, 0);
+        let cx = Cx::new(cluster, request, &compiled, &overlay, 0).with_part(scope.part);
         let states: SmallVec<[Prepared; 8]> = self.filters.iter().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
         let (chunk, bit) = (host.index() / CHUNK, 1u64 << (host.index() % CHUNK));
-        let mut masks = vec![0u64; chunk + 1];
-        masks[chunk] = bit;
-        restrict_hosts(cluster, &request.vm, &mut masks);
-        if masks[chunk] == 0 {
+        if scope.hosts.is_some_and(|h| !h.keeps(host)) {
             let reason = Some("excluded by the request's host lists".to_owned());
             return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0), disk: None });
         }
         let mut rejections = Rejections::new(false);
         let mut one = [bit];
-        if !request.vm.bypasses_filters() {
-            self.run_filters(&cx, &states, 0, chunk, &mut one, &mut rejections);
+        if !scope.bypasses_filters() {
+            self.run_filters(&cx, &states, scope.passed, 0, chunk, &mut one, &mut rejections);
         }
         if let Some(error) = rejections.take_error() {
             return Err(error);
@@ -591,19 +639,21 @@ impl Scheduler {
     }
 
     /// Runs the filters over candidate masks, `masks[k]` covering chunk `first + k`. Filters
-    /// marked once-per-request run only for instance 0; on a rebuild the filters that do not
-    /// run on rebuild pass every host, so they are skipped; once a filter leaves no candidate,
-    /// the later ones do not run.
+    /// marked once-per-request run only for instance 0; the filters the call's [`Scope`] marks
+    /// as `passed` pass every host, so they are skipped; once a filter leaves no candidate, the
+    /// later ones do not run.
+    #[allow(clippy::too_many_arguments)]
     fn run_filters(
         &self,
         cx: &Cx<'_>,
         states: &[Prepared],
+        passed: &[bool],
         instance: u32,
         first: usize,
         masks: &mut [u64],
         rejections: &mut Rejections,
     ) {
-        run_active(self.active_filters(cx, states, instance), first, masks, rejections);
+        run_active(self.active_filters(cx, states, passed, instance), first, masks, rejections);
     }
 
     /// The filters [`run_filters`](Scheduler::run_filters) runs for `instance`, in order, each
@@ -613,17 +663,19 @@ impl Scheduler {
         &'s self,
         cx: &Cx<'a>,
         states: &'a [Prepared],
+        passed: &'a [bool],
         instance: u32,
     ) -> impl Iterator<Item = ActiveFilter<'s, 'a>> + 's
     where
         'a: 's,
     {
-        let rebuild = cx.request().vm.is_rebuild();
         let cx = *cx;
         self.filters
             .iter()
             .enumerate()
-            .filter(move |(_, f)| !((instance > 0 && f.once_per_request()) || (rebuild && !f.runs_on_rebuild())))
+            .filter(move |(fi, f)| {
+                !((instance > 0 && f.once_per_request()) || passed.get(*fi).copied().unwrap_or(false))
+            })
             .map(move |(fi, f)| (fi as u32, &**f, cx.with_state(states[fi].as_deref())))
     }
 
@@ -790,28 +842,6 @@ fn filter_chunk(active: &[ActiveFilter<'_, '_>], chunk: usize, mask: u64, reject
     judge_chunk(active.iter().map(|(fi, f, fcx)| (*fi, *f, fcx)), chunk, mask, rejections)
 }
 
-/// Applies the request's host lists to the candidate masks ([`VmSpec::keeps`](crate::nova::request::VmSpec::keeps)):
-/// `ignore_hosts` removes hosts (names compared case-insensitively); `force_hosts`
-/// (case-insensitive) and `force_nodes` (exact `nodename` attribute, default the host name)
-/// keep only the hosts they name.
-fn restrict_hosts(cluster: &Cluster, vm: &crate::nova::request::VmSpec, masks: &mut [u64]) {
-    if vm.ignore_hosts.is_empty() && !vm.forces() {
-        return;
-    }
-    for (c, mask) in masks.iter_mut().enumerate() {
-        let mut rest = *mask;
-        while rest != 0 {
-            let lane = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            let Some(host) = cluster.host(HostId::from_index(c * CHUNK + lane)) else { continue };
-            let node = host.attribute("nodename").and_then(|v| v.as_str()).unwrap_or(&host.name);
-            if !vm.keeps(cluster.service_host_name(HostId::from_index(c * CHUNK + lane)), node) {
-                *mask &= !(1u64 << lane);
-            }
-        }
-    }
-}
-
 /// The `k` first of `0..n` under `cmp` (`Less` ranks first; a total order), sorted, into the
 /// cleared `order`. One pass keeps the best `k` in a heap whose root is the worst kept, so most
 /// of the `n` cost one comparison with the root (a full selection costs several each).
@@ -867,4 +897,4 @@ fn sift_down(order: &mut [u32], mut i: usize, cmp: &impl Fn(&u32, &u32) -> std::
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

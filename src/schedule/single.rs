@@ -87,7 +87,7 @@ impl OnePass {
         weigher_states: &[Prepared],
         masks: &mut [u64],
         rejections: &mut Rejections,
-        filter: bool,
+        filter: Option<&[bool]>,
         candidates: &mut Vec<HostId>,
     ) -> Result<(), ScheduleError> {
         let count = scheduler.tiers.iter().map(Vec::len).sum::<usize>();
@@ -107,10 +107,9 @@ impl OnePass {
         let mut keep = [0u64; CHUNK];
         let mut inexact = false;
         // The filters that run are worked out once for all chunks.
-        let active: smallvec::SmallVec<[_; 8]> = if filter {
-            scheduler.active_filters(cx, filter_states, cx.instance()).collect()
-        } else {
-            Default::default()
+        let active: smallvec::SmallVec<[_; 8]> = match filter {
+            Some(passed) => scheduler.active_filters(cx, filter_states, passed, cx.instance()).collect(),
+            None => Default::default(),
         };
         // So are the weighers' contexts, and which of them validate.
         let weighers: smallvec::SmallVec<[_; 8]> = scheduler
@@ -152,7 +151,7 @@ impl OnePass {
         if failed.is_some() {
             // Replay the round filter by filter so the error is the one that path reports.
             masks.copy_from_slice(&self.backup);
-            scheduler.run_filters(cx, filter_states, cx.instance(), 0, masks, rejections);
+            scheduler.run_filters(cx, filter_states, filter.unwrap_or_default(), cx.instance(), 0, masks, rejections);
             invalid = true;
         } else {
             rejections.order_by_filter(from);

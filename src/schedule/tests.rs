@@ -7,7 +7,7 @@ use crate::snapshot::{HostSpec, HostState, ResourceSpec};
 use crate::weigh::builtin::FreeResourceWeigher;
 use crate::weigh::weigher_fn;
 
-fn cluster() -> Cluster {
+pub(crate) fn cluster() -> Cluster {
     Cluster::builder()
         .host(HostSpec::new("a").vcpus(8.0).memory_mb(4096.0).zone("az1").label("tier", "gold"))
         .host(HostSpec::new("b").vcpus(8.0).memory_mb(8192.0).zone("az1"))
@@ -23,18 +23,22 @@ fn cluster() -> Cluster {
         .unwrap()
 }
 
-fn standard(multiplier: f64) -> Scheduler {
-    Scheduler::builder()
-        .filter(ComputeFilter)
-        .filter(ResourceFilter::new())
-        .filter(AvailabilityZoneFilter)
-        .filter(LabelSelectorFilter)
-        .weigher(FreeResourceWeigher::ram(), multiplier)
-        .build()
-        .unwrap()
+/// The filters of [`standard`], in order.
+pub(crate) fn standard_filters() -> Vec<Box<dyn Filter>> {
+    vec![
+        Box::new(ComputeFilter),
+        Box::new(ResourceFilter::new()),
+        Box::new(AvailabilityZoneFilter),
+        Box::new(LabelSelectorFilter),
+    ]
 }
 
-fn names(p: &Placement) -> Vec<&str> {
+fn standard(multiplier: f64) -> Scheduler {
+    let builder = standard_filters().into_iter().fold(Scheduler::builder(), |b, f| b.filter_boxed(f));
+    builder.weigher(FreeResourceWeigher::ram(), multiplier).build().unwrap()
+}
+
+pub(crate) fn names(p: &Placement) -> Vec<&str> {
     p.selections.iter().map(|s| s.host_name.as_str()).collect()
 }
 
@@ -290,19 +294,6 @@ fn previous_order_differs_from_host_id_ties() {
 }
 
 #[test]
-fn forced_and_ignored_hosts() {
-    let c = cluster();
-    let s = standard(1.0);
-    let vm = crate::nova::request::VmSpec { force_hosts: vec!["D".into()], ..Default::default() };
-    // d is down, but forced hosts skip every filter.
-    let p = s.schedule(&c, &Request::new(2).memory_mb(1024.0).vm(vm)).unwrap();
-    assert_eq!(names(&p), ["d", "d"]);
-    let vm = crate::nova::request::VmSpec { ignore_hosts: vec!["B".into()], ..Default::default() };
-    let p = s.schedule(&c, &Request::new(1).memory_mb(1024.0).vm(vm)).unwrap();
-    assert_eq!(names(&p), ["a"]);
-}
-
-#[test]
 fn check_host_agrees_with_the_filter_pass() {
     let c = cluster();
     let s = standard(1.0);
@@ -317,11 +308,6 @@ fn check_host_agrees_with_the_filter_pass() {
     }
     let gone = s.check_host(&c, &req, HostId(99)).unwrap();
     assert!(!gone.passed && gone.filter.is_none());
-    let mut ignoring = req.clone();
-    ignoring.vm.ignore_hosts = vec!["B".into()];
-    let b = c.host_id("b").unwrap();
-    assert!(s.check_host(&c, &req, b).unwrap().passed);
-    assert!(!s.check_host(&c, &ignoring, b).unwrap().passed);
 }
 
 #[test]
@@ -339,77 +325,6 @@ fn best_k_matches_a_full_sort() {
             super::best_k_of(n, k, &cmp, &mut order);
             assert_eq!(order, all[..k.min(n)], "n {n}, k {k}");
         }
-    }
-}
-
-/// Two hosts, `small` with 1 GiB free and `big` with 8 GiB free, a RAM filter, and a request for
-/// 2 GiB that forces `small` (case-insensitively), with the hints given.
-fn forced_small(hints: serde_json::Value) -> (Cluster, Scheduler, Request) {
-    let cluster = Cluster::builder()
-        .host(HostSpec::new("small").memory_mb(1024.0))
-        .host(HostSpec::new("big").memory_mb(8192.0))
-        .build()
-        .unwrap();
-    let scheduler = Scheduler::builder().filter(ResourceFilter::new()).build().unwrap();
-    let hints = serde_json::from_value(hints).unwrap();
-    let vm = crate::nova::request::VmSpec { force_hosts: vec!["SMALL".into()], hints, ..Default::default() };
-    (cluster, scheduler, Request::new(1).memory_mb(2048.0).vm(vm))
-}
-
-#[test]
-fn forced_hosts_skip_the_filters_only_without_a_check_type() {
-    let check_types = [
-        (serde_json::json!({}), false),
-        (serde_json::json!({"_nova_check_type": []}), false),
-        (serde_json::json!({"_nova_check_type": null}), false),
-        (serde_json::json!({"_nova_check_type": "resize"}), true),
-        (serde_json::json!({"_nova_check_type": ""}), true),
-        (serde_json::json!({"_nova_check_type": ["live_migrate"]}), true),
-    ];
-    for (hints, filtered) in check_types {
-        let (cluster, scheduler, request) = forced_small(hints.clone());
-        let p = scheduler.schedule(&cluster, &request).unwrap();
-        // Filtered: the forced host lacks memory and nothing else is a candidate.
-        let expected: &[&str] = if filtered { &[] } else { &["small"] };
-        assert_eq!(names(&p), expected, "hints {hints}");
-        let verdict = scheduler.check_host(&cluster, &request, HostId(0)).unwrap();
-        assert_eq!(verdict.passed, !filtered, "check_host with hints {hints}");
-    }
-}
-
-#[test]
-fn rebuild_check_type_makes_non_rebuild_filters_pass_every_host() {
-    /// Keeps host 1 only, and runs on rebuilds.
-    #[derive(Debug)]
-    struct OnlyB;
-    impl Filter for OnlyB {
-        fn name(&self) -> &str {
-            "only_b"
-        }
-        fn check(&self, _: &Cx<'_>, host: HostId) -> crate::filter::Verdict {
-            (host == HostId(1)).into()
-        }
-        fn runs_on_rebuild(&self) -> bool {
-            true
-        }
-    }
-    let scheduler = Scheduler::builder().filter(ResourceFilter::new()).filter(OnlyB).build().unwrap();
-    let cluster =
-        Cluster::builder().host(HostSpec::new("a").memory_mb(512.0)).host(HostSpec::new("b").memory_mb(512.0)).build();
-    let cluster = cluster.unwrap();
-    for (hint, rebuild) in [
-        (serde_json::json!("rebuild"), true),
-        (serde_json::json!(["rebuild"]), true),
-        (serde_json::json!(["rebuild", "resize"]), false),
-        (serde_json::json!("Rebuild"), false),
-    ] {
-        let hints = [("_nova_check_type".to_string(), hint.clone())].into_iter().collect();
-        let vm = crate::nova::request::VmSpec { hints, ..Default::default() };
-        assert_eq!(vm.is_rebuild(), rebuild, "{hint}");
-        let p = scheduler.schedule(&cluster, &Request::new(1).memory_mb(2048.0).vm(vm)).unwrap();
-        // On a rebuild the memory check passes both hosts and the rebuild filter keeps `b`.
-        let expected: &[&str] = if rebuild { &["b"] } else { &[] };
-        assert_eq!(names(&p), expected, "{hint}");
     }
 }
 

@@ -80,7 +80,7 @@
 //!    ([`ConflictReason::Stale`]). With [`Validation::Fit`] a changed host is counted as a
 //!    stale read and judged by the next two rules only;
 //! 3. the scheduler's own filters must pass the host ([`Scheduler::check_host`](crate::Scheduler::check_host): the same
-//!    chunk code, host lists and rebuild rules that planned it), so a claim that no longer
+//!    chunk code that planned it), so a claim that no longer
 //!    fits never lands ([`ConflictReason::NoFit`]);
 //! 4. no resource the instance uses may end below zero free, whatever filters the scheduler
 //!    has ([`ConflictReason::OverCommit`]).
@@ -135,7 +135,7 @@
 //!
 //! A [`Router`] splits a cluster into partitions by a [`HostKey`] (aggregate, label or a
 //! function), gives each its own [`SharedCluster`] and [`Scheduler`](crate::Scheduler), and routes each request
-//! by a [`RequestKey`] (flavor, the flavor extra spec naming a host aggregate, or a function).
+//! by a [`RequestKey`] (the request's group through a table, or a function).
 //! A partition sees only its hosts, so partitions never conflict with each other. Group rules
 //! are cluster-wide, so the router checks them: a group lives in the partition its first
 //! member was routed to, and a request of that group routed elsewhere is refused

@@ -44,11 +44,8 @@ impl fmt::Debug for HostKey {
 #[derive(Clone)]
 #[non_exhaustive]
 pub enum RequestKey {
-    /// The flavor's name, through a table of flavor name → partition.
-    Flavor(BTreeMap<String, String>),
-    /// The value of this flavor extra spec names the partition: with hosts partitioned by
-    /// [`HostKey::Aggregate`], the host aggregate the flavor is meant for.
-    Aggregate(String),
+    /// The request's group, through a table of group → partition.
+    Group(BTreeMap<String, String>),
     /// A caller function of the request.
     Fn(RequestKeyFn),
 }
@@ -56,8 +53,7 @@ pub enum RequestKey {
 impl fmt::Debug for RequestKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RequestKey::Flavor(t) => f.debug_tuple("Flavor").field(t).finish(),
-            RequestKey::Aggregate(k) => f.debug_tuple("Aggregate").field(k).finish(),
+            RequestKey::Group(t) => f.debug_tuple("Group").field(t).finish(),
             RequestKey::Fn(_) => f.write_str("Fn(..)"),
         }
     }
@@ -65,10 +61,8 @@ impl fmt::Debug for RequestKey {
 
 impl RequestKey {
     fn key(&self, request: &Request) -> Option<String> {
-        let flavor = request.vm.flavor.as_ref();
         match self {
-            RequestKey::Flavor(table) => flavor.and_then(|f| table.get(&f.name)).cloned(),
-            RequestKey::Aggregate(spec) => flavor.and_then(|f| f.extra_specs.get(spec)).map(str::to_owned),
+            RequestKey::Group(table) => request.group.as_ref().and_then(|g| table.get(g)).cloned(),
             RequestKey::Fn(f) => f(request),
         }
     }
@@ -99,33 +93,32 @@ impl Partition {
     }
 }
 
-/// The group a request joins: the server group's name, else the request's group.
+/// The group a request joins.
 fn group_of(request: &Request) -> Option<&str> {
-    let server_group = request.vm.server_group.as_ref().map(|g| g.name.as_str()).filter(|n| !n.is_empty());
-    server_group.or(request.group.as_deref())
+    request.group.as_deref()
 }
 
 /// Sends each request to one of several partitions, each with its own [`SharedCluster`] over
 /// its own hosts and its own [`Scheduler`], so schedulers of different partitions never
-/// compete for a host. Cluster-wide rules are checked here: a group (server group or request
-/// group) lives in one partition, the first a member is routed to, and a request for it routed
+/// compete for a host. Cluster-wide rules are checked here: a group (the request's group)
+/// lives in one partition, the first a member is routed to, and a request for it routed
 /// elsewhere is refused with [`RouteError::GroupElsewhere`].
 ///
 /// ```
 /// use placewise::shared::{HostKey, RequestKey, Router, RetryPolicy};
-/// use placewise::{Cluster, Flavor, HostSpec, Request, Scheduler};
+/// use placewise::{Cluster, HostSpec, Request, Scheduler};
 /// use std::collections::BTreeMap;
 ///
 /// let cluster = Cluster::builder()
 ///     .host(HostSpec::new("win-1").label("os", "windows").vcpus(4.0).memory_mb(8192.0))
 ///     .host(HostSpec::new("lin-1").label("os", "linux").vcpus(4.0).memory_mb(8192.0))
 ///     .build()?;
-/// let flavors = BTreeMap::from([("w.small".to_string(), "windows".to_string())]);
-/// let router = Router::builder(HostKey::Label("os".into()), RequestKey::Flavor(flavors))
+/// let groups = BTreeMap::from([("w-web".to_string(), "windows".to_string())]);
+/// let router = Router::builder(HostKey::Label("os".into()), RequestKey::Group(groups))
 ///     .partition("windows", Scheduler::standard())
 ///     .partition("linux", Scheduler::standard())
 ///     .build(&cluster)?;
-/// let request = Request::for_flavor(1, Flavor::new("w.small", 1024.0, 1.0, 0.0));
+/// let request = Request::new(1).memory_mb(1024.0).vcpus(1.0).group("w-web");
 /// let placed = router.place(&request, &["vm-1".to_string()], &RetryPolicy::default())?;
 /// assert_eq!(placed.committed[0].host_name, "win-1");
 /// assert_eq!(router.partition_of_host("lin-1"), Some(1));

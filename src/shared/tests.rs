@@ -3,7 +3,7 @@ use crate::filter::builtin::{ComputeFilter, ResourceFilter};
 use crate::id::{HostId, ResourceId};
 use crate::snapshot::{AggregateSpec, ClusterEvent, HostSpec, InstanceSpec, StateChange};
 use crate::weigh::builtin::FreeResourceWeigher;
-use crate::{Cluster, Flavor, Request, Scheduler, ServerGroup};
+use crate::{Cluster, Request, Scheduler};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -354,9 +354,9 @@ fn partitioned() -> Cluster {
 }
 
 #[test]
-fn the_router_routes_by_flavor_and_each_partition_sees_its_hosts() {
-    let flavors = BTreeMap::from([("l".to_string(), "linux".to_string()), ("w".to_string(), "windows".to_string())]);
-    let router = Router::builder(HostKey::Label("os".into()), RequestKey::Flavor(flavors))
+fn the_router_routes_by_group_and_each_partition_sees_its_hosts() {
+    let groups = BTreeMap::from([("l".to_string(), "linux".to_string()), ("w".to_string(), "windows".to_string())]);
+    let router = Router::builder(HostKey::Label("os".into()), RequestKey::Group(groups))
         .partition("linux", stacking())
         .partition("windows", stacking())
         .build(&partitioned())
@@ -367,11 +367,11 @@ fn the_router_routes_by_flavor_and_each_partition_sees_its_hosts() {
     };
     assert_eq!(names(0), ["h0", "h2"]);
     assert_eq!(names(1), ["h1", "h3"]);
-    let w = Request::for_flavor(2, Flavor::new("w", 1024.0, 1.0, 0.0));
+    let w = Request::new(2).memory_mb(1024.0).vcpus(1.0).group("w");
     // The scheduler's own pick (fill-first), not the default random pick among the best few.
     let placed = router.place(&w, &ids("w", 2), &RetryPolicy::default().top_k(1)).unwrap();
     assert!(placed.committed.iter().all(|c| c.host_name == "h1"));
-    let unknown = Request::for_flavor(1, Flavor::new("gpu", 1.0, 1.0, 0.0));
+    let unknown = Request::new(1).memory_mb(1.0).vcpus(1.0).group("gpu");
     assert_eq!(router.route(&unknown), Err(RouteError::NoPartition { key: None }));
     assert_eq!(router.route(&Request::new(1)), Err(RouteError::NoPartition { key: None }));
     // Events go to the owning partition; a new host joins the partition its label names.
@@ -387,18 +387,17 @@ fn the_router_routes_by_flavor_and_each_partition_sees_its_hosts() {
 
 #[test]
 fn the_router_keeps_a_group_in_one_partition() {
-    let router = Router::builder(HostKey::Aggregate, RequestKey::Aggregate("pool".into()))
+    // The pool a request is meant for, here said by its zone name.
+    let by_pool = || RequestKey::Fn(Arc::new(|r: &Request| r.zone.clone()));
+    let router = Router::builder(HostKey::Aggregate, by_pool())
         .partition("ssd", stacking())
         .partition("hdd", stacking())
         .build(&partitioned())
         .unwrap();
-    let flavor = |pool: &str| Flavor::new("f", 512.0, 1.0, 0.0).extra_spec("pool", pool);
-    let mut ssd = Request::for_flavor(1, flavor("ssd"));
-    ssd.vm.server_group = Some(ServerGroup { name: "g1".into(), policy: "affinity".into(), ..ServerGroup::default() });
+    let ssd = Request::new(1).memory_mb(512.0).vcpus(1.0).zone("ssd").group("g1");
     router.place(&ssd, &ids("a", 1), &RetryPolicy::default()).unwrap();
     assert_eq!(router.partition_of_group("g1"), Some(0));
-    let mut hdd = ssd.clone();
-    hdd.vm.flavor = Some(flavor("hdd"));
+    let hdd = ssd.clone().zone("hdd");
     let err = router.place(&hdd, &ids("b", 1), &RetryPolicy::default()).unwrap_err();
     assert_eq!(err, RouteError::GroupElsewhere { group: "g1".into(), home: "ssd".into(), routed: "hdd".into() });
     // Groups already running when the router is built are pinned where their members are.
@@ -417,7 +416,7 @@ fn the_router_keeps_a_group_in_one_partition() {
     let err = by_fn.route(&Request::new(1).group("db")).unwrap_err();
     assert!(matches!(err, RouteError::GroupElsewhere { .. }));
     assert_eq!(by_fn.route(&Request::new(1).group("web")), Ok(0));
-    let twice = Router::builder(HostKey::Aggregate, RequestKey::Aggregate("pool".into()))
+    let twice = Router::builder(HostKey::Aggregate, by_pool())
         .partition("ssd", stacking())
         .partition("ssd", stacking())
         .build(&c);

@@ -894,6 +894,18 @@ impl Cluster {
         Some(values)
     }
 
+    /// The comma-split values of metadata `key` across `host`'s aggregates, in aggregate order
+    /// and with repeats, each stripped of leading and trailing whitespace (Unicode whitespace
+    /// and the ASCII separators U+001C–U+001F, as Python's `str.strip`); nothing when no
+    /// aggregate of the host sets the key. Allocates nothing.
+    pub fn metadata_values<'a>(&'a self, host: &'a Host, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        host.aggregates
+            .iter()
+            .filter_map(move |a| self.aggregates.get(a.index()).and_then(|agg| agg.metadata.get(key)))
+            .flat_map(|v| v.split(','))
+            .map(|v| v.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)))
+    }
+
     /// Every metadata key set by host `id`'s aggregates, sorted.
     pub fn aggregate_keys(&self, id: HostId) -> Vec<&str> {
         let mut keys: Vec<&str> = self
@@ -1441,6 +1453,20 @@ mod tests {
             .host(HostSpec::new("b").vcpus(4.0).resource("gpu", ResourceSpec::new(2.0)))
             .build()
             .unwrap()
+    }
+
+    #[test]
+    fn metadata_values_split_and_strip_as_python() {
+        let c = Cluster::builder()
+            .aggregate(AggregateSpec::new("a").metadata("az", " x ,\u{1c}y\u{1f}"))
+            .aggregate(AggregateSpec::new("b").metadata("az", "x"))
+            .host(HostSpec::new("h").aggregate("a").aggregate("b"))
+            .host(HostSpec::new("bare"))
+            .build()
+            .unwrap();
+        let host = |name: &str| c.host(c.host_id(name).unwrap()).unwrap();
+        assert_eq!(c.metadata_values(host("h"), "az").collect::<Vec<_>>(), ["x", "y", "x"]);
+        assert_eq!(c.metadata_values(host("bare"), "az").count(), 0);
     }
 
     #[test]

@@ -482,28 +482,6 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_weigher_has_no_extension_and_is_asked_as_one() {
-        use crate::nova::weighers::{MetricsWeigher, RamWeigher};
-        use crate::snapshot::{Cluster, HostSpec};
-        let cluster = Cluster::builder().host(HostSpec::new("a").memory_mb(8.0)).build().unwrap();
-        let request = crate::request::Request::new(1);
-        let compiled = request.compile(&cluster).unwrap();
-        let overlay = crate::snapshot::Overlay::new();
-        let cx = Cx::new(&cluster, &request, &compiled, &overlay, 0);
-        let plain: Box<dyn Weigher> = Box::new(weigher_fn("plain", |_: &Cx<'_>, _| 1.0));
-        assert!(plain.extension().is_none());
-        assert_eq!(plain.multiplier(&cx, HostId(0), 2.5), 2.5);
-        assert!(!plain.per_host_multiplier() && !plain.multiplier_by_aggregates() && !plain.validates());
-        assert!(plain.validate(&cx, &[HostId(0)]).is_ok());
-        // The filter scheduler's weighers opt in, and the extension survives `Arc` and `&`.
-        let ram: Arc<dyn Weigher> = Arc::new(RamWeigher);
-        let by_ref: &dyn Weigher = &ram;
-        assert!(by_ref.per_host_multiplier() && by_ref.multiplier_by_aggregates() && !by_ref.validates());
-        let metrics: Box<dyn Weigher> = Box::new(MetricsWeigher::new(&["cpu=1.0"]));
-        assert!(metrics.validates());
-    }
-
-    #[test]
     fn normalisation_follows_the_filter_scheduler() {
         assert_eq!(norm(&[2.0, 4.0, 6.0], Bounds::NONE), vec![0.0, 0.5, 1.0]);
         assert_eq!(norm(&[3.0, 3.0], Bounds::NONE), vec![0.0, 0.0]);
@@ -524,54 +502,5 @@ mod tests {
         let arc: Arc<dyn Weigher> = Arc::new(w);
         assert_eq!(boxed.bounds(), Bounds::ZERO_MIN);
         assert_eq!(arc.name(), "id");
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(100))]
-
-        /// A multiplier kept per aggregate class is the one the weigher gives for each host, in
-        /// any order the hosts are asked.
-        #[test]
-        fn multipliers_per_aggregate_class_match_each_hosts_own(
-            sets in proptest::collection::vec(0u8..8, 1..40),
-            values in proptest::collection::vec(proptest::sample::select(vec!["2.0", "-1", "0.5", "x", ""]), 3),
-            order in proptest::collection::vec(proptest::num::usize::ANY, 0..80),
-        ) {
-            use crate::request::Request;
-            use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, Overlay};
-            use crate::nova::weighers::{BuildFailureWeigher, RamWeigher};
-            let mut spec = ClusterSpec::default();
-            for (a, v) in values.iter().enumerate() {
-                let mut agg = AggregateSpec::new(format!("a{a}"));
-                if !v.is_empty() {
-                    agg = agg.metadata("ram_weight_multiplier", *v).metadata("build_failure_weight_multiplier", *v);
-                }
-                spec.aggregates.push(agg);
-            }
-            for (i, set) in sets.iter().enumerate() {
-                let mut h = HostSpec::new(format!("h{i}"));
-                for a in 0..3 {
-                    if set >> a & 1 == 1 {
-                        h = h.aggregate(format!("a{a}"));
-                    }
-                }
-                spec.hosts.push(h);
-            }
-            let cluster = Cluster::from_spec(&spec).unwrap();
-            let request = Request::new(1);
-            let compiled = request.compile(&cluster).unwrap();
-            let overlay = Overlay::new();
-            let cx = Cx::new(&cluster, &request, &compiled, &overlay, 0);
-            let weighers: [&dyn Weigher; 2] = [&RamWeigher, &BuildFailureWeigher];
-            let mut memo = Multipliers::default();
-            memo.start(weighers.len());
-            for &i in order.iter().chain(&(0..sets.len()).collect::<Vec<_>>()) {
-                let host = HostId::from_index(i % sets.len());
-                for (w, weigher) in weighers.iter().enumerate() {
-                    let direct = weigher.multiplier(&cx, host, 1.5);
-                    proptest::prop_assert_eq!(memo.get(w, *weigher, &cx, host, 1.5), direct);
-                }
-            }
-        }
     }
 }

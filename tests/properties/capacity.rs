@@ -3,14 +3,13 @@
 //! spec; the spread count is every batch size tried in turn.
 
 use placewise::capacity::{self, Method, TaskMethod};
-use placewise::filter::builtin::{
-    AvailabilityZoneFilter, ComputeFilter, GroupAffinityFilter, GroupAntiAffinityFilter, NumInstancesFilter,
-    ResourceFilter,
-};
+use placewise::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, ResourceFilter};
 use placewise::filter::{filter_fn, Filter};
+use placewise::nova::filters::{GroupAffinityFilter, GroupAntiAffinityFilter, NumInstancesFilter};
+use placewise::nova::request::{ServerGroup, VmSpec};
+use placewise::nova::{NovaRequest, NovaScheduler};
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
-use placewise::request::{Request, ServerGroup, VmSpec};
-use placewise::schedule::Scheduler;
+use placewise::request::Request;
 use placewise::snapshot::{Cluster, ClusterSpec, DiskSpec, HostSpec, HostState, InstanceSpec, ResourceSpec};
 use placewise::spread::{BranchReport, HardSpread, Preference, SpreadMode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::builtin::FreeResourceWeigher;
@@ -85,8 +84,9 @@ fn gen_case() -> impl Strategy<Value = GenCase> {
     )
 }
 
-fn scheduler(case: &GenCase) -> Scheduler {
-    let mut b = Scheduler::builder().filter(ComputeFilter).filter(ResourceFilter::new()).filter(AvailabilityZoneFilter);
+fn scheduler(case: &GenCase) -> NovaScheduler {
+    let mut b =
+        NovaScheduler::builder().filter(ComputeFilter).filter(ResourceFilter::new()).filter(AvailabilityZoneFilter);
     match case.extra {
         1 => b = b.filter(NumInstancesFilter::new().max_instances_per_host(case.per_host)),
         2 => b = b.filter(GroupAntiAffinityFilter),
@@ -100,7 +100,7 @@ fn scheduler(case: &GenCase) -> Scheduler {
     b.max_count(2_000).build().unwrap()
 }
 
-fn request(case: &GenCase, count: u32) -> Request {
+fn request(case: &GenCase, count: u32) -> NovaRequest {
     let mut r = Request::new(count).vcpus(f64::from(case.vcpus)).memory_mb(f64::from(case.memory));
     if let Some(z) = case.zone {
         r = r.zone(format!("z{z}"));
@@ -110,13 +110,13 @@ fn request(case: &GenCase, count: u32) -> Request {
         group.policy = "legacy".into();
         let mut vm = VmSpec::default();
         vm.server_group = Some(group);
-        r = r.vm(vm);
+        return NovaRequest::new(r, vm);
     }
-    r
+    r.into()
 }
 
 /// The naive model: the largest count `schedule` places in full, asking count by count.
-fn naive_instances(s: &Scheduler, cluster: &Cluster, case: &GenCase) -> u64 {
+fn naive_instances(s: &NovaScheduler, cluster: &Cluster, case: &GenCase) -> u64 {
     let mut n = 0;
     while s.schedule(cluster, &request(case, n + 1)).unwrap().is_complete() {
         n += 1;
@@ -134,7 +134,7 @@ proptest! {
     ) {
         let cluster = build(&hosts);
         let s = scheduler(&case);
-        let cap = capacity::instances(&s, &cluster, &request(&case, 1)).unwrap();
+        let cap = s.instances(&cluster, &request(&case, 1)).unwrap();
         let naive = naive_instances(&s, &cluster, &case);
         prop_assert_eq!(cap.total, naive, "{:?}", cap);
         // One more never places.
@@ -152,7 +152,7 @@ proptest! {
             // A host counted alone takes what `schedule` puts on it when only it may be used.
             for h in &cap.hosts {
                 let target = h.host;
-                let only = Scheduler::builder()
+                let only = NovaScheduler::builder()
                     .filter(ComputeFilter)
                     .filter(ResourceFilter::new())
                     .filter(AvailabilityZoneFilter)
@@ -179,7 +179,7 @@ fn anti_affinity_caps_each_host_at_one() {
         .collect();
     let cluster = build(&hosts);
     let case = GenCase { vcpus: 1, memory: 512, zone: None, extra: 2, per_host: 1, weigh: false };
-    let cap = capacity::instances(&scheduler(&case), &cluster, &request(&case, 1)).unwrap();
+    let cap = scheduler(&case).instances(&cluster, &request(&case, 1)).unwrap();
     assert_eq!(cap.method, Method::PerHost);
     assert_eq!(cap.total, 4);
     assert_eq!(cap.stops[cap.hosts[0].stop.unwrap() as usize].reason, "host of a group member");

@@ -1,14 +1,15 @@
 //! One contract for every engine that runs a caller's `Filter`s and `Weigher`s: the same filter
 //! or weigher behaves the same under each (issue 41, item 3). Each case is a generic function,
-//! instantiated once per engine below (core, spread, service, replica).
+//! instantiated once per engine below (core, Nova, spread, service, replica).
 
+use placewise::nova::NovaScheduler;
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::service::{Decision, IngressAllocation, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
 use placewise::spread::{SpreadMode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::Extension;
 use placewise::{
-    filter_fn, weigher_fn, Cluster, Cx, DiskSpec, Filter, HostId, HostSpec, Prepared, Request, ScheduleError,
-    Scheduler, Verdict, Weigher,
+    filter_fn, weigher_fn, Cluster, Cx, DiskSpec, Filter, HostId, HostSpec, Placement, Prepared, Request,
+    ScheduleError, Scheduler, Verdict, Weigher,
 };
 
 /// What a case needs of an engine: place `count` instances with these caller filters and
@@ -42,6 +43,12 @@ macro_rules! hooked {
 /// The core scheduler.
 struct Core;
 
+/// The hosts of a core placement, and its explanation when some instance found no host.
+fn placed(placement: &Placement) -> (Vec<String>, Option<String>) {
+    let hosts = placement.selections.iter().map(|s| s.host_name.clone()).collect();
+    (hosts, (!placement.is_complete()).then(|| placement.explanation.to_string()))
+}
+
 impl Engine for Core {
     fn place(
         cluster: &Cluster,
@@ -50,9 +57,22 @@ impl Engine for Core {
         count: u32,
     ) -> Result<(Vec<String>, Option<String>), String> {
         let scheduler = hooked!(Scheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
-        let placement = scheduler.schedule(cluster, &Request::new(count)).map_err(|e| e.to_string())?;
-        let hosts = placement.selections.iter().map(|s| s.host_name.clone()).collect();
-        Ok((hosts, (!placement.is_complete()).then(|| placement.explanation.to_string())))
+        scheduler.schedule(cluster, &Request::new(count)).map(|p| placed(&p)).map_err(|e| e.to_string())
+    }
+}
+
+/// The Nova engine, on a request with an empty VM part: the caller's hooks as the core runs them.
+struct Nova;
+
+impl Engine for Nova {
+    fn place(
+        cluster: &Cluster,
+        filters: Vec<Box<dyn Filter>>,
+        weighers: Vec<(Box<dyn Weigher>, f64)>,
+        count: u32,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let scheduler = hooked!(NovaScheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
+        scheduler.schedule(cluster, &Request::new(count).into()).map(|p| placed(&p)).map_err(|e| e.to_string())
     }
 }
 
@@ -274,4 +294,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(Core: core, Spread: spread, Service: service, Replica: replica);
+contract!(Core: core, Nova: nova, Spread: spread, Service: service, Replica: replica);

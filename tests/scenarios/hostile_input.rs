@@ -4,9 +4,10 @@
 
 use placewise::compat::nova::Scenario;
 use placewise::error::{BuildError, EventError, ParseError, ScheduleError};
-use placewise::expr::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
 use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN, MAX_REGEX_NEST};
 use placewise::nova::config::{Options, SchedulerConfig};
+use placewise::nova::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
+use placewise::nova::NovaRequest;
 use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
 use placewise::request::Request;
 use placewise::schedule::{Scheduler, DEFAULT_MAX_COUNT};
@@ -133,7 +134,7 @@ fn serde_itself_refuses_arrays_nested_in_documented_objects() {
         serde_error::<ClusterSpec>(r#"{"hosts": [{"name": "h1", "state": [true]}]}"#),
         serde_error::<ClusterSpec>(r#"{"aggregates": [["a"]]}"#),
         serde_error::<ClusterEvent>(r#"{"type": "host_added", "host": ["h9"]}"#),
-        serde_error::<Request>(r#"{"vm": {"flavor": ["small"]}}"#),
+        serde_error::<NovaRequest>(r#"{"vm": {"flavor": ["small"]}}"#),
         serde_error::<Request>(r#"{"explain": [true]}"#),
         serde_error::<Volume>(r#"{"name": "v", "backing_image": ["b"]}"#),
     ];

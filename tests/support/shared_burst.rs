@@ -162,19 +162,18 @@ pub(crate) fn median(n: usize, mut f: impl FnMut() -> Report) -> Report {
 }
 
 /// The burst through a [`Router`](placewise::shared::Router) with `partitions` partitions
-/// (host `i` in partition `i % partitions`, request `i` with flavor `p{i % partitions}` routed
-/// by flavor), one scheduler thread per partition. Returns the elapsed time, the placed
+/// (host `i` in partition `i % partitions`, request `i` routed to `p{i % partitions}` by its
+/// seed), one scheduler thread per partition. Returns the elapsed time, the placed
 /// count and the conflicts summed over the partitions.
 pub(crate) fn partitioned(cluster: &Cluster, partitions: usize, fill_first: bool) -> (Duration, usize, u64) {
     use placewise::shared::{HostKey, RequestKey, Router};
-    use placewise::Flavor;
     use std::sync::Arc;
     let host_key = HostKey::Fn(Arc::new(move |h: &placewise::HostSpec| {
         let n: usize = h.name.rsplit('-').next()?.parse().ok()?;
         Some(format!("p{}", n % partitions))
     }));
-    let flavors = (0..partitions).map(|p| (format!("p{p}"), format!("p{p}"))).collect();
-    let mut builder = Router::builder(host_key, RequestKey::Flavor(flavors));
+    let by_seed = RequestKey::Fn(Arc::new(move |r: &Request| r.seed.map(|i| format!("p{}", i as usize % partitions))));
+    let mut builder = Router::builder(host_key, by_seed);
     for p in 0..partitions {
         builder = builder.partition(format!("p{p}"), scheduler(fill_first, 1, p as u64 + 1));
     }
@@ -188,8 +187,7 @@ pub(crate) fn partitioned(cluster: &Cluster, partitions: usize, fill_first: bool
                 scope.spawn(move || {
                     let mut placed = 0;
                     for i in (p..1_000).step_by(partitions) {
-                        let flavor = Flavor::new(format!("p{p}"), 4096.0, 2.0, 40.0);
-                        let request = Request::for_flavor(1, flavor).seed(i as u64);
+                        let request = Request::new(1).vcpus(2.0).memory_mb(4096.0).disk_gb(40.0).seed(i as u64);
                         if let Ok(done) = router.place(&request, &[format!("build-{i}")], &policy) {
                             placed += done.committed.len();
                         }

@@ -3,7 +3,6 @@
 
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
-use crate::nova::filters::common::metadata_values;
 use crate::request::Cx;
 
 /// Where a host's zone comes from.
@@ -26,7 +25,7 @@ enum Mode {
 ///   requested zone passes everywhere. Name `AvailabilityZoneFilter`; reason
 ///   `not in availability zone <zone>`.
 ///
-/// Both modes run once per request and not on rebuilds.
+/// Both modes run once per request.
 ///
 /// ```
 /// use placewise::AvailabilityZoneFilter;
@@ -86,7 +85,7 @@ impl AvailabilityZoneFilter {
         let cluster = cx.cluster();
         let h = cx.host(host);
         let mut zoned = false;
-        for zone in metadata_values(cluster, h, "availability_zone") {
+        for zone in cluster.metadata_values(h, "availability_zone") {
             if zone == wanted {
                 return true;
             }
@@ -157,7 +156,7 @@ impl Filter for AvailabilityZoneFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nova::filters::common::testkit::{names, reason, run};
+    use crate::filter::testkit::{names, reason, run};
     use crate::snapshot::{AggregateSpec, HostSpec};
     use crate::{Cluster, Request};
 
@@ -202,6 +201,6 @@ mod tests {
         assert_eq!(run(&AvailabilityZoneFilter, &c, &Request::new(1).zone("az2")).unwrap(), names(&["b"]));
         assert_eq!(reason(&AvailabilityZoneFilter, &c, &Request::new(1).zone("az2"), "a"), "not in zone az2");
         let f = AvailabilityZoneFilter::from_aggregates("nova");
-        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && f.host_local());
     }
 }

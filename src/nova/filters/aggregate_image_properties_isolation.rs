@@ -7,6 +7,7 @@ use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::nova::pyvalue::{py_str, py_truthy, PyValue};
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 use std::collections::BTreeMap;
 
@@ -89,7 +90,7 @@ impl AggregateImagePropertiesIsolation {
     fn image_props(&self, cx: &Cx<'_>) -> ImageProps {
         // The verdict reads the host's aggregates alone.
         let memo = ClassMemo::new(Some(ClassKey::new(vec![KeyPart::Aggregates])));
-        let Some(image) = cx.request().vm.image.as_ref() else { return ImageProps { props: Vec::new(), memo } };
+        let Some(image) = VmSpec::of(cx).image.as_ref() else { return ImageProps { props: Vec::new(), memo } };
         let mut by_name: BTreeMap<&str, &serde_json::Value> = BTreeMap::new();
         // Legacy names first, so that current names overwrite them.
         for (legacy, current) in LEGACY_IMAGE_PROPERTIES {
@@ -181,10 +182,6 @@ impl Filter for AggregateImagePropertiesIsolation {
         true
     }
 
-    fn runs_on_rebuild(&self) -> bool {
-        true
-    }
-
     fn host_local(&self) -> bool {
         true
     }
@@ -194,12 +191,13 @@ impl Filter for AggregateImagePropertiesIsolation {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::{Image, VmSpec};
     use crate::snapshot::{AggregateSpec, HostSpec};
     use crate::{Cluster, Request};
     use serde_json::json;
 
-    fn request(props: serde_json::Value) -> Request {
+    fn request(props: serde_json::Value) -> NovaRequest {
         let properties = props.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         vm_request(1, VmSpec { image: Some(Image { id: None, properties }), ..Default::default() })
     }
@@ -260,6 +258,6 @@ mod tests {
             run(&hw, &c, &request(json!({"os_type": "solaris", "hw_cpu_cores": 2}))).unwrap(),
             names(&["linux", "arch", "ns", "plain"])
         );
-        assert!(hw.once_per_request() && hw.runs_on_rebuild() && hw.host_local());
+        assert!(hw.once_per_request() && crate::nova::runs_on_rebuild(hw.name()) && hw.host_local());
     }
 }

@@ -169,7 +169,7 @@ mod tests {
     use crate::snapshot::{AggregateSpec, HostSpec};
     use crate::{Cluster, Request};
 
-    fn request(specs: &[(&str, &str)]) -> Request {
+    fn request(specs: &[(&str, &str)]) -> crate::nova::NovaRequest {
         let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);
         let f = r.vm.flavor.as_mut().unwrap();
         for (k, v) in specs {
@@ -221,7 +221,7 @@ mod tests {
             reason(&f, &c, &request(&[("tier", "silver")]), "mixed"),
             "extra spec tier does not match aggregate metadata"
         );
-        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

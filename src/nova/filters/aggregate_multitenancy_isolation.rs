@@ -5,6 +5,7 @@ use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::nova::pyvalue::py_strip;
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 use std::ops::Bound;
 
@@ -25,7 +26,7 @@ pub struct AggregateMultiTenancyIsolation;
 
 /// One host's verdict, judged in full.
 fn judge(cx: &Cx<'_>, host: HostId) -> Result<Verdict, ScheduleError> {
-    let project = cx.request().vm.project.as_deref();
+    let project = VmSpec::of(cx).project.as_deref();
     let aggregates = cx.cluster().aggregates();
     let mut isolated = false;
     for a in &cx.host(host).aggregates {
@@ -61,7 +62,7 @@ impl Filter for AggregateMultiTenancyIsolation {
     }
 
     fn describe(&self, cx: &Cx<'_>, _reason: Reason) -> String {
-        match cx.request().vm.project.as_deref() {
+        match VmSpec::of(cx).project.as_deref() {
             Some(p) => format!("project {p} not allowed by aggregate"),
             None => "no project, and the aggregate is reserved".into(),
         }
@@ -80,11 +81,12 @@ impl Filter for AggregateMultiTenancyIsolation {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
     use crate::snapshot::{AggregateSpec, HostSpec};
     use crate::Cluster;
 
-    fn request(project: Option<&str>) -> crate::Request {
+    fn request(project: Option<&str>) -> NovaRequest {
         vm_request(1, VmSpec { project: project.map(Into::into), ..Default::default() })
     }
 
@@ -107,7 +109,7 @@ mod tests {
         assert_eq!(run(&f, &c, &request(Some("tenant-z"))).unwrap(), names(&["open", "bare"]));
         assert_eq!(run(&f, &c, &request(None)).unwrap(), names(&["open", "bare"]));
         assert_eq!(reason(&f, &c, &request(Some("tenant-z")), "c"), "project tenant-z not allowed by aggregate");
-        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

@@ -47,6 +47,6 @@ mod tests {
             .unwrap();
         assert_eq!(run(&AllHostsFilter, &c, &Request::new(1)).unwrap(), names(&["a", "b"]));
         assert!(AllHostsFilter.once_per_request());
-        assert!(!AllHostsFilter.runs_on_rebuild());
+        assert!(!crate::nova::runs_on_rebuild(AllHostsFilter.name()));
     }
 }

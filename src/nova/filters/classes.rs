@@ -422,8 +422,8 @@ mod tests {
         AggregateImagePropertiesIsolation, AggregateInstanceExtraSpecsFilter, AggregateMultiTenancyIsolation,
         AggregateTypeAffinityFilter, ComputeCapabilitiesFilter, ImagePropertiesFilter,
     };
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::{Image, VmSpec};
-    use crate::request::Request;
     use crate::snapshot::{AggregateSpec, ClusterEvent, ClusterSpec, HostSpec, Overlay, ResourceSpec};
     use proptest::prelude::*;
     use serde_json::{json, Value};
@@ -586,7 +586,7 @@ mod tests {
         ("speed", "fast"),
     ];
 
-    fn request(specs: u16, properties: u8, project: usize) -> Request {
+    fn request(specs: u16, properties: u8, project: usize) -> NovaRequest {
         let mut r = flavor_request(1, 2048.0, 1.0, 0.0, 0.0, 0.0);
         let flavor = r.vm.flavor.as_mut().unwrap();
         for (i, (k, v)) in SPECS.iter().enumerate() {
@@ -620,10 +620,10 @@ mod tests {
 
     /// Every live host's verdict under `filter` (its reason's text for a rejection), or the
     /// request's error; `check` must agree with `check_chunk`.
-    fn verdicts(filter: &dyn Filter, cluster: &Cluster, request: &Request) -> Result<Vec<Option<String>>, String> {
-        let compiled = request.compile(cluster).map_err(|e| e.to_string())?;
+    fn verdicts(filter: &dyn Filter, cluster: &Cluster, request: &NovaRequest) -> Result<Vec<Option<String>>, String> {
+        let compiled = request.request.compile(cluster).map_err(|e| e.to_string())?;
         let overlay = Overlay::new();
-        let cx0 = Cx::new(cluster, request, &compiled, &overlay, 0);
+        let cx0 = Cx::new(cluster, &request.request, &compiled, &overlay, 0).with_part(Some(&request.vm));
         let state = filter.prepare(&cx0).map_err(|e| e.to_string())?;
         let cx = cx0.with_state(state.as_deref());
         let mut rejections = Rejections::new(true);
@@ -649,7 +649,7 @@ mod tests {
 
     /// The plain per-host evaluation: each host judged alone in a snapshot of its own (same
     /// aggregates and class attributes), where no verdict can be reused.
-    fn alone(filter: &dyn Filter, hosts: &[HostSpec], request: &Request) -> Result<Vec<Option<String>>, String> {
+    fn alone(filter: &dyn Filter, hosts: &[HostSpec], request: &NovaRequest) -> Result<Vec<Option<String>>, String> {
         let mut out = Vec::new();
         for h in hosts {
             let cluster = Cluster::from_spec(&spec_of(std::slice::from_ref(h))).unwrap();
@@ -733,9 +733,9 @@ mod tests {
         .unwrap();
         let key = |specs: u16| {
             let r = request(specs, 0, 0);
-            let compiled = r.compile(&cluster).unwrap();
+            let compiled = r.request.compile(&cluster).unwrap();
             let overlay = Overlay::new();
-            let cx = Cx::new(&cluster, &r, &compiled, &overlay, 0);
+            let cx = Cx::new(&cluster, &r.request, &compiled, &overlay, 0).with_part(Some(&r.vm));
             super::super::compute_capabilities::check_parts_of(&cx)
         };
         assert!(key(0b11).is_some(), "cpu_info specs are judged per class");

@@ -4,14 +4,13 @@
 
 use super::classes::{ClassKey, ClassMemo, KeyPart};
 use crate::id::{HostId, InputSet};
-use crate::nova::pyvalue::{parse_py_float, parse_py_int, py_strip};
+use crate::nova::pyvalue::{parse_py_float, parse_py_int};
 use crate::nova::request::{Flavor, GroupMembers, ServerGroup, VmSpec};
 use crate::request::Cx;
 use crate::snapshot::{
     check_attributes, check_metadata, AttributeKey, AttributeType, AttributeWarning, Cluster, Host, MetadataKey,
 };
 use serde_json::Value;
-use std::borrow::Cow;
 
 /// The attribute names of Nova's `HostState` (`getattr(host_state, name)` finds them, possibly
 /// as `None`). ComputeCapabilitiesFilter checks an unscoped extra spec only when its key is one
@@ -116,7 +115,7 @@ pub(super) fn is_host_state_attribute(name: &str) -> bool {
 
 /// The request's flavor.
 pub(super) fn flavor<'a>(cx: &Cx<'a>) -> Option<&'a Flavor> {
-    cx.request().vm.flavor.as_ref()
+    VmSpec::of(cx).flavor.as_ref()
 }
 
 /// The flavor's `field` (via `pick`), or, for a request without a flavor, its per-instance amount
@@ -126,12 +125,6 @@ pub(super) fn flavor_or_resource(cx: &Cx<'_>, pick: fn(&Flavor) -> f64, kind: &s
         Some(f) => pick(f),
         None => cx.request().resources.get(kind).copied().unwrap_or(0.0),
     }
-}
-
-/// The UUID of the instance being placed: `instance_uuids[i]`, else Nova's default
-/// `00000000-0000-0000-0000-<12-digit index>`.
-pub(super) fn instance_uuid<'a>(cx: &Cx<'a>) -> Cow<'a, str> {
-    cx.request().vm.instance_uuid(cx.instance())
 }
 
 /// A scheduler hint as Nova's `get_scheduler_hint` hands it to a filter.
@@ -198,7 +191,7 @@ pub(crate) fn metadata_values<'a>(
     host: &'a Host,
     key: &'a str,
 ) -> impl Iterator<Item = &'a str> + 'a {
-    raw_values(cluster, host, key).flat_map(|v| v.split(',')).map(py_strip)
+    cluster.metadata_values(host, key)
 }
 
 /// One aggregate's number for a metadata key.
@@ -268,7 +261,7 @@ pub(super) fn py_int_as_f64(s: &str) -> Option<f64> {
 
 /// The request's server group if its policy is `policy`.
 pub(super) fn group_with_policy<'a>(cx: &Cx<'a>, policy: &str) -> Option<&'a ServerGroup> {
-    cx.request().vm.group_with_policy(policy)
+    VmSpec::of(cx).group_with_policy(policy)
 }
 
 /// A server group's host names and members, hashed once per request.
@@ -283,8 +276,7 @@ pub(super) struct GroupSets {
 impl GroupSets {
     /// The sets of `group` for the request of `cx`. Computes in O(hosts + members + instances).
     pub(super) fn new(cx: &Cx<'_>, group: &ServerGroup) -> Self {
-        let request = cx.request();
-        let members = GroupMembers::new(&request.vm, request.count, group);
+        let members = GroupMembers::new(VmSpec::of(cx), cx.request().count, group);
         GroupSets { hosts: group.hosts.iter().cloned().collect(), members }
     }
 }
@@ -316,10 +308,7 @@ pub(super) fn members_on_host(cx: &Cx<'_>, group: &ServerGroup, sets: Option<&Gr
     match sets {
         Some(s) => s.members.on_host(cluster, overlay, host),
         // Judged without `prepare` (a direct call): hash the members for this one host.
-        None => {
-            let request = cx.request();
-            GroupMembers::new(&request.vm, request.count, group).on_host(cluster, overlay, host)
-        }
+        None => GroupMembers::new(VmSpec::of(cx), cx.request().count, group).on_host(cluster, overlay, host),
     }
 }
 
@@ -367,7 +356,7 @@ pub(super) const LEGACY_IMAGE_PROPERTIES: &[(&str, &str)] = &[
 
 /// The image property `name` of the request, looked up under its legacy name too.
 pub(super) fn image_property<'a>(cx: &Cx<'a>, name: &str) -> Option<&'a Value> {
-    let props = &cx.request().vm.image.as_ref()?.properties;
+    let props = &VmSpec::of(cx).image.as_ref()?.properties;
     if let Some(v) = props.get(name).filter(|v| !v.is_null()) {
         return Some(v);
     }
@@ -381,71 +370,16 @@ pub(crate) mod testkit {
     //! and the per-host path agree.
 
     use crate::error::ScheduleError;
-    use crate::filter::{Filter, Rejections, Verdict};
-    use crate::id::HostId;
-    use crate::request::{Cx, Request};
-    use crate::snapshot::{Cluster, Overlay};
+    pub(crate) use crate::filter::testkit::{names, reason, run, run_at, Parts};
+    use crate::filter::Filter;
+    use crate::nova::request::NovaRequest;
+    use crate::request::{Part, Request};
+    use crate::snapshot::Cluster;
 
-    /// The names of the hosts `filter` passes for instance `instance` with consumption `overlay`,
-    /// or the error it records. Panics if `check` and `check_chunk` disagree.
-    pub(crate) fn run_at(
-        filter: &dyn Filter,
-        cluster: &Cluster,
-        request: &Request,
-        overlay: &Overlay,
-        instance: u32,
-    ) -> Result<Vec<String>, ScheduleError> {
-        let compiled = request.compile(cluster)?;
-        let cx0 = Cx::new(cluster, request, &compiled, overlay, instance);
-        let state = filter.prepare(&cx0)?;
-        let cx = cx0.with_state(state.as_deref());
-        let mut rejections = Rejections::new(true);
-        let mut passed = Vec::new();
-        for chunk in 0..cluster.chunk_count() {
-            let mask = cluster.hot_chunk(chunk).live;
-            let pass = filter.check_chunk(&cx, chunk, mask, &mut rejections);
-            for lane in 0..64 {
-                if mask >> lane & 1 == 1 {
-                    let host = HostId((chunk as u32) << 6 | lane);
-                    let single = filter.check(&cx, host);
-                    assert_eq!(single.is_pass(), pass >> lane & 1 == 1, "check and check_chunk disagree on {host:?}");
-                    if let Verdict::Reject(r) = single {
-                        // Rendering every reason must not panic.
-                        let _ = filter.describe(&cx, r);
-                    }
-                    if pass >> lane & 1 == 1 {
-                        passed.push(cluster.host_name(host).to_owned());
-                    }
-                }
-            }
+    impl Parts for NovaRequest {
+        fn parts(&self) -> (&Request, Option<Part<'_>>) {
+            (&self.request, Some(&self.vm))
         }
-        match rejections.take_error() {
-            Some(e) => Err(e),
-            None => Ok(passed),
-        }
-    }
-
-    /// [`run_at`] for instance 0 with no consumption.
-    pub(crate) fn run(filter: &dyn Filter, cluster: &Cluster, request: &Request) -> Result<Vec<String>, ScheduleError> {
-        run_at(filter, cluster, request, &Overlay::new(), 0)
-    }
-
-    /// The rejection text of `host` (which must be rejected).
-    pub(crate) fn reason(filter: &dyn Filter, cluster: &Cluster, request: &Request, host: &str) -> String {
-        let compiled = request.compile(cluster).unwrap();
-        let overlay = Overlay::new();
-        let cx0 = Cx::new(cluster, request, &compiled, &overlay, 0);
-        let state = filter.prepare(&cx0).unwrap();
-        let cx = cx0.with_state(state.as_deref());
-        match filter.check(&cx, cluster.host_id(host).unwrap()) {
-            Verdict::Reject(r) => filter.describe(&cx, r),
-            Verdict::Pass => panic!("{host} passed"),
-        }
-    }
-
-    /// Sorted names for comparisons.
-    pub(crate) fn names(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
     }
 
     /// A one-instance request with this flavor (memory MiB, vCPUs, root GiB, ephemeral GiB,
@@ -457,7 +391,7 @@ pub(crate) mod testkit {
         root_gb: f64,
         ephemeral_gb: f64,
         swap: f64,
-    ) -> Request {
+    ) -> NovaRequest {
         let flavor = crate::nova::request::Flavor {
             name: "m1.test".into(),
             memory_mb,
@@ -468,16 +402,16 @@ pub(crate) mod testkit {
             ..Default::default()
         };
         let vm = crate::nova::request::VmSpec { flavor: Some(flavor), ..Default::default() };
-        Request::new(count).memory_mb(memory_mb).vcpus(vcpus).disk_gb(root_gb + ephemeral_gb).vm(vm)
+        NovaRequest::new(Request::new(count).memory_mb(memory_mb).vcpus(vcpus).disk_gb(root_gb + ephemeral_gb), vm)
     }
 
     /// A request for `count` instances with this VM part.
-    pub(crate) fn vm_request(count: u32, vm: crate::nova::request::VmSpec) -> Request {
-        Request::new(count).vm(vm)
+    pub(crate) fn vm_request(count: u32, vm: crate::nova::request::VmSpec) -> NovaRequest {
+        NovaRequest::new(Request::new(count), vm)
     }
 
     /// A request for `count` instances in a server group with `policy`, `hosts` and `members`.
-    pub(crate) fn group_request(count: u32, policy: &str, hosts: &[&str], members: &[&str]) -> Request {
+    pub(crate) fn group_request(count: u32, policy: &str, hosts: &[&str], members: &[&str]) -> NovaRequest {
         let group = crate::nova::request::ServerGroup {
             name: "g".into(),
             policy: policy.into(),
@@ -492,10 +426,17 @@ pub(crate) mod testkit {
     pub(crate) fn picks(
         filter: impl Filter + 'static,
         cluster: &Cluster,
-        request: &Request,
+        request: &impl Parts,
     ) -> Result<Vec<String>, ScheduleError> {
-        let s = crate::Scheduler::builder().filter(filter).build().expect("scheduler builds");
-        let p = s.schedule(cluster, request)?;
+        let s = crate::nova::NovaScheduler::builder().filter(filter).build().expect("scheduler builds");
+        let (core, vm) = request.parts();
+        let p = s.schedule(
+            cluster,
+            &NovaRequest::new(
+                core.clone(),
+                vm.and_then(|p| p.downcast_ref::<crate::nova::request::VmSpec>()).cloned().unwrap_or_default(),
+            ),
+        )?;
         Ok(p.selections.iter().map(|s| s.host_name.clone()).collect())
     }
 }

@@ -340,7 +340,7 @@ mod tests {
     use crate::{Cluster, Request};
     use serde_json::json;
 
-    fn request(specs: &[(&str, &str)]) -> Request {
+    fn request(specs: &[(&str, &str)]) -> crate::nova::NovaRequest {
         let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);
         let f = r.vm.flavor.as_mut().unwrap();
         for (k, v) in specs {
@@ -456,7 +456,7 @@ mod tests {
         assert!(run(&f, &c, &request(&[("capabilities:rack", "<or>")])).is_err());
         // A host without the value never reaches the operator.
         assert_eq!(run(&f, &c, &request(&[("capabilities:nosuch", "= x")])).unwrap(), Vec::<String>::new());
-        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

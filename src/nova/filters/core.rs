@@ -69,6 +69,10 @@ mod tests {
 
     #[test]
     fn flags() {
-        assert!(!CoreFilter.once_per_request() && !CoreFilter.runs_on_rebuild() && CoreFilter.host_local());
+        assert!(
+            !CoreFilter.once_per_request()
+                && !crate::nova::runs_on_rebuild(CoreFilter.name())
+                && CoreFilter.host_local()
+        );
     }
 }

@@ -3,12 +3,13 @@
 use super::common::{hint, Hint};
 use crate::filter::{Filter, Reason, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::Cx;
 use serde_json::Value;
 
 /// The instance UUIDs a `same_host` or `different_host` hint names (a string or a list).
 pub(super) fn hinted_uuids<'a>(cx: &Cx<'a>, name: &str) -> Option<impl Iterator<Item = &'a str> + Clone + 'a> {
-    let (one, many): (Option<&'a str>, &'a [Value]) = match hint(&cx.request().vm, name) {
+    let (one, many): (Option<&'a str>, &'a [Value]) = match hint(VmSpec::of(cx), name) {
         Hint::Str(s) if !s.is_empty() => (Some(s), &[]),
         Hint::List(items) if !items.is_empty() => (None, items),
         _ => return None,
@@ -54,12 +55,13 @@ impl Filter for DifferentHostFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
     use crate::snapshot::{HostSpec, InstanceSpec};
     use crate::Cluster;
     use serde_json::json;
 
-    fn request(hint: serde_json::Value) -> crate::Request {
+    fn request(hint: serde_json::Value) -> NovaRequest {
         let mut vm = VmSpec::default();
         vm.hints.insert("different_host".into(), hint);
         vm_request(1, vm)
@@ -80,6 +82,6 @@ mod tests {
         assert_eq!(run(&f, &c, &request(json!(""))).unwrap(), names(&["a", "b", "c"]));
         assert_eq!(run(&f, &c, &crate::Request::new(1)).unwrap(), names(&["a", "b", "c"]));
         assert_eq!(reason(&f, &c, &request(json!("u1")), "a"), "runs an instance named in different_host");
-        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 }

@@ -2,8 +2,9 @@
 
 use super::common::{group_has_hosts, group_with_policy, in_group_hosts, GroupSets};
 use crate::error::ScheduleError;
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 
 /// Nova's removed `GroupAffinityFilter` (last in 2014.2 Juno, reference §12.9). It acts only on
@@ -26,10 +27,13 @@ impl Filter for GroupAffinityFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        match group_with_policy(cx, "legacy") {
-            Some(g) if group_has_hosts(cx, g) => in_group_hosts(cx, g, cx.state::<GroupSets>(), host).into(),
-            _ => Verdict::Pass,
-        }
+        self.judge(cx, VmSpec::of(cx), host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let vm = VmSpec::of(cx);
+        rejected.check_lanes(chunk, mask, |h| self.judge(cx, vm, h))
     }
 
     /// Host-local unless the request has a group with this policy: then every pick joins the
@@ -43,16 +47,27 @@ impl Filter for GroupAffinityFilter {
     }
 }
 
+impl GroupAffinityFilter {
+    /// The verdict for `host` under the request's VM part `vm`.
+    fn judge(&self, cx: &Cx<'_>, vm: &VmSpec, host: HostId) -> Verdict {
+        match vm.group_with_policy("legacy") {
+            Some(g) if group_has_hosts(cx, g) => in_group_hosts(cx, g, cx.state::<GroupSets>(), host).into(),
+            _ => Verdict::Pass,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::filter::FilterExt;
     use crate::nova::filters::common::testkit::{group_request, names, picks, reason, run};
     use crate::nova::filters::GroupAntiAffinityFilter;
+    use crate::nova::request::NovaRequest;
     use crate::snapshot::HostSpec;
     use crate::Cluster;
 
-    fn request(count: u32, policy: &str, hosts: &[&str]) -> crate::Request {
+    fn request(count: u32, policy: &str, hosts: &[&str]) -> NovaRequest {
         group_request(count, policy, hosts, &[])
     }
 

@@ -2,8 +2,9 @@
 
 use super::common::{group_with_policy, in_group_hosts, GroupSets};
 use crate::error::ScheduleError;
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 
 /// Nova's removed `GroupAntiAffinityFilter` (last in 2014.2 Juno, reference §12.9). It acts only
@@ -26,11 +27,13 @@ impl Filter for GroupAntiAffinityFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        match group_with_policy(cx, "legacy") {
-            None => Verdict::Pass,
-            // An empty host set contains no host: the same rule covers it.
-            Some(g) => (!in_group_hosts(cx, g, cx.state::<GroupSets>(), host)).into(),
-        }
+        self.judge(cx, VmSpec::of(cx), host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let vm = VmSpec::of(cx);
+        rejected.check_lanes(chunk, mask, |h| self.judge(cx, vm, h))
     }
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
@@ -43,14 +46,26 @@ impl Filter for GroupAntiAffinityFilter {
     }
 }
 
+impl GroupAntiAffinityFilter {
+    /// The verdict for `host` under the request's VM part `vm`.
+    fn judge(&self, cx: &Cx<'_>, vm: &VmSpec, host: HostId) -> Verdict {
+        match vm.group_with_policy("legacy") {
+            None => Verdict::Pass,
+            // An empty host set contains no host: the same rule covers it.
+            Some(g) => (!in_group_hosts(cx, g, cx.state::<GroupSets>(), host)).into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{group_request, names, picks, reason, run};
+    use crate::nova::request::NovaRequest;
     use crate::snapshot::HostSpec;
     use crate::Cluster;
 
-    fn request(count: u32, policy: &str, hosts: &[&str]) -> crate::Request {
+    fn request(count: u32, policy: &str, hosts: &[&str]) -> NovaRequest {
         group_request(count, policy, hosts, &[])
     }
 
@@ -70,6 +85,6 @@ mod tests {
         assert_eq!(run(&f, &c, &request(1, "anti-affinity", &["a"])).unwrap(), names(&["a", "b", "c"]));
         // Each pick joins the group's hosts.
         assert_eq!(picks(f, &c, &request(4, "legacy", &["b"])).unwrap(), names(&["a", "c"]));
-        assert!(!f.once_per_request() && !f.runs_on_rebuild());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()));
     }
 }

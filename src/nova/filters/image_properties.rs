@@ -316,10 +316,6 @@ impl Filter for ImagePropertiesFilter {
         true
     }
 
-    fn runs_on_rebuild(&self) -> bool {
-        true
-    }
-
     fn host_local(&self) -> bool {
         true
     }
@@ -496,6 +492,7 @@ impl Predicate {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::{Image, VmSpec};
     use crate::snapshot::HostSpec;
     use crate::{Cluster, Request};
@@ -531,7 +528,7 @@ mod tests {
             .contains("`pvm` is no VM mode"));
     }
 
-    fn request(props: serde_json::Value) -> Request {
+    fn request(props: serde_json::Value) -> NovaRequest {
         let properties = props.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         vm_request(1, VmSpec { image: Some(Image { id: Some("img".into()), properties }), ..Default::default() })
     }
@@ -646,7 +643,7 @@ mod tests {
             0
         );
         assert_eq!(run(&f, &c, &request(json!({"hw_maxphysaddr_bits": 42}))).unwrap().len(), 4);
-        assert!(f.once_per_request() && f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! IsolatedHostsFilter: isolated images on isolated hosts.
 
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::Cx;
 
 /// Reason: an isolated host, and the image is not isolated.
@@ -86,19 +87,14 @@ impl IsolatedHostsFilter {
     fn is_isolated_host(&self, name: &str) -> bool {
         self.isolated_hosts.binary_search_by(|h| h.as_str().cmp(name)).is_ok()
     }
-}
 
-impl Filter for IsolatedHostsFilter {
-    fn name(&self) -> &str {
-        "IsolatedHostsFilter"
-    }
-
-    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+    /// The verdict for `host` under the request's VM part `vm`.
+    fn judge(&self, cx: &Cx<'_>, vm: &VmSpec, host: HostId) -> Verdict {
         let host_isolated = self.is_isolated_host(cx.cluster().service_host_name(host));
         if self.isolated_images.is_empty() {
             return if self.restrict && host_isolated { Verdict::reject(ISOLATED_HOST) } else { Verdict::Pass };
         }
-        let image = cx.request().vm.image.as_ref().and_then(|i| i.id.as_deref());
+        let image = vm.image.as_ref().and_then(|i| i.id.as_deref());
         let image_isolated =
             image.is_some_and(|id| self.isolated_images.binary_search_by(|i| i.as_str().cmp(id)).is_ok());
         let pass = if self.restrict { image_isolated == host_isolated } else { !image_isolated || host_isolated };
@@ -107,6 +103,22 @@ impl Filter for IsolatedHostsFilter {
             (false, true) => Verdict::reject(ISOLATED_HOST),
             (false, false) => Verdict::reject(ISOLATED_IMAGE),
         }
+    }
+}
+
+impl Filter for IsolatedHostsFilter {
+    fn name(&self) -> &str {
+        "IsolatedHostsFilter"
+    }
+
+    fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
+        self.judge(cx, VmSpec::of(cx), host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let vm = VmSpec::of(cx);
+        rejected.check_lanes(chunk, mask, |h| self.judge(cx, vm, h))
     }
 
     fn describe(&self, _cx: &Cx<'_>, reason: Reason) -> String {
@@ -121,10 +133,6 @@ impl Filter for IsolatedHostsFilter {
         true
     }
 
-    fn runs_on_rebuild(&self) -> bool {
-        true
-    }
-
     fn host_local(&self) -> bool {
         true
     }
@@ -134,6 +142,7 @@ impl Filter for IsolatedHostsFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::{Image, VmSpec};
     use crate::snapshot::HostSpec;
     use crate::{Cluster, Request};
@@ -142,7 +151,7 @@ mod tests {
         Cluster::builder().host(HostSpec::new("iso")).host(HostSpec::new("plain")).build().unwrap()
     }
 
-    fn with_image(id: Option<&str>) -> Request {
+    fn with_image(id: Option<&str>) -> NovaRequest {
         let image = Image { id: id.map(Into::into), ..Default::default() };
         vm_request(1, VmSpec { image: Some(image), ..Default::default() })
     }
@@ -178,6 +187,6 @@ mod tests {
             .restrict_isolated_hosts_to_isolated_images(false);
         assert_eq!(run(&f, &c, &with_image(Some("secret"))).unwrap(), names(&["iso"]));
         assert_eq!(run(&f, &c, &with_image(Some("public"))).unwrap(), names(&["iso", "plain"]));
-        assert!(f.once_per_request() && f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 }

@@ -7,6 +7,7 @@ use crate::id::HostId;
 use crate::nova::host_state::{derived_index, derived_is_number, HostStateView};
 use crate::nova::json_query::{NumericQuery, Query, QueryError, Vars};
 use crate::nova::pyvalue::{PyObject, PyValue};
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 use serde_json::Value;
 
@@ -49,7 +50,7 @@ struct QueryState {
 }
 
 fn query(cx: &Cx<'_>) -> QueryState {
-    let mut query = match cx.request().vm.hints.get("query") {
+    let mut query = match VmSpec::of(cx).hints.get("query") {
         None | Some(Value::Null) => Ok(None),
         Some(q) => Query::parse(q),
     };
@@ -191,16 +192,17 @@ impl Filter for JsonFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nova::filters::common::testkit::{names, picks, reason, run, vm_request};
+    use crate::nova::filters::common::testkit::{names, picks, reason, run};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
     use crate::snapshot::{HostSpec, HostState, ResourceSpec};
     use crate::{Cluster, Request};
     use serde_json::json;
 
-    fn request(count: u32, query: Value) -> Request {
+    fn request(count: u32, query: Value) -> NovaRequest {
         let mut vm = VmSpec::default();
         vm.hints.insert("query".into(), query);
-        vm_request(count, vm).memory_mb(1024.0)
+        NovaRequest::new(Request::new(count).memory_mb(1024.0), vm)
     }
 
     fn cluster() -> Cluster {
@@ -278,10 +280,10 @@ mod tests {
         use crate::snapshot::Overlay;
         let c = cluster();
         let req = request(2, json!(["=", 1, 1]));
-        let compiled = req.compile(&c).unwrap();
+        let compiled = req.request.compile(&c).unwrap();
         let mut overlay = Overlay::new();
         overlay.consume(HostId(0), &[(crate::id::ResourceId::MEMORY_MB, 512.0)]);
-        let cx = Cx::new(&c, &req, &compiled, &overlay, 1);
+        let cx = Cx::new(&c, &req.request, &compiled, &overlay, 1).with_part(Some(&req.vm));
         let names = HOST_STATE_ATTRIBUTES.iter().chain(&["nosuch", "", "forced_down", "trust_level"]);
         for h in [HostId(0), HostId(1)] {
             let vars = HostVars { view: cx.host_state(h) };
@@ -324,12 +326,12 @@ mod tests {
             }
             let c = builder.build().unwrap();
             let req = request(1, q);
-            let compiled = req.compile(&c).unwrap();
+            let compiled = req.request.compile(&c).unwrap();
             let mut overlay = Overlay::new();
             for &p in &picks {
                 overlay.consume(HostId::from_index(p % hosts.len()), &[(crate::id::ResourceId::MEMORY_MB, 512.0)]);
             }
-            let cx = Cx::new(&c, &req, &compiled, &overlay, picks.len() as u32);
+            let cx = Cx::new(&c, &req.request, &compiled, &overlay, picks.len() as u32).with_part(Some(&req.vm));
             let fast = query(&cx);
             proptest::prop_assert!(fast.numeric.is_some());
             let plain = QueryState { numeric: None, ..fast.clone() };
@@ -351,6 +353,10 @@ mod tests {
         let c = cluster();
         let q = json!([">", "$free_ram_mb", 2048]);
         assert_eq!(picks(JsonFilter, &c, &request(4, q)).unwrap(), names(&["big", "big"]));
-        assert!(!JsonFilter.once_per_request() && !JsonFilter.runs_on_rebuild() && JsonFilter.host_local());
+        assert!(
+            !JsonFilter.once_per_request()
+                && !crate::nova::runs_on_rebuild(JsonFilter.name())
+                && JsonFilter.host_local()
+        );
     }
 }

@@ -144,7 +144,7 @@ mod tests {
         let f = MetricsFilter::new().weight_setting_str("cpu.frequency=1.0, nosuch.metric=2");
         assert_eq!(run(&f, &c, &r).unwrap(), Vec::<String>::new());
         assert_eq!(run(&MetricsFilter::new(), &c, &r).unwrap().len(), 3);
-        assert!(!f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

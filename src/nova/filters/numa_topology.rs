@@ -110,7 +110,7 @@ mod tests {
     use crate::error::ScheduleError;
     use crate::filter::Filter;
     use crate::nova::filters::common::testkit::{names, run, vm_request};
-    use crate::nova::request::{Flavor, Image, VmSpec};
+    use crate::nova::request::{Flavor, Image, NovaRequest, VmSpec};
     use crate::snapshot::{HostSpec, HostState};
     use crate::Cluster;
     use serde_json::json;
@@ -123,7 +123,7 @@ mod tests {
             .unwrap()
     }
 
-    fn with(specs: &[(&str, &str)], props: &[(&str, Value)]) -> crate::Request {
+    fn with(specs: &[(&str, &str)], props: &[(&str, Value)]) -> NovaRequest {
         let mut flavor = Flavor::new("m1", 1024.0, 1.0, 10.0);
         for (k, v) in specs {
             flavor = flavor.extra_spec(*k, *v);
@@ -152,12 +152,12 @@ mod tests {
             &[("hw_cpu_policy", json!("shared")), ("hw_numa_nodes", json!(null)), ("hw_architecture", json!("x86_64"))],
         );
         assert_eq!(run(&f, &cluster(), &plain).unwrap(), names(&["a", "b"]));
-        assert!(!f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]
     fn a_request_with_a_numa_topology_is_refused_naming_the_key() {
-        let cases: [(crate::Request, &str); 9] = [
+        let cases: [(NovaRequest, &str); 9] = [
             (with(&[("hw:numa_nodes", "2")], &[]), "flavor extra spec `hw:numa_nodes`"),
             (with(&[], &[("hw_numa_nodes", json!(2))]), "image property `hw_numa_nodes`"),
             (with(&[("hw:mem_page_size", "large")], &[]), "flavor extra spec `hw:mem_page_size`"),

@@ -52,11 +52,11 @@ mod tests {
     use crate::error::ScheduleError;
     use crate::filter::Filter;
     use crate::nova::filters::common::testkit::{names, run, vm_request};
-    use crate::nova::request::{Flavor, VmSpec};
+    use crate::nova::request::{Flavor, NovaRequest, VmSpec};
     use crate::snapshot::HostSpec;
     use crate::{Cluster, Request};
 
-    fn flavored(specs: &[(&str, &str)]) -> Request {
+    fn flavored(specs: &[(&str, &str)]) -> NovaRequest {
         let mut flavor = Flavor::new("m1", 1024.0, 1.0, 10.0);
         for (k, v) in specs {
             flavor = flavor.extra_spec(*k, *v);
@@ -71,7 +71,7 @@ mod tests {
         assert_eq!(run(&f, &c, &Request::new(1)).unwrap(), names(&["a", "b"]));
         let plain = flavored(&[("hw:pci_numa_affinity_policy", "preferred"), ("capabilities:pci", "x")]);
         assert_eq!(run(&f, &c, &plain).unwrap(), names(&["a", "b"]));
-        assert!(!f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

@@ -79,7 +79,7 @@ mod tests {
     #[test]
     fn flags() {
         assert!(!RamFilter.once_per_request());
-        assert!(!RamFilter.runs_on_rebuild());
+        assert!(!crate::nova::runs_on_rebuild(RamFilter.name()));
         assert!(RamFilter.host_local());
         assert_eq!(RamFilter.name(), "RamFilter");
     }

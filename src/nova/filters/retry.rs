@@ -1,7 +1,8 @@
 //! RetryFilter: not where this instance was already tried.
 
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::Cx;
 
 /// Nova's removed `RetryFilter` (last in 21.x Ussuri, reference §12.6): the request's
@@ -19,18 +20,13 @@ impl Filter for RetryFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let tried = &cx.request().vm.retry_hosts;
-        if tried.is_empty() {
-            return Verdict::Pass;
-        }
-        let view = cx.host_state(host);
-        let name = view.service_host();
-        let node = view.nodename();
-        let hit = tried.iter().any(|t| match t.split_once(':') {
-            Some((h, n)) => h == name && n == node,
-            None => t == name,
-        });
-        (!hit).into()
+        judge(cx, &VmSpec::of(cx).retry_hosts, host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let tried = &VmSpec::of(cx).retry_hosts;
+        rejected.check_lanes(chunk, mask, |h| judge(cx, tried, h))
     }
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
@@ -40,6 +36,21 @@ impl Filter for RetryFilter {
     fn host_local(&self) -> bool {
         true
     }
+}
+
+/// Whether `host` is not among the `tried` hosts.
+fn judge(cx: &Cx<'_>, tried: &[String], host: HostId) -> Verdict {
+    if tried.is_empty() {
+        return Verdict::Pass;
+    }
+    let view = cx.host_state(host);
+    let name = view.service_host();
+    let node = view.nodename();
+    let hit = tried.iter().any(|t| match t.split_once(':') {
+        Some((h, n)) => h == name && n == node,
+        None => t == name,
+    });
+    (!hit).into()
 }
 
 #[cfg(test)]
@@ -69,6 +80,10 @@ mod tests {
         assert_eq!(run(&RetryFilter, &c, &r).unwrap(), names(&["b"]));
         assert_eq!(reason(&RetryFilter, &c, &r, "a"), "already tried");
         assert_eq!(run(&RetryFilter, &c, &Request::new(1)).unwrap().len(), 4);
-        assert!(!RetryFilter.once_per_request() && !RetryFilter.runs_on_rebuild() && RetryFilter.host_local());
+        assert!(
+            !RetryFilter.once_per_request()
+                && !crate::nova::runs_on_rebuild(RetryFilter.name())
+                && RetryFilter.host_local()
+        );
     }
 }

@@ -43,12 +43,13 @@ impl Filter for SameHostFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
     use crate::snapshot::{HostSpec, InstanceSpec};
     use crate::Cluster;
     use serde_json::json;
 
-    fn request(hint: serde_json::Value) -> crate::Request {
+    fn request(hint: serde_json::Value) -> NovaRequest {
         let mut vm = VmSpec::default();
         vm.hints.insert("same_host".into(), hint);
         vm_request(1, vm)
@@ -68,6 +69,6 @@ mod tests {
         assert_eq!(run(&f, &c, &request(json!(["nowhere"]))).unwrap(), Vec::<String>::new());
         assert_eq!(run(&f, &c, &crate::Request::new(1)).unwrap(), names(&["a", "b", "c"]));
         assert_eq!(reason(&f, &c, &request(json!("u1")), "c"), "runs no instance named in same_host");
-        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 }

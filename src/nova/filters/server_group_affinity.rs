@@ -2,8 +2,9 @@
 
 use super::common::{group_has_hosts, group_with_policy, in_group_hosts, GroupSets};
 use crate::error::ScheduleError;
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 
 /// Nova's `ServerGroupAffinityFilter` (reference §7.1). It acts only when the request's server
@@ -27,10 +28,13 @@ impl Filter for ServerGroupAffinityFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        match group_with_policy(cx, POLICY) {
-            Some(g) if group_has_hosts(cx, g) => in_group_hosts(cx, g, cx.state::<GroupSets>(), host).into(),
-            _ => Verdict::Pass,
-        }
+        self.judge(cx, VmSpec::of(cx), host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let vm = VmSpec::of(cx);
+        rejected.check_lanes(chunk, mask, |h| self.judge(cx, vm, h))
     }
 
     /// Host-local unless the request has a group with this policy: then every pick joins the
@@ -41,6 +45,16 @@ impl Filter for ServerGroupAffinityFilter {
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
         "not a host of the affinity group".into()
+    }
+}
+
+impl ServerGroupAffinityFilter {
+    /// The verdict for `host` under the request's VM part `vm`.
+    fn judge(&self, cx: &Cx<'_>, vm: &VmSpec, host: HostId) -> Verdict {
+        match vm.group_with_policy(POLICY) {
+            Some(g) if group_has_hosts(cx, g) => in_group_hosts(cx, g, cx.state::<GroupSets>(), host).into(),
+            _ => Verdict::Pass,
+        }
     }
 }
 
@@ -72,6 +86,6 @@ mod tests {
         let f = ServerGroupAffinityFilter;
         assert_eq!(run(&f, &c, &group_request(1, POLICY, &[], &[])).unwrap().len(), 3);
         assert_eq!(picks(f, &c, &group_request(3, POLICY, &[], &[])).unwrap(), names(&["a", "a", "a"]));
-        assert!(!f.once_per_request() && !f.runs_on_rebuild() && !f.host_local());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && !f.host_local());
     }
 }

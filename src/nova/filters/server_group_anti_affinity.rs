@@ -1,9 +1,10 @@
 //! ServerGroupAntiAffinityFilter: spread a server group's members.
 
-use super::common::{group_with_policy, instance_uuid, members_on_host, GroupSets};
+use super::common::{group_with_policy, members_on_host, GroupSets};
 use crate::error::ScheduleError;
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 
 /// Nova's `ServerGroupAntiAffinityFilter` (reference §7.1). It acts only when the request's server
@@ -39,12 +40,13 @@ impl Filter for ServerGroupAntiAffinityFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let Some(group) = group_with_policy(cx, POLICY) else { return Verdict::Pass };
-        // A move may land on the instance's own host.
-        if cx.cluster().service_has_instance(host, &instance_uuid(cx)) {
-            return Verdict::Pass;
-        }
-        (members_on_host(cx, group, cx.state::<GroupSets>(), host) < max_per_host(cx)).into()
+        self.judge(cx, VmSpec::of(cx), host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let vm = VmSpec::of(cx);
+        rejected.check_lanes(chunk, mask, |h| self.judge(cx, vm, h))
     }
 
     fn describe(&self, cx: &Cx<'_>, _reason: Reason) -> String {
@@ -55,6 +57,19 @@ impl Filter for ServerGroupAntiAffinityFilter {
         // The member count of a host changes only when the host is picked. (The own-host
         // exemption assumes the request's instance ids are not on hosts that it does not pick.)
         true
+    }
+}
+
+impl ServerGroupAntiAffinityFilter {
+    /// The verdict for `host` under the request's VM part `vm`.
+    fn judge(&self, cx: &Cx<'_>, vm: &VmSpec, host: HostId) -> Verdict {
+        let Some(group) = vm.group_with_policy(POLICY) else { return Verdict::Pass };
+        // A move may land on the instance's own host.
+        if cx.cluster().service_has_instance(host, &vm.instance_uuid(cx.instance())) {
+            return Verdict::Pass;
+        }
+        let max = group.max_server_per_host.map_or(1, u64::from);
+        (members_on_host(cx, group, cx.state::<GroupSets>(), host) < max).into()
     }
 }
 
@@ -103,7 +118,7 @@ mod tests {
         let mut moving = group_request(1, POLICY, &[], &["m1"]);
         moving.vm.instance_uuids = vec!["m1".into()];
         assert_eq!(run(&f, &c, &moving).unwrap(), names(&["member", "stranger", "listed"]));
-        assert!(!f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(!f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

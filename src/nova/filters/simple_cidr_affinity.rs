@@ -5,6 +5,7 @@ use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::nova::pyvalue::parse_py_int;
+use crate::nova::request::VmSpec;
 use crate::request::{Cx, Prepared};
 use serde_json::Value;
 use std::net::IpAddr;
@@ -95,7 +96,7 @@ fn mask_prefix(mask: &str, v4: bool) -> Option<u32> {
 }
 
 fn wanted(cx: &Cx<'_>) -> Wanted {
-    let vm = &cx.request().vm;
+    let vm = VmSpec::of(cx);
     let near = hint(vm, "build_near_host_ip");
     if !near.is_truthy() {
         return Wanted::Anywhere;
@@ -189,12 +190,13 @@ impl Filter for SimpleCIDRAffinityFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
+    use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
     use crate::snapshot::HostSpec;
     use crate::{Cluster, Request};
     use serde_json::json;
 
-    fn request(near: Option<Value>, cidr: Option<Value>) -> Request {
+    fn request(near: Option<Value>, cidr: Option<Value>) -> NovaRequest {
         let mut vm = VmSpec::default();
         if let Some(n) = near {
             vm.hints.insert("build_near_host_ip".into(), n);
@@ -239,7 +241,7 @@ mod tests {
         assert_eq!(reason(&f, &c, &request(Some(json!("10.0.0.1")), None), "b"), "not in network 10.0.0.1/24");
         assert_eq!(run(&f, &c, &request(None, Some(json!("/8")))).unwrap().len(), 4);
         assert_eq!(run(&f, &c, &request(Some(json!("")), None)).unwrap().len(), 4);
-        assert!(f.once_per_request() && !f.runs_on_rebuild() && f.host_local());
+        assert!(f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }
 
     #[test]

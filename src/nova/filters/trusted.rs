@@ -54,11 +54,12 @@ impl Filter for TrustedFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, reason, run};
+    use crate::nova::request::NovaRequest;
     use crate::snapshot::HostSpec;
     use crate::Cluster;
     use serde_json::json;
 
-    fn request(trust: Option<&str>) -> crate::Request {
+    fn request(trust: Option<&str>) -> NovaRequest {
         let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);
         if let Some(t) = trust {
             r.vm.flavor.as_mut().unwrap().extra_specs.insert(TRUST_SPEC, t);
@@ -81,6 +82,6 @@ mod tests {
         assert_eq!(run(&TrustedFilter, &c, &request(Some(""))).unwrap().len(), 3);
         assert_eq!(run(&TrustedFilter, &c, &request(None)).unwrap().len(), 3);
         assert_eq!(reason(&TrustedFilter, &c, &request(Some("trusted")), "bad"), "trust level is not trusted");
-        assert!(TrustedFilter.once_per_request() && !TrustedFilter.runs_on_rebuild());
+        assert!(TrustedFilter.once_per_request() && !crate::nova::runs_on_rebuild(TrustedFilter.name()));
     }
 }

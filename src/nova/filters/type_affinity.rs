@@ -1,8 +1,8 @@
 //! TypeAffinityFilter: one flavor per host.
 
-use super::common::flavor;
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
+use crate::nova::request::VmSpec;
 use crate::request::Cx;
 
 /// Nova's removed `TypeAffinityFilter` (last in 16.x Pike, reference §12.8): a host passes iff
@@ -19,15 +19,13 @@ impl Filter for TypeAffinityFilter {
     }
 
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict {
-        let cluster = cx.cluster();
-        // No instance carries the label: nothing to compare.
-        let Some(key) = cluster.symbols().get("flavor_id") else { return Verdict::Pass };
-        let wanted = flavor(cx).and_then(|f| f.id.as_deref());
-        let other = cluster.service_instances(host).any(|i| match i.labels.get(key) {
-            Some(id) => Some(cluster.resolve(id)) != wanted,
-            None => false,
-        });
-        (!other).into()
+        self.judge(cx, VmSpec::of(cx), host)
+    }
+
+    /// Reads the VM part once per chunk, not per host.
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        let vm = VmSpec::of(cx);
+        rejected.check_lanes(chunk, mask, |h| self.judge(cx, vm, h))
     }
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
@@ -36,6 +34,21 @@ impl Filter for TypeAffinityFilter {
 
     fn host_local(&self) -> bool {
         true
+    }
+}
+
+impl TypeAffinityFilter {
+    /// The verdict for `host` under the request's VM part `vm`.
+    fn judge(&self, cx: &Cx<'_>, vm: &VmSpec, host: HostId) -> Verdict {
+        let cluster = cx.cluster();
+        // No instance carries the label: nothing to compare.
+        let Some(key) = cluster.symbols().get("flavor_id") else { return Verdict::Pass };
+        let wanted = vm.flavor.as_ref().and_then(|f| f.id.as_deref());
+        let other = cluster.service_instances(host).any(|i| match i.labels.get(key) {
+            Some(id) => Some(cluster.resolve(id)) != wanted,
+            None => false,
+        });
+        (!other).into()
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::error::ScheduleError;
 use crate::id::HostId;
-use crate::nova::request::GroupMembers;
+use crate::nova::request::{GroupMembers, VmSpec};
 use crate::request::{Cx, Prepared};
 use crate::weigh::{Bounds, Extension, Weigher};
 
@@ -19,9 +19,9 @@ pub(super) struct PolicyMembers {
 impl PolicyMembers {
     /// The members of the request's group if its policy is exactly `policy`.
     pub(super) fn new(cx: &Cx<'_>, policy: &str) -> Self {
-        let request = cx.request();
-        let group = request.vm.group_with_policy(policy);
-        PolicyMembers { members: group.map(|g| GroupMembers::new(&request.vm, request.count, g)) }
+        let vm = VmSpec::of(cx);
+        let group = vm.group_with_policy(policy);
+        PolicyMembers { members: group.map(|g| GroupMembers::new(vm, cx.request().count, g)) }
     }
 
     /// The number of group members on `host` ([`GroupMembers::on_host`]), 0 without the group.

@@ -3,9 +3,11 @@
 use super::*;
 use crate::error::ScheduleError;
 use crate::explain::RankedHost;
-use crate::nova::request::{ServerGroup, VmSpec};
-use crate::request::{ExplainOptions, Request};
-use crate::schedule::{Placement, Scheduler, Ties};
+use crate::id::HostId;
+use crate::nova::request::{NovaRequest, ServerGroup, VmSpec};
+use crate::nova::NovaScheduler;
+use crate::request::{Cx, ExplainOptions, Request};
+use crate::schedule::{Placement, Ties};
 use crate::snapshot::{AggregateSpec, Cluster, ClusterBuilder, HostSpec, InstanceSpec, ResourceSpec};
 use crate::weigh::Weigher;
 use serde_json::json;
@@ -15,14 +17,14 @@ use serde_json::json;
 fn schedule(
     cluster: &Cluster,
     weighers: Vec<(Box<dyn Weigher>, f64)>,
-    request: Request,
+    request: impl Into<NovaRequest>,
 ) -> Result<Placement, ScheduleError> {
-    let mut builder = Scheduler::builder().ties(Ties::PreviousOrder);
+    let mut builder = NovaScheduler::builder().ties(Ties::PreviousOrder);
     for (w, m) in weighers {
         builder = builder.weigher_boxed(w, m);
     }
     let scheduler = builder.build().unwrap();
-    scheduler.schedule(cluster, &request.explain(ExplainOptions::detailed(cluster.len() as u32)))
+    scheduler.schedule(cluster, &request.into().explain(ExplainOptions::detailed(cluster.len() as u32)))
 }
 
 /// The first instance's ranking: `(host, weight)` best first.
@@ -263,14 +265,14 @@ fn group_hosts() -> Cluster {
         .unwrap()
 }
 
-fn group_request(policy: &str, request_members: bool) -> Request {
+fn group_request(policy: &str, request_members: bool) -> NovaRequest {
     let uuids: Vec<String> = (0..3).map(|i| format!("r{i}")).collect();
     let mut members: Vec<String> = ["m1", "m2", "m3"].map(String::from).to_vec();
     if request_members {
         members.extend(uuids.iter().cloned());
     }
     let group = ServerGroup { policy: policy.into(), members, ..ServerGroup::default() };
-    Request::new(3).vm(VmSpec { server_group: Some(group), instance_uuids: uuids, ..VmSpec::default() })
+    NovaRequest::new(Request::new(3), VmSpec { server_group: Some(group), instance_uuids: uuids, ..VmSpec::default() })
 }
 
 #[test]
@@ -393,7 +395,7 @@ fn soft_anti_affinity_counts_only_the_picks_that_are_members() {
         let members: Vec<bool> = (0..4).map(|j| pattern >> j & 1 == 1).collect();
         let listed = uuids.iter().zip(&members).filter(|p| *p.1).map(|p| p.0.clone()).collect();
         let group = ServerGroup { policy: "soft-anti-affinity".into(), members: listed, ..ServerGroup::default() };
-        let request = Request::new(4).vm(VmSpec { server_group: Some(group), ..VmSpec::default() });
+        let request = NovaRequest::new(Request::new(4), VmSpec { server_group: Some(group), ..VmSpec::default() });
         let p = schedule(&cluster, one(ServerGroupSoftAntiAffinityWeigher, 1.0), request).unwrap();
         let expected: Vec<&str> = soft_anti_affinity_model(3, &members).iter().map(|&h| ["a", "b", "c"][h]).collect();
         assert_eq!(picks(&p), expected, "members {members:?}");
@@ -538,4 +540,75 @@ fn the_nova_34_weighers_name_their_options_and_defaults() {
     // Every raw value of ImagePropertiesWeigher is 0: an override could not change a weight.
     assert_eq!(per_host, [true, true, false]);
     assert!(all.iter().all(|w| w.host_local()));
+}
+
+/// Moved from the core's weigh module: the Nova weighers opt in to the `Extension`.
+#[test]
+fn a_plain_weigher_has_no_extension_and_is_asked_as_one() {
+    use crate::snapshot::{Cluster, HostSpec};
+    let cluster = Cluster::builder().host(HostSpec::new("a").memory_mb(8.0)).build().unwrap();
+    let request = crate::request::Request::new(1);
+    let compiled = request.compile(&cluster).unwrap();
+    let overlay = crate::snapshot::Overlay::new();
+    let cx = Cx::new(&cluster, &request, &compiled, &overlay, 0);
+    let plain: Box<dyn Weigher> = Box::new(crate::weigh::weigher_fn("plain", |_: &Cx<'_>, _| 1.0));
+    assert!(plain.extension().is_none());
+    assert_eq!(plain.multiplier(&cx, HostId(0), 2.5), 2.5);
+    assert!(!plain.per_host_multiplier() && !plain.multiplier_by_aggregates() && !plain.validates());
+    assert!(plain.validate(&cx, &[HostId(0)]).is_ok());
+    // The filter scheduler's weighers opt in, and the extension survives `Arc` and `&`.
+    let ram: std::sync::Arc<dyn Weigher> = std::sync::Arc::new(RamWeigher);
+    let by_ref: &dyn Weigher = &ram;
+    assert!(by_ref.per_host_multiplier() && by_ref.multiplier_by_aggregates() && !by_ref.validates());
+    let metrics: Box<dyn Weigher> = Box::new(MetricsWeigher::new(&["cpu=1.0"]));
+    assert!(metrics.validates());
+}
+
+// Moved from the core's weigh module: the per-class multiplier memo, with the Nova weighers.
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(100))]
+
+    /// A multiplier kept per aggregate class is the one the weigher gives for each host, in
+    /// any order the hosts are asked.
+    #[test]
+    fn multipliers_per_aggregate_class_match_each_hosts_own(
+        sets in proptest::collection::vec(0u8..8, 1..40),
+        values in proptest::collection::vec(proptest::sample::select(vec!["2.0", "-1", "0.5", "x", ""]), 3),
+        order in proptest::collection::vec(proptest::num::usize::ANY, 0..80),
+    ) {
+        use crate::request::Request;
+        use crate::snapshot::{AggregateSpec, Cluster, ClusterSpec, HostSpec, Overlay};
+        let mut spec = ClusterSpec::default();
+        for (a, v) in values.iter().enumerate() {
+            let mut agg = AggregateSpec::new(format!("a{a}"));
+            if !v.is_empty() {
+                agg = agg.metadata("ram_weight_multiplier", *v).metadata("build_failure_weight_multiplier", *v);
+            }
+            spec.aggregates.push(agg);
+        }
+        for (i, set) in sets.iter().enumerate() {
+            let mut h = HostSpec::new(format!("h{i}"));
+            for a in 0..3 {
+                if set >> a & 1 == 1 {
+                    h = h.aggregate(format!("a{a}"));
+                }
+            }
+            spec.hosts.push(h);
+        }
+        let cluster = Cluster::from_spec(&spec).unwrap();
+        let request = Request::new(1);
+        let compiled = request.compile(&cluster).unwrap();
+        let overlay = Overlay::new();
+        let cx = Cx::new(&cluster, &request, &compiled, &overlay, 0);
+        let weighers: [&dyn Weigher; 2] = [&RamWeigher, &BuildFailureWeigher];
+        let mut memo = crate::weigh::Multipliers::default();
+        memo.start(weighers.len());
+        for &i in order.iter().chain(&(0..sets.len()).collect::<Vec<_>>()) {
+            let host = HostId::from_index(i % sets.len());
+            for (w, weigher) in weighers.iter().enumerate() {
+                let direct = weigher.multiplier(&cx, host, 1.5);
+                proptest::prop_assert_eq!(memo.get(w, *weigher, &cx, host, 1.5), direct);
+            }
+        }
+    }
 }
