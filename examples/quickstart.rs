@@ -5,7 +5,7 @@
 
 use placewise::{
     AvailabilityZoneFilter, Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, InstanceSpec,
-    LabelSelectorFilter, Placement, Request, ResourceFilter, Scheduler,
+    LabelSelectorFilter, Outcome, Request, ResourceFilter, Scheduler,
 };
 use std::error::Error;
 
@@ -58,7 +58,7 @@ fn zones(cluster: &Cluster) -> Vec<&str> {
     topology.domains(level).iter().map(|&z| cluster.resolve(z)).collect()
 }
 
-fn print_placement(name: &str, cluster: &Cluster, placement: &Placement) {
+fn print_placement(name: &str, cluster: &Cluster, placement: &Outcome) {
     let status = if placement.is_complete() { "placed" } else { "NOT PLACED" };
     println!("{name}: {status} {}/{}", placement.selections.len(), placement.requested);
     for s in &placement.selections {
@@ -75,7 +75,7 @@ fn print_placement(name: &str, cluster: &Cluster, placement: &Placement) {
 
 /// Turns a placement into `InstancePlaced` events and applies them: a new snapshot, the old one
 /// untouched.
-fn record(cluster: &Cluster, name: &str, request: &Request, placement: &Placement) -> Result<Cluster, Box<dyn Error>> {
+fn record(cluster: &Cluster, name: &str, request: &Request, placement: &Outcome) -> Result<Cluster, Box<dyn Error>> {
     let mut next = cluster.clone();
     for s in &placement.selections {
         let mut instance = InstanceSpec::new(format!("{name}-{}", s.instance)).group(name);

@@ -56,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for volume in volumes() {
         let cluster = Cluster::from_spec(&spec)?;
         let result = scheduler.schedule(&cluster, &volume, &[], 0)?;
-        for (name, outcome) in &result.results {
+        for (name, outcome) in &result.selections {
             let Some(p) = &outcome.placement else { continue };
             let zone = spec.hosts[p.host.index()].topology.get("zone").map_or("", String::as_str);
             println!("{:<14} {:<24} {:<8} {:<7} {:<6}", volume.name, name, p.node_id, zone, p.disk_id);
@@ -66,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let Some(message) = result.condition_message() else { continue };
         println!("\n{}: Scheduled=False, \"{message}\"", volume.name);
         // Every failed replica has the same story here: explain the first one.
-        let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) else { continue };
+        let Some((name, outcome)) = result.selections.iter().find(|(_, o)| o.placement.is_none()) else { continue };
         let e = &outcome.explanation;
         println!("  {name}: reasons \"{}\"; {e}", outcome.reasons.joined());
         // Every node and disk left out, with the rule that excluded it.
@@ -100,7 +100,7 @@ fn composed(cluster: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
         let result = scheduler.schedule_with(&mut scratch, cluster, &volume, &[], 0)?;
         let placed: Vec<String> = result.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect();
         println!("  {}: {}", volume.name, placed.join(", "));
-        if let Some((name, outcome)) = result.results.iter().find(|(_, o)| o.placement.is_none()) {
+        if let Some((name, outcome)) = result.selections.iter().find(|(_, o)| o.placement.is_none()) {
             let hooks = ["maintenance", "zone anti-affinity"];
             for v in outcome.explanation.verdicts.iter().filter(|v| hooks.contains(&v.filter.as_deref().unwrap_or("")))
             {

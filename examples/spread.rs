@@ -65,14 +65,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "{} ({:?}): {} placed, {} unplaced",
             request.service,
             request.mode,
-            out.assignments.len(),
+            out.selections.len(),
             out.unplaced
         );
         print_tree(&out.tree, 0);
         if let Some(message) = out.message() {
             println!("  {message}");
         }
-        for a in &out.assignments {
+        for a in &out.selections {
             let instance = InstanceSpec::new(format!("{}-{}", request.service, a.task))
                 .group(request.service.clone())
                 .resource("memory_mb", request.resources.get("memory_mb").copied().unwrap_or(0.0));

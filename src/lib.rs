@@ -1,7 +1,7 @@
 //! placewise decides where workloads go.
 //!
 //! Give it an in-memory [`Cluster`] snapshot and a [`Request`]; a [`Scheduler`] made of
-//! [`Filter`]s and [`Weigher`]s returns a [`Placement`] that says which host takes each instance,
+//! [`Filter`]s and [`Weigher`]s returns a [`Outcome`] that says which host takes each instance,
 //! and an [`Explanation`] of every decision.
 //!
 //! # Contents
@@ -58,7 +58,7 @@
 //! - **Ranking is tiers.** Weighers in a tier are [normalised](normalize) and summed with their
 //!   multipliers; tiers compare one after another; ties go to the lowest host id, or to a seeded
 //!   pick among the best `k` ([`SchedulerBuilder::host_subset_size`]).
-//! - **Rejections are data.** "No valid host" is a [`Placement`] with fewer selections and an
+//! - **Rejections are data.** "No valid host" is a [`Outcome`] with fewer selections and an
 //!   [`Explanation`] (`0/12 hosts are available: 7 insufficient memory, 5 not in zone az2`), not
 //!   an error. `Err` means the input was wrong.
 //! - **The filter scheduler, by name.** Every filter and weigher of OpenStack Nova's filter
@@ -85,7 +85,7 @@
 //! | [`request`] | [`Request`], and [`Cx`], what filters and weighers see |
 //! | [`filter`] | the [`Filter`] trait, adapters, combinators and the core's built-ins, [`filter::builtin`] |
 //! | [`weigh`] | the [`Weigher`] trait, [`normalize`] and the core's built-in, [`weigh::builtin`] |
-//! | [`schedule`] | [`Scheduler`], its builder, [`Placement`] |
+//! | [`schedule`] | [`Scheduler`], its builder, [`Outcome`] |
 //! | [`explain`] | [`Explanation`] and its parts |
 //! | [`hooks`] | [`hooks::Hooks`]: the caller's filters and tiers of weighers as every engine's builder collects and validates them |
 //! | [`nova`] | OpenStack Nova's filter scheduler: its filters and weighers by class name, its request parts and languages, configuration by name, the reference tool's scenarios |
@@ -137,10 +137,10 @@ pub use nova::weighers::{
 };
 pub use replica::{
     DiskChoice, FailureReason, LonghornVersion, Replica, ReplicaError, ReplicaOutcome, ReplicaPlacement,
-    ReplicaScheduler, ReplicaSettings, Volume, VolumeSchedule,
+    ReplicaScheduler, ReplicaSelection, ReplicaSettings, Volume,
 };
 pub use request::{CompiledRequest, Cx, ExplainOptions, Part, Prepared, Request};
-pub use schedule::{HostLists, Placement, Scheduler, SchedulerBuilder, Scope, Scratch, Selection, Ties};
+pub use schedule::{HostLists, Outcome, Scheduler, SchedulerBuilder, Scope, Scratch, Selection, Ties};
 pub use snapshot::{
     Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk,
     DiskSpec, DiskType, Domains, Host, HostResources, HostSpec, HostState, HotChunk, HotDisk, Instance, InstanceSpec,

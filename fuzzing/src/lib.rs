@@ -22,7 +22,7 @@ use placewise::nova::pyvalue::PyValue;
 use placewise::nova::scenario::Scenario;
 use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume};
 use placewise::request::Request;
-use placewise::schedule::{Placement, Scheduler};
+use placewise::schedule::{Outcome, Scheduler};
 use placewise::service::{MatchExpr, ServiceScheduler};
 use placewise::snapshot::{
     check_attributes, Cluster, ClusterEvent, ClusterSpec, DiskSpec, HostSpec, InstanceSpec, ResourceSpec, StateChange,
@@ -36,7 +36,7 @@ pub mod json_mutate;
 pub mod nova_draw;
 
 /// What an entry reports: `Err` names the broken invariant.
-pub type Outcome = Result<(), String>;
+pub type Checked = Result<(), String>;
 
 fn text(data: &[u8]) -> Option<&str> {
     std::str::from_utf8(data).ok()
@@ -72,7 +72,7 @@ pub fn small_cluster() -> Result<Cluster, String> {
 
 /// Checks what must hold of every snapshot: finite derived totals, hot columns that agree with
 /// the host records, a consistent name index ([`check_hosts`]), and a spec round trip.
-pub fn check_cluster(cluster: &Cluster) -> Outcome {
+pub fn check_cluster(cluster: &Cluster) -> Checked {
     check_hosts(cluster)?;
     let spec = cluster.to_spec();
     let again = Cluster::from_spec(&spec).map_err(|e| format!("a snapshot's own spec does not build: {e}"))?;
@@ -83,7 +83,7 @@ pub fn check_cluster(cluster: &Cluster) -> Outcome {
 }
 
 /// The per-host part of [`check_cluster`], cheap enough to run after every event.
-pub fn check_hosts(cluster: &Cluster) -> Outcome {
+pub fn check_hosts(cluster: &Cluster) -> Checked {
     let mut live = 0;
     for (id, host) in cluster.hosts() {
         live += 1;
@@ -115,7 +115,7 @@ pub fn check_hosts(cluster: &Cluster) -> Outcome {
 }
 
 /// Every chunk's state masks and room summary agree with its hosts.
-fn check_chunk_summaries(cluster: &Cluster) -> Outcome {
+fn check_chunk_summaries(cluster: &Cluster) -> Checked {
     for c in 0..cluster.chunk_count() {
         let hot = cluster.hot_chunk(c);
         let mut room = [f64::INFINITY; 3];
@@ -146,7 +146,7 @@ fn check_chunk_summaries(cluster: &Cluster) -> Outcome {
 }
 
 /// No host got more than it had free of any resource the request asks for.
-pub fn check_placement(cluster: &Cluster, request: &Request, placement: &Placement) -> Outcome {
+pub fn check_placement(cluster: &Cluster, request: &Request, placement: &Outcome) -> Checked {
     if placement.selections.len() > request.count as usize {
         return Err(format!("{} selections for count {}", placement.selections.len(), request.count));
     }
@@ -172,7 +172,7 @@ pub fn check_placement(cluster: &Cluster, request: &Request, placement: &Placeme
 /// What holds of any placement, whichever filters ran: no more selections than asked, each on a
 /// live host of the snapshot. (Over-commit is a configuration's choice when it leaves out the
 /// resource filters, as the filter scheduler allows.)
-pub fn check_selections(cluster: &Cluster, request: &Request, placement: &Placement) -> Outcome {
+pub fn check_selections(cluster: &Cluster, request: &Request, placement: &Outcome) -> Checked {
     if placement.selections.len() > request.count as usize {
         return Err(format!("{} selections for count {}", placement.selections.len(), request.count));
     }
@@ -185,7 +185,7 @@ pub fn check_selections(cluster: &Cluster, request: &Request, placement: &Placem
 /// `ClusterSpec` JSON → `Cluster`, then the snapshot invariants; serde's own reading of a
 /// `ClusterSpec` refuses what `from_json` refuses as an array and reads what it reads; the
 /// engines' attribute checks run on the snapshot.
-pub fn cluster_json(data: &[u8]) -> Outcome {
+pub fn cluster_json(data: &[u8]) -> Checked {
     let Some(json) = text(data) else { return Ok(()) };
     let direct = serde_json::from_str::<ClusterSpec>(json);
     match Cluster::from_json(json) {
@@ -219,7 +219,7 @@ pub fn cluster_json(data: &[u8]) -> Outcome {
 
 /// `Request` JSON → compile → schedule twice on [`small_cluster`]: no over-commit, and the same
 /// answer both times.
-pub fn request_json(data: &[u8]) -> Outcome {
+pub fn request_json(data: &[u8]) -> Checked {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(request) = Request::from_json(json) else { return Ok(()) };
     let cluster = small_cluster()?;
@@ -239,7 +239,7 @@ pub fn request_json(data: &[u8]) -> Outcome {
 }
 
 /// `SchedulerConfig` JSON → build → schedule one request on [`small_cluster`] ([`check_selections`]).
-pub fn config_json(data: &[u8]) -> Outcome {
+pub fn config_json(data: &[u8]) -> Checked {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(config) = SchedulerConfig::from_json(json) else { return Ok(()) };
     let Ok(scheduler) = config.build() else { return Ok(()) };
@@ -340,7 +340,7 @@ fn event_from(b: &mut Bytes<'_>) -> ClusterEvent {
 /// A sequence of `ClusterEvent`s applied to [`small_cluster`], with a schedule after some of
 /// them: an error leaves the snapshot unchanged, every snapshot keeps the invariants of
 /// [`check_cluster`], and no placement over-commits.
-pub fn events(data: &[u8]) -> Outcome {
+pub fn events(data: &[u8]) -> Checked {
     let mut b = Bytes::new(data);
     let mut cluster = small_cluster()?;
     let scheduler = Scheduler::standard();
@@ -377,7 +377,7 @@ pub fn events(data: &[u8]) -> Outcome {
 
 /// `LabelExpr` and the product dialect (`MatchExpr`): parse, and `Display` parses back to the
 /// same expression.
-pub fn label_expr(data: &[u8]) -> Outcome {
+pub fn label_expr(data: &[u8]) -> Checked {
     let Some(input) = text(data) else { return Ok(()) };
     if let Ok(expr) = LabelExpr::parse(input) {
         let shown = expr.to_string();
@@ -400,7 +400,7 @@ pub fn label_expr(data: &[u8]) -> Outcome {
 
 /// Extra-spec operators: parse the requirement (first line) and match it against the value
 /// (second line); `Display` gives back the text.
-pub fn extra_specs(data: &[u8]) -> Outcome {
+pub fn extra_specs(data: &[u8]) -> Checked {
     let Some(input) = text(data) else { return Ok(()) };
     let (requirement, value) = input.split_once('\n').unwrap_or((input, "1"));
     let parsed = Requirement::parse(requirement);
@@ -414,7 +414,7 @@ pub fn extra_specs(data: &[u8]) -> Outcome {
 }
 
 /// The JSON query: parse the text and evaluate it against a fixed host's variables.
-pub fn json_query(data: &[u8]) -> Outcome {
+pub fn json_query(data: &[u8]) -> Checked {
     let Some(input) = text(data) else { return Ok(()) };
     let Ok(Some(query)) = Query::parse_str(input) else { return Ok(()) };
     let _ = query.validate();
@@ -433,16 +433,16 @@ pub fn json_query(data: &[u8]) -> Outcome {
 /// [`small_cluster`]: every placed task is on a host of the cluster, no more tasks than asked
 /// are placed, SwarmKit's message is there exactly when tasks are left, and the explanation
 /// covers the cluster (a verdict per host when asked for).
-pub fn spread(data: &[u8]) -> Outcome {
+pub fn spread(data: &[u8]) -> Checked {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(request) = SpreadRequest::from_json(json) else { return Ok(()) };
     let cluster = small_cluster()?;
     if let Ok(outcome) = SpreadScheduler::new().schedule(&cluster, &request) {
-        let placed = outcome.assignments.len();
+        let placed = outcome.selections.len();
         if placed > request.tasks as usize {
             return Err(format!("{placed} tasks placed for {}", request.tasks));
         }
-        if let Some(a) = outcome.assignments.iter().find(|a| cluster.host(a.host).is_none()) {
+        if let Some(a) = outcome.selections.iter().find(|a| cluster.host(a.host).is_none()) {
             return Err(format!("task {} placed on missing host {:?}", a.task, a.host));
         }
         let e = &outcome.explanation;
@@ -474,7 +474,7 @@ struct ReplicaInput {
 
 /// A replica volume, its replicas and the settings (JSON `{"settings", "volume", "replicas",
 /// "now"}`) scheduled on [`small_cluster`].
-pub fn replica(data: &[u8]) -> Outcome {
+pub fn replica(data: &[u8]) -> Checked {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(input) = serde_json::from_str::<ReplicaInput>(json) else { return Ok(()) };
     let Ok(scheduler) = ReplicaScheduler::new(input.settings) else { return Ok(()) };
@@ -488,7 +488,7 @@ pub fn replica(data: &[u8]) -> Outcome {
 
 /// The Nova scenario reader: read, check the attributes the filters read, build the configured
 /// scheduler, schedule ([`check_selections`]), render the output.
-pub fn nova_scenario(data: &[u8]) -> Outcome {
+pub fn nova_scenario(data: &[u8]) -> Checked {
     let Some(json) = text(data) else { return Ok(()) };
     let Ok(scenario) = Scenario::from_json(json) else { return Ok(()) };
     check_cluster(&scenario.cluster)?;
@@ -504,7 +504,7 @@ pub fn nova_scenario(data: &[u8]) -> Outcome {
 }
 
 /// A fuzz entry point.
-pub type Entry = fn(&[u8]) -> Outcome;
+pub type Entry = fn(&[u8]) -> Checked;
 
 /// Every entry by target name, for the corpus test.
 pub const TARGETS: &[(&str, Entry)] = &[

@@ -15,7 +15,7 @@
 //! numbers, no record placewise refuses on purpose): `tests/data/nova/drawn_scenarios.sh`
 //! turns such draws into conformance scenarios, with Nova's own answers.
 
-use crate::{nova_scenario, Bytes, Outcome};
+use crate::{nova_scenario, Bytes, Checked};
 use serde_json::{json, Map, Value};
 use std::ops::{Deref, DerefMut};
 
@@ -639,7 +639,7 @@ pub fn draw_scenario(data: &[u8], scope: Scope) -> String {
 }
 
 /// A drawn scenario ([`draw_nova_scenario`]) through the checks of [`nova_scenario`].
-pub fn nova_drawn(data: &[u8]) -> Outcome {
+pub fn nova_drawn(data: &[u8]) -> Checked {
     nova_scenario(draw_nova_scenario(data).as_bytes())
 }
 

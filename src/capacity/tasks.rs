@@ -122,7 +122,7 @@ fn count(
         scheduler.schedule_with(&mut scratch, cluster, &r)
     };
     let all = run(limit)?;
-    let total = all.assignments.len() as u32;
+    let total = all.selections.len() as u32;
     let mut branches = Vec::new();
     collect(&all.tree, &mut Vec::new(), &mut branches);
     let shadow = if arithmetic && total < limit { Shadow::new(scheduler, cluster, request, &all)? } else { None };

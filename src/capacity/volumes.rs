@@ -18,7 +18,7 @@ pub struct VolumeCapacity {
     /// Replicas placed per disk, `(host, disk, replicas)` in id order.
     pub disks: Vec<(HostId, DiskId, u32)>,
     /// Why the next volume does not place: the volume's `Scheduled=False` message
-    /// ([`VolumeSchedule::condition_message`](crate::replica::VolumeSchedule::condition_message)).
+    /// ([`ReplicaOutcome::condition_message`](crate::replica::ReplicaOutcome::condition_message)).
     pub stop: Option<String>,
     /// The cluster with every counted volume's replicas written into its disks' `scheduled`
     /// bytes and scheduled-replica lists.

@@ -1,7 +1,7 @@
 //! The filter scheduler reference tool's scenario format: one JSON file with a `config`, the
 //! `aggregates`, the `hosts` (as the filter scheduler's HostState sees them) and a `request`.
 //! [`Scenario::from_json`] turns it into a [`Cluster`], a [`Request`] and a [`SchedulerConfig`];
-//! [`Scenario::output`] prints a [`Placement`] in the tool's output shape (selections,
+//! [`Scenario::output`] prints a [`Outcome`] in the tool's output shape (selections,
 //! `no_valid_host`, the first instance's per-filter removals and its weighed list), so the two
 //! answers can be compared by diffing two JSON files.
 //!
@@ -54,7 +54,7 @@ use crate::nova::host_state::METRICS_WITHOUT_VALUE;
 use crate::nova::pyvalue::parse_py_int;
 use crate::nova::request::{Flavor, Image, NovaRequest, ServerGroup, VmSpec};
 use crate::request::Request;
-use crate::schedule::Placement;
+use crate::schedule::Outcome;
 use crate::snapshot::{
     AggregateSpec, AttributeWarning, Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec, ResourceSpec,
 };
@@ -667,7 +667,7 @@ impl Scenario {
     /// `null` for instances that found none, and `first_instance` with its per-filter `in`/`out`/`removed` and the weighed
     /// list (`host`, `weight`), when the placement's explanation carries verdicts and the top list
     /// (schedule with [`ExplainOptions::detailed`](crate::ExplainOptions::detailed) over all hosts).
-    pub fn output(&self, placement: &Placement) -> Value {
+    pub fn output(&self, placement: &Outcome) -> Value {
         let n = self.request.request.count as usize;
         let label = |h: crate::id::HostId| self.cluster.service_host_name(h).to_owned();
         let node = |h: crate::id::HostId| {

@@ -10,7 +10,7 @@ use crate::error::{BuildError, ScheduleError};
 use crate::explain::HostVerdict;
 use crate::filter::Filter;
 use crate::id::HostId;
-use crate::schedule::{HostLists, Placement, Scheduler, SchedulerBuilder, Scope, Scratch, Ties};
+use crate::schedule::{HostLists, Outcome, Scheduler, SchedulerBuilder, Scope, Scratch, Ties};
 use crate::snapshot::Cluster;
 use crate::weigh::Weigher;
 
@@ -184,7 +184,7 @@ impl NovaScheduler {
     /// # Errors
     ///
     /// As [`Scheduler::schedule`].
-    pub fn schedule(&self, cluster: &Cluster, request: &NovaRequest) -> Result<Placement, ScheduleError> {
+    pub fn schedule(&self, cluster: &Cluster, request: &NovaRequest) -> Result<Outcome, ScheduleError> {
         self.schedule_with(&mut Scratch::new(), cluster, request)
     }
 
@@ -198,7 +198,7 @@ impl NovaScheduler {
         scratch: &mut Scratch,
         cluster: &Cluster,
         request: &NovaRequest,
-    ) -> Result<Placement, ScheduleError> {
+    ) -> Result<Outcome, ScheduleError> {
         let lists = host_lists(cluster, &request.vm);
         self.core.schedule_scoped(scratch, cluster, &request.request, self.scope(&request.vm, lists.as_ref()))
     }

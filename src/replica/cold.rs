@@ -18,7 +18,7 @@ use super::prep::Lone;
 use super::reasons::Tier;
 use super::volume::{DataLocality, Replica, Volume};
 use super::zones::{self, ABSENT};
-use super::{Ctx, ReplicaOutcome, ReplicaScheduler, VolumeSchedule, MAX_VOLUME_REPLICAS};
+use super::{Ctx, ReplicaOutcome, ReplicaScheduler, ReplicaSelection, MAX_VOLUME_REPLICAS};
 use crate::id::{DomainId, HostId};
 use crate::rng::SplitMix64;
 use crate::snapshot::{Cluster, CHUNK};
@@ -147,7 +147,7 @@ impl ReplicaScheduler {
         cluster: &Cluster,
         volume: &Volume,
         replicas: &[Replica],
-    ) -> Option<VolumeSchedule> {
+    ) -> Option<ReplicaOutcome> {
         let n = volume.number_of_replicas;
         if !self.cold_pass
             || !self.zone_lists
@@ -189,19 +189,19 @@ impl ReplicaScheduler {
             let placement = self.placement(cluster, volume, r, pick)?;
             used.push(tier.zone_of.get(pick.host.index()).copied().unwrap_or(DomainId::NONE));
             super::place_replica(r, &placement);
-            let mut outcome = ReplicaOutcome::new(cluster.len());
+            let mut outcome = ReplicaSelection::new(cluster.len());
             outcome.placement = Some(placement);
             outcome.tier = Some(Tier::UnusedNodesInUnusedZones);
             outcome.explanation.available = 1;
             results.push((r.name.clone(), outcome));
         }
-        Some(VolumeSchedule {
+        Some(ReplicaOutcome {
             replicas: list,
             created,
             reused: Vec::new(),
             wait_seconds: 0,
             precheck_failure: None,
-            results,
+            selections: results,
             waiting_for_attachment: false,
         })
     }

@@ -121,7 +121,7 @@
 //! let result = scheduler.schedule(&cluster, &Volume::new("vol", G, 3), &[], 0)?;
 //! // One replica per rack, none on the host under maintenance: the third has no rack left.
 //! assert_eq!(result.placed().count(), 2);
-//! let (_, failed) = result.results.iter().find(|(_, o)| o.placement.is_none()).unwrap();
+//! let (_, failed) = result.selections.iter().find(|(_, o)| o.placement.is_none()).unwrap();
 //! let names: Vec<&str> = failed.explanation.verdicts.iter().filter_map(|v| v.filter.as_deref()).collect();
 //! assert!(names.contains(&"maintenance") && names.contains(&"rack anti-affinity"));
 //! assert_eq!(result.condition_message().as_deref(), Some("rejected by maintenance"));
@@ -491,7 +491,7 @@ pub struct ReplicaPlacement {
 /// The result of scheduling one replica.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct ReplicaOutcome {
+pub struct ReplicaSelection {
     /// The placement, or `None` when the replica cannot be scheduled.
     pub placement: Option<ReplicaPlacement>,
     /// Longhorn's reason keys: empty on success (keys from tiers tried before the one that
@@ -503,7 +503,7 @@ pub struct ReplicaOutcome {
     /// placed.
     pub tier: Option<Tier>,
     /// The explanation every engine gives: `hosts` in the snapshot, and on a failure
-    /// `available` 0 and Longhorn's condition message ([`ReplicaOutcome::message`]) as
+    /// `available` 0 and Longhorn's condition message ([`ReplicaSelection::message`]) as
     /// `message`. With [`ReplicaSchedulerBuilder::explain`] also `available`, the nodes left
     /// for the disk choice, and a verdict for each node and disk left out, in host order: the
     /// rule that excluded it as `filter` (`node selector`, `space`, `zone anti-affinity`, a
@@ -516,12 +516,12 @@ pub struct ReplicaOutcome {
     pub explanation: Explanation,
 }
 
-impl ReplicaOutcome {
+impl ReplicaSelection {
     /// An outcome that placed nothing yet, over a snapshot of `hosts` hosts.
     pub(crate) fn new(hosts: usize) -> Self {
         let mut explanation = Explanation::new(u32::try_from(hosts).unwrap_or(u32::MAX));
         explanation.available = 0;
-        ReplicaOutcome { placement: None, reasons: Reasons::default(), tier: None, explanation }
+        ReplicaSelection { placement: None, reasons: Reasons::default(), tier: None, explanation }
     }
 
     /// Longhorn's message for a failure: the joined keys, or `replica scheduling failed`.
@@ -681,7 +681,7 @@ impl ReplicaSchedulerBuilder {
     }
 
     /// Records every node's and disk's verdict in each outcome's
-    /// [`explanation`](ReplicaOutcome::explanation) (costs an allocation per call, and turns
+    /// [`explanation`](ReplicaSelection::explanation) (costs an allocation per call, and turns
     /// off the paths that decide a replica without visiting every host). Default off.
     pub fn explain(mut self, on: bool) -> Self {
         self.explain = on;
@@ -892,7 +892,7 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         index: usize,
         now: i64,
-    ) -> Result<ReplicaOutcome, ReplicaError> {
+    ) -> Result<ReplicaSelection, ReplicaError> {
         if index >= replicas.len() {
             return Err(ReplicaError::ReplicaIndex { index, len: replicas.len() });
         }
@@ -925,7 +925,7 @@ impl ReplicaScheduler {
         replicas: &mut [Replica],
         order: &[&str],
         now: i64,
-    ) -> Result<Vec<(String, ReplicaOutcome)>, ReplicaError> {
+    ) -> Result<Vec<(String, ReplicaSelection)>, ReplicaError> {
         volume.validate()?;
         self.check_nodes(cluster)?;
         let mut indices = Vec::with_capacity(order.len());
@@ -987,7 +987,7 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         index: usize,
         now: i64,
-    ) -> Result<ReplicaOutcome, ReplicaError> {
+    ) -> Result<ReplicaSelection, ReplicaError> {
         let mut out = self.place_one(cx, prep, replicas, index, now)?;
         out.explanation.message = out.message();
         if !self.explain {
@@ -1004,8 +1004,8 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         index: usize,
         now: i64,
-    ) -> Result<ReplicaOutcome, ReplicaError> {
-        let mut out = ReplicaOutcome::new(cx.cluster.len());
+    ) -> Result<ReplicaSelection, ReplicaError> {
+        let mut out = ReplicaSelection::new(cx.cluster.len());
         let Some(replica) = replicas.get(index) else {
             return Ok(out);
         };
@@ -1228,7 +1228,7 @@ impl ReplicaScheduler {
         volume: &Volume,
         replicas: &[Replica],
         now: i64,
-    ) -> Result<VolumeSchedule, ReplicaError> {
+    ) -> Result<ReplicaOutcome, ReplicaError> {
         volume.validate()?;
         check_disks(cluster)?;
         if let Some(schedule) = self.cold_volume(cluster, volume, replicas) {
@@ -1273,7 +1273,7 @@ impl ReplicaScheduler {
         volume: &Volume,
         replicas: &[Replica],
         now: i64,
-    ) -> Result<VolumeSchedule, ReplicaError> {
+    ) -> Result<ReplicaOutcome, ReplicaError> {
         volume.validate()?;
         let cx = Ctx::new(self, cluster, volume)?;
         // One preparation serves every check and placement of the call (`bind` re-points it).
@@ -1296,7 +1296,7 @@ impl ReplicaScheduler {
         // Appending an unscheduled replica changes nothing the precheck reads (it occupies no
         // node, zone or disk), so a passed precheck stays valid until a replica is reused. Its
         // outcome is also the first scheduling's, when that replica is as plain as the probe.
-        let mut precheck: Option<ReplicaOutcome> = None;
+        let mut precheck: Option<ReplicaSelection> = None;
         for _ in 0..missing {
             if !new_volume {
                 if let Some(i) = self.reusable_in(&cx, prep, &list, &hard) {
@@ -1354,13 +1354,13 @@ impl ReplicaScheduler {
                 results.push((list[i].name.clone(), outcome));
             }
         }
-        Ok(VolumeSchedule {
+        Ok(ReplicaOutcome {
             replicas: list,
             created,
             reused,
             wait_seconds,
             precheck_failure,
-            results,
+            selections: results,
             waiting_for_attachment: waiting,
         })
     }
@@ -1809,7 +1809,7 @@ fn place_replica(r: &mut Replica, p: &ReplicaPlacement) {
 /// The result of [`ReplicaScheduler::schedule`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct VolumeSchedule {
+pub struct ReplicaOutcome {
     /// Every replica after the call, in name order, new placements written in (with
     /// [`Replica::counted`] false).
     pub replicas: Vec<Replica>,
@@ -1822,21 +1822,21 @@ pub struct VolumeSchedule {
     /// The precheck message that stopped replica creation, if any.
     pub precheck_failure: Option<String>,
     /// One outcome per replica the call tried to schedule, in the order tried.
-    pub results: Vec<(String, ReplicaOutcome)>,
+    pub selections: Vec<(String, ReplicaSelection)>,
     /// Data locality is on and the volume is detached: nothing was scheduled.
     pub waiting_for_attachment: bool,
 }
 
-impl VolumeSchedule {
+impl ReplicaOutcome {
     /// The successful placements, in the order made.
     pub fn placed(&self) -> impl Iterator<Item = (&str, &ReplicaPlacement)> + '_ {
-        self.results.iter().filter_map(|(n, o)| o.placement.as_ref().map(|p| (n.as_str(), p)))
+        self.selections.iter().filter_map(|(n, o)| o.placement.as_ref().map(|p| (n.as_str(), p)))
     }
 
     /// The union of every failure's reasons.
     pub fn reasons(&self) -> Reasons {
         let mut all = Reasons::default();
-        for (_, o) in &self.results {
+        for (_, o) in &self.selections {
             if o.placement.is_none() {
                 for &r in o.reasons.as_slice() {
                     all.insert(r);
@@ -1855,7 +1855,7 @@ impl VolumeSchedule {
     /// A scheduling failure takes precedence over a precheck failure (it comes later in the
     /// controller's pass); otherwise the precheck message.
     pub fn condition_message(&self) -> Option<String> {
-        if self.results.iter().any(|(_, o)| o.placement.is_none()) {
+        if self.selections.iter().any(|(_, o)| o.placement.is_none()) {
             return Some(self.reasons().condition_message());
         }
         self.precheck_failure.clone()

@@ -254,7 +254,7 @@ impl ReplicaScheduler {
         prep: &mut Prep,
         list: &mut Vec<Replica>,
         now: i64,
-    ) -> Result<super::ReplicaOutcome, ReplicaError> {
+    ) -> Result<super::ReplicaSelection, ReplicaError> {
         list.push(Replica::new(format!("{}-precheck", cx.volume.name)));
         prep.bind(cx, list);
         let out = self.schedule_one(cx, prep, list, list.len() - 1, now);

@@ -34,13 +34,13 @@ fn place(s: &ReplicaScheduler, c: &Cluster, v: &Volume, existing: &[Replica]) ->
     (r.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect(), r.condition_message())
 }
 
-fn one(s: &ReplicaScheduler, c: &Cluster, v: &Volume, mut existing: Vec<Replica>) -> ReplicaOutcome {
+fn one(s: &ReplicaScheduler, c: &Cluster, v: &Volume, mut existing: Vec<Replica>) -> ReplicaSelection {
     existing.push(Replica::new("zz-new"));
     let i = existing.len() - 1;
     s.schedule_replica(c, v, &existing, i, 1000).unwrap()
 }
 
-fn at(o: &ReplicaOutcome) -> String {
+fn at(o: &ReplicaSelection) -> String {
     match &o.placement {
         Some(p) => format!("{}/{}", p.node_id, p.disk_id),
         None => format!("FAIL[{}]", o.reasons.joined()),
@@ -283,7 +283,7 @@ fn tv12_locality() {
     v.data_locality = DataLocality::BestEffort;
     v.node_id.clear();
     let r = s.schedule(&c, &v, &[], 0).unwrap();
-    assert!(r.waiting_for_attachment && r.results.is_empty());
+    assert!(r.waiting_for_attachment && r.selections.is_empty());
 }
 
 #[test]
@@ -825,7 +825,7 @@ fn the_quick_fit_agrees_with_volume_fit() {
 }
 
 /// The verdicts of `o`'s explanation that left a node or disk out: (host, disk, rule, reason).
-fn left_out(o: &ReplicaOutcome) -> Vec<(String, Option<String>, String, String)> {
+fn left_out(o: &ReplicaSelection) -> Vec<(String, Option<String>, String, String)> {
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
     let verdicts = o.explanation.verdicts.iter().filter(|v| !v.passed);
     verdicts.map(|v| (v.host.clone(), v.disk.clone(), text(&v.filter), text(&v.reason))).collect()

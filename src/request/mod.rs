@@ -20,7 +20,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
 
-/// How much detail a [`Placement`](crate::Placement)'s [`Explanation`](crate::Explanation)
+/// How much detail a [`Outcome`](crate::Outcome)'s [`Explanation`](crate::Explanation)
 /// carries beyond the per-filter histogram, which is always there.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(remote = "Self", default, deny_unknown_fields)]

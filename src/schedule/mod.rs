@@ -43,7 +43,7 @@
 //! 4. **Consume.** The pick's resources are recorded in an [`Overlay`]; the next instance sees
 //!    them as used. The [`Cluster`] is never mutated.
 //!
-//! If an instance finds no host, scheduling stops there: the [`Placement`] holds the instances
+//! If an instance finds no host, scheduling stops there: the [`Outcome`] holds the instances
 //! placed so far and an [`Explanation`] of the failure. That is an outcome, not an error.
 //!
 //! # Cost
@@ -107,7 +107,7 @@ pub struct Selection {
 /// The outcome of scheduling one request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct Placement {
+pub struct Outcome {
     /// Instances requested.
     pub requested: u32,
     /// Instances placed, in order; fewer than requested when one found no host.
@@ -116,7 +116,7 @@ pub struct Placement {
     pub explanation: Explanation,
 }
 
-impl Placement {
+impl Outcome {
     /// Whether every requested instance found a host.
     pub fn is_complete(&self) -> bool {
         self.selections.len() == self.requested as usize
@@ -128,7 +128,7 @@ impl Placement {
     }
 }
 
-impl fmt::Display for Placement {
+impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "placed {}/{}", self.selections.len(), self.requested)?;
         for (i, s) in self.selections.iter().enumerate() {
@@ -363,8 +363,8 @@ impl Scheduler {
     /// # Errors
     ///
     /// [`ScheduleError`] when the request is malformed or a filter or weigher cannot prepare for
-    /// it. A request that does not fit is an `Ok` [`Placement`] with fewer selections.
-    pub fn schedule(&self, cluster: &Cluster, request: &Request) -> Result<Placement, ScheduleError> {
+    /// it. A request that does not fit is an `Ok` [`Outcome`] with fewer selections.
+    pub fn schedule(&self, cluster: &Cluster, request: &Request) -> Result<Outcome, ScheduleError> {
         self.schedule_with(&mut Scratch::new(), cluster, request)
     }
 
@@ -378,7 +378,7 @@ impl Scheduler {
         scratch: &mut Scratch,
         cluster: &Cluster,
         request: &Request,
-    ) -> Result<Placement, ScheduleError> {
+    ) -> Result<Outcome, ScheduleError> {
         self.run(scratch, cluster, request, Scope::default(), 1)
     }
 
@@ -397,7 +397,7 @@ impl Scheduler {
         cluster: &Cluster,
         request: &Request,
         scope: Scope<'_>,
-    ) -> Result<Placement, ScheduleError> {
+    ) -> Result<Outcome, ScheduleError> {
         self.run(scratch, cluster, request, scope, 1)
     }
 
@@ -411,7 +411,7 @@ impl Scheduler {
         cluster: &Cluster,
         request: &Request,
         at_least: usize,
-    ) -> Result<Placement, ScheduleError> {
+    ) -> Result<Outcome, ScheduleError> {
         self.run(scratch, cluster, request, Scope::default(), at_least)
     }
 
@@ -423,7 +423,7 @@ impl Scheduler {
         request: &Request,
         scope: Scope<'_>,
         at_least: usize,
-    ) -> Result<Placement, ScheduleError> {
+    ) -> Result<Outcome, ScheduleError> {
         let subset = self.host_subset_size.max(at_least);
         if request.count > self.max_count {
             return Err(ScheduleError::CountTooLarge { count: request.count, max: self.max_count });
@@ -548,7 +548,7 @@ impl Scheduler {
 
         let cx = Cx::new(cluster, request, &compiled, overlay, instance).with_part(scope.part);
         let explanation = self.explain(&cx, &filter_states, hosts, available, rejections, top);
-        Ok(Placement { requested: request.count, selections, explanation })
+        Ok(Outcome { requested: request.count, selections, explanation })
     }
 
     /// Whether `host` may take one instance of `request` on `cluster`: this scheduler's own

@@ -38,7 +38,7 @@ fn standard(multiplier: f64) -> Scheduler {
     builder.weigher(FreeResourceWeigher::ram(), multiplier).build().unwrap()
 }
 
-pub(crate) fn names(p: &Placement) -> Vec<&str> {
+pub(crate) fn names(p: &Outcome) -> Vec<&str> {
     p.selections.iter().map(|s| s.host_name.as_str()).collect()
 }
 
@@ -163,7 +163,7 @@ fn explanation_detail_on_request() {
     assert_eq!(top[0].terms[0].weighted, 2.0);
     assert_eq!(top[1].terms[0].normalized, 0.5);
     let json = serde_json::to_string(&p).unwrap();
-    assert_eq!(serde_json::from_str::<Placement>(&json).unwrap(), p);
+    assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), p);
 }
 
 #[test]
@@ -427,7 +427,7 @@ fn host_id_bursts(
         s.weigher(FreeResourceWeigher::cpu(), multipliers[2]).ties(Ties::HostId).build().unwrap()
     };
     let req = Request::new(count).memory_mb(1024.0).vcpus(1.0);
-    let bits = |p: Placement| -> Vec<(u32, Vec<u64>)> {
+    let bits = |p: Outcome| -> Vec<(u32, Vec<u64>)> {
         p.selections.iter().map(|s| (s.host.0, s.scores.iter().map(|x| x.to_bits()).collect())).collect()
     };
     let incremental = bits(build(false).schedule(&c, &req).unwrap());
@@ -545,7 +545,7 @@ proptest::proptest! {
             proptest::prop_assert!(named, "{:?}", kept);
         }
         // Bit for bit, NaN scores included.
-        let bits = |p: Result<Placement, ScheduleError>| -> Result<Vec<(u32, Vec<u64>)>, ScheduleError> {
+        let bits = |p: Result<Outcome, ScheduleError>| -> Result<Vec<(u32, Vec<u64>)>, ScheduleError> {
             p.map(|p| p.selections.iter().map(|s| (s.host.0, s.scores.iter().map(|x| x.to_bits()).collect())).collect())
         };
         proptest::prop_assert_eq!(bits(fast), bits(kept));
@@ -582,7 +582,7 @@ fn implicit_order_written_out_when_a_score_becomes_nan() {
     assert_eq!(names(&kept), ["h0"; 5]);
     assert!(kept.selections[1].scores[0].is_finite());
     assert!(kept.selections[2].scores[0].is_nan());
-    let bits = |p: &Placement| -> Vec<Vec<u64>> {
+    let bits = |p: &Outcome| -> Vec<Vec<u64>> {
         p.selections.iter().map(|s| s.scores.iter().map(|x| x.to_bits()).collect()).collect()
     };
     assert_eq!(bits(&fast), bits(&kept));

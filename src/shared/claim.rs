@@ -4,7 +4,7 @@ use super::error::SharedError;
 use super::view::Snapshot;
 use crate::id::HostId;
 use crate::request::Request;
-use crate::schedule::Placement;
+use crate::schedule::Outcome;
 use crate::snapshot::{Cluster, InstanceSpec};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -118,7 +118,7 @@ impl Plan {
     pub fn from_placement(
         snapshot: &Snapshot,
         request: &Request,
-        placement: &Placement,
+        placement: &Outcome,
         ids: &[String],
     ) -> Result<Plan, SharedError> {
         if ids.len() < placement.selections.len() {

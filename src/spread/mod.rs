@@ -237,7 +237,7 @@
 //! engine's own part of the outcome:
 //! per branch its nodes, eligible nodes, existing tasks, tasks asked and placed, weighted share,
 //! and for a branch that got none, why ([`BranchNote`]): no eligible node, at or above its
-//! share, no capacity left, or the batch already placed. Each [`Assignment`] names the branch
+//! share, no capacity left, or the batch already placed. Each [`SpreadSelection`] names the branch
 //! its task went to (the node's value at every level).
 //!
 //! # Cost
@@ -304,7 +304,7 @@ pub use filters::{
 pub use node::{
     Availability, Role, SwarmNode, ATTRIBUTES, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL, SERVICE_TASKS_ATTRIBUTE,
 };
-pub use outcome::{Assignment, BranchNote, BranchReport, SpreadOutcome};
+pub use outcome::{BranchNote, BranchReport, SpreadOutcome, SpreadSelection};
 pub use request::{
     Descriptor, HardSpread, HostPort, Platform, Preference, SpreadMode, SpreadRequest, Targets, WeightedSpread,
     WhenUnsatisfiable,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// One placed task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct Assignment {
+pub struct SpreadSelection {
     /// Index of the task in the batch, in placement order.
     pub task: u32,
     /// The node.
@@ -120,7 +120,7 @@ pub struct SpreadOutcome {
     /// Tasks asked for.
     pub requested: u32,
     /// The placed tasks, in placement order.
-    pub assignments: Vec<Assignment>,
+    pub selections: Vec<SpreadSelection>,
     /// Tasks left unplaced.
     pub unplaced: u32,
     /// Why, in the core's terms: with tasks left (or verdicts asked for), every node judged
@@ -159,7 +159,7 @@ impl SpreadOutcome {
     /// New tasks per node name (nodes with none left out).
     pub fn per_host(&self) -> BTreeMap<&str, u32> {
         let mut m = BTreeMap::new();
-        for a in &self.assignments {
+        for a in &self.selections {
             *m.entry(a.host_name.as_str()).or_insert(0) += 1;
         }
         m
@@ -168,7 +168,7 @@ impl SpreadOutcome {
 
 impl fmt::Display for SpreadOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "placed {}/{}", self.assignments.len(), self.requested)?;
+        write!(f, "placed {}/{}", self.selections.len(), self.requested)?;
         for (i, (h, n)) in self.per_host().iter().enumerate() {
             write!(f, "{}{h}:{n}", if i == 0 { ": " } else { ", " })?;
         }

@@ -6,7 +6,7 @@ use super::filters::{
     ConstraintFilter, HostPortFilter, MaxReplicasFilter, PlatformFilter, ReadyFilter, Stage, SwarmResourceFilter,
 };
 use super::node;
-use super::outcome::{Assignment, SpreadOutcome};
+use super::outcome::{SpreadOutcome, SpreadSelection};
 use super::request::{SpreadMode, SpreadRequest, WhenUnsatisfiable};
 use super::run::{Entry, NodeState, RevisitOrder, Run};
 use super::skew::Domains;
@@ -330,7 +330,7 @@ impl SpreadScheduler {
         let mut assignments = Vec::with_capacity(run.placed.len());
         for (i, (&h, &leaf)) in run.placed.iter().zip(&run.leaves).enumerate() {
             let branch = run.tree.path(leaf);
-            assignments.push(Assignment {
+            assignments.push(SpreadSelection {
                 task: i as u32,
                 host: h,
                 host_name: cluster.host_name(h).to_owned(),
@@ -342,7 +342,7 @@ impl SpreadScheduler {
         *tree = std::mem::take(&mut run.tree);
         Ok(SpreadOutcome {
             requested: request.tasks,
-            assignments,
+            selections: assignments,
             unplaced,
             explanation,
             mode: request.mode,

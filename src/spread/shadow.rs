@@ -298,7 +298,7 @@ mod tests {
                 let mut r = request.clone();
                 r.tasks = n;
                 let out = scheduler.schedule(&cluster, &r).unwrap();
-                assert_eq!(shadow.run(n), out.assignments.len() as u64, "{mode:?} {n}");
+                assert_eq!(shadow.run(n), out.selections.len() as u64, "{mode:?} {n}");
                 let tree = &out.tree;
                 for (i, c) in tree.children.iter().enumerate() {
                     let s = shadow.nodes[0].children[i];

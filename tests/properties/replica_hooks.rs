@@ -9,7 +9,7 @@ use placewise::{filter_fn, weigher_fn, Cluster, DiskSpec, Explanation, HostSpec}
 
 const G: i64 = 1 << 30;
 
-fn placed(r: &placewise::replica::VolumeSchedule) -> Vec<String> {
+fn placed(r: &placewise::replica::ReplicaOutcome) -> Vec<String> {
     r.placed().map(|(_, p)| format!("{}/{}", p.node_id, p.disk_id)).collect()
 }
 
@@ -22,7 +22,7 @@ fn by(e: &Explanation, name: &str) -> Vec<(String, Option<String>, String)> {
         .collect()
 }
 
-fn nodes(r: &placewise::replica::VolumeSchedule) -> Vec<String> {
+fn nodes(r: &placewise::replica::ReplicaOutcome) -> Vec<String> {
     let mut v: Vec<String> = r.placed().map(|(_, p)| p.node_id.clone()).collect();
     v.sort();
     v
@@ -57,7 +57,7 @@ fn caller_filter_keeps_replicas_off_maintenance_hosts() {
     let r = no_maintenance().schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(nodes(&r), ["n2", "n3", "n4"]);
     assert_eq!(r.condition_message(), None);
-    for (_, out) in &r.results {
+    for (_, out) in &r.selections {
         assert_eq!(
             by(&out.explanation, "maintenance"),
             [("n1".to_owned(), None, "rejected by maintenance".to_owned())]
@@ -73,7 +73,7 @@ fn caller_filter_rejection_is_a_named_reason() {
     // Four replicas on four nodes, one of them under maintenance: the last one fails.
     let r = no_maintenance().schedule(&cluster, &Volume::new("vol", G, 4), &[], 0).unwrap();
     assert_eq!(r.placed().count(), 3);
-    let failed = r.results.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
+    let failed = r.selections.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
     assert_eq!(failed.reasons.callers(), ["maintenance"]);
     assert_eq!(failed.message().as_deref(), Some("rejected by maintenance"));
     assert_eq!(r.condition_message().as_deref(), Some("rejected by maintenance"));
@@ -118,7 +118,7 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
     let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d3"]);
     // A weigher rejects nothing: no verdict names it.
-    assert!(r.results[0].1.explanation.verdicts.iter().all(|v| v.filter.as_deref() != Some("fewer replicas")));
+    assert!(r.selections[0].1.explanation.verdicts.iter().all(|v| v.filter.as_deref() != Some("fewer replicas")));
 
     // With a disk filter keeping evacuating disks out, the weigher picks among the rest, and the
     // explanation names the filter on the disk it rejected.
@@ -133,7 +133,7 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
         .unwrap();
     let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d2"]);
-    let out = &r.results[0].1;
+    let out = &r.selections[0].1;
     let d3 = cluster.disk(cluster.host_id("n1").unwrap(), placewise::DiskId(2)).unwrap().name.to_string();
     assert_eq!(
         by(&out.explanation, "not evacuating"),
@@ -182,7 +182,7 @@ fn hard_rack_level_never_puts_two_replicas_in_one_rack() {
     assert_ne!(racks[0], racks[1]);
     // The third replica fails as an anti-affinity failure (no Longhorn key), and the explanation
     // names the level on the hosts it excluded.
-    let failed = r.results.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
+    let failed = r.selections.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
     assert!(failed.reasons.is_empty());
     // The two unused nodes (the used ones are out by node anti-affinity) are in used racks.
     let named = by(&failed.explanation, "rack anti-affinity");
@@ -263,7 +263,7 @@ fn a_node_weigher_sees_the_calls_earlier_replicas() {
     settings.replica_soft_anti_affinity = true;
     let volume = Volume::new("vol", G, 4);
     let count =
-        |r: &placewise::replica::VolumeSchedule, node: &str| r.placed().filter(|(_, p)| p.node_id == node).count();
+        |r: &placewise::replica::ReplicaOutcome, node: &str| r.placed().filter(|(_, p)| p.node_id == node).count();
     let plain = ReplicaScheduler::new(settings.clone()).unwrap().schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!((count(&plain, "big"), count(&plain, "small")), (3, 1));
     let fewest = weigher_fn("fewest placed", |cx, h| -(cx.instances(h) as f64));

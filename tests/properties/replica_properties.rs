@@ -252,7 +252,7 @@ fn check(
         prop_assert_eq!(&scheduler.schedule(&cluster, v, &replicas, 0).unwrap(), &result);
         let again = Cluster::from_json(&cluster.to_json()).unwrap();
         prop_assert_eq!(&scheduler.schedule(&again, v, &replicas, 0).unwrap(), &result);
-        if let Some((first, outcome)) = result.results.first() {
+        if let Some((first, outcome)) = result.selections.first() {
             let mut list = replicas.clone();
             list.extend(result.created.iter().map(|n| Replica::new(n.clone())));
             list.sort_by(|a, b| a.name.cmp(&b.name));
@@ -268,7 +268,7 @@ fn check(
                 (h, disk_index(&spec, h, &r.disk_id), false)
             })
             .collect();
-        for (name, outcome) in &result.results {
+        for (name, outcome) in &result.selections {
             let model = model_candidates(&spec, &settings, version, v, &placed);
             match (&outcome.placement, model) {
                 (None, None) => {}

@@ -16,7 +16,7 @@
 
 use placewise::{
     AvailabilityZoneFilter, BuildError, Cluster, ClusterEvent, ClusterSpec, ComputeFilter, DiskSpec, ExplainOptions,
-    FreeResourceWeigher, HostSpec, HostState, InstanceSpec, LabelExpr, LabelSelectorFilter, Placement, Request,
+    FreeResourceWeigher, HostSpec, HostState, InstanceSpec, LabelExpr, LabelSelectorFilter, Outcome, Request,
     ResourceFilter, ResourceSpec, Scheduler, StateChange,
 };
 use proptest::prelude::*;
@@ -391,7 +391,7 @@ fn model_placement(hosts: &[GenHost], req: &GenRequest, tiers: &[Vec<(usize, f64
     picks
 }
 
-fn picked(p: &Placement) -> Vec<usize> {
+fn picked(p: &Outcome) -> Vec<usize> {
     p.hosts().map(|h| h.index()).collect()
 }
 
@@ -825,7 +825,7 @@ fn assert_placement_round_trip(
     options.top = explain.1;
     let placement = sched.build().schedule(&cluster, &req.to_request().explain(options)).unwrap();
     let json = serde_json::to_string(&placement).unwrap();
-    let back: Placement = serde_json::from_str(&json).unwrap();
+    let back: Outcome = serde_json::from_str(&json).unwrap();
     prop_assert_eq!(back, placement);
     Ok(())
 }
@@ -904,7 +904,7 @@ fn seventeen_digit_numbers_survive_json() {
                 .build()
                 .unwrap();
             let p = scheduler.schedule(&cluster, &Request::new(1).explain(ExplainOptions::detailed(2))).unwrap();
-            let back: Placement = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+            let back: Outcome = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
             if back != p {
                 lossy.push(format!("{a}/{b}"));
             }

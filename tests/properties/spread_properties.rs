@@ -276,7 +276,7 @@ proptest! {
             .unwrap()
             .schedule(&cluster, &req)
             .unwrap();
-        let names = |o: &placewise::spread::SpreadOutcome| o.assignments.iter().map(|a| a.host_name.clone()).collect::<Vec<_>>();
+        let names = |o: &placewise::spread::SpreadOutcome| o.selections.iter().map(|a| a.host_name.clone()).collect::<Vec<_>>();
         prop_assert_eq!(names(&plain), names(&checked));
         prop_assert_eq!(plain.unplaced, checked.unplaced);
         prop_assert_eq!(plain.message(), checked.message());

@@ -3,12 +3,12 @@
 
 use placewise::{
     filter_fn, weigher_fn, AvailabilityZoneFilter, Bounds, Cluster, ClusterEvent, ComputeFilter, Explanation, Filter,
-    FilterExt, FreeResourceWeigher, HostSpec, HostState, InstanceSpec, LabelExpr, LabelSelectorFilter, Placement,
+    FilterExt, FreeResourceWeigher, HostSpec, HostState, InstanceSpec, LabelExpr, LabelSelectorFilter, Outcome,
     Request, ResourceFilter, ResourceId, ResourceSpec, Scheduler, Scratch, StateChange, Weigher,
 };
 use std::sync::Arc;
 
-fn names(p: &Placement) -> Vec<&str> {
+fn names(p: &Outcome) -> Vec<&str> {
     p.selections.iter().map(|s| s.host_name.as_str()).collect()
 }
 
@@ -90,7 +90,7 @@ fn assert_send_sync<T: Send + Sync>() {}
 fn main_types_are_send_and_sync() {
     assert_send_sync::<Cluster>();
     assert_send_sync::<Scheduler>();
-    assert_send_sync::<Placement>();
+    assert_send_sync::<Outcome>();
     assert_send_sync::<Request>();
     assert_send_sync::<Explanation>();
     assert_send_sync::<ClusterEvent>();
@@ -110,9 +110,9 @@ fn one_scheduler_and_snapshot_serve_many_threads() {
         .host_subset_size(2)
         .build()
         .unwrap();
-    let serial: Vec<Placement> =
+    let serial: Vec<Outcome> =
         (0..8).map(|seed| s.schedule(&c, &Request::new(2).memory_mb(1024.0).seed(seed)).unwrap()).collect();
-    let parallel: Vec<Placement> = std::thread::scope(|scope| {
+    let parallel: Vec<Outcome> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)
             .map(|seed| {
                 let (s, c) = (&s, &c);

@@ -8,8 +8,8 @@ use placewise::service::{Decision, IngressAllocation, ServiceRequest, ServiceSch
 use placewise::spread::{SpreadMode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::Extension;
 use placewise::{
-    filter_fn, weigher_fn, Cluster, Cx, DiskSpec, Filter, HostId, HostSpec, Placement, Prepared, Request,
-    ScheduleError, Scheduler, Verdict, Weigher,
+    filter_fn, weigher_fn, Cluster, Cx, DiskSpec, Filter, HostId, HostSpec, Outcome, Prepared, Request, ScheduleError,
+    Scheduler, Verdict, Weigher,
 };
 
 /// What a case needs of an engine: place `count` instances with these caller filters and
@@ -44,7 +44,7 @@ macro_rules! hooked {
 struct Core;
 
 /// The hosts of a core placement, and its explanation when some instance found no host.
-fn placed(placement: &Placement) -> (Vec<String>, Option<String>) {
+fn placed(placement: &Outcome) -> (Vec<String>, Option<String>) {
     let hosts = placement.selections.iter().map(|s| s.host_name.clone()).collect();
     (hosts, (!placement.is_complete()).then(|| placement.explanation.to_string()))
 }
@@ -93,7 +93,7 @@ impl Engine for Spread {
         let scheduler = hooked!(SpreadScheduler::builder(), filters, weighers).build().map_err(|e| e.to_string())?;
         let request = SpreadRequest::new("svc", count).mode(SpreadMode::Balanced);
         let outcome = scheduler.schedule(cluster, &request).map_err(|e| e.to_string())?;
-        let hosts = outcome.assignments.iter().map(|a| a.host_name.clone()).collect();
+        let hosts = outcome.selections.iter().map(|a| a.host_name.clone()).collect();
         Ok((hosts, outcome.message().map(str::to_owned)))
     }
 }

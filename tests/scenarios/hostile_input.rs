@@ -265,7 +265,7 @@ fn a_balanced_batch_of_2_pow_16_tasks_is_placed_without_an_overflow() {
     let found = std::fs::read_to_string("fuzz/regressions/spread/balanced_batch_of_65536.json").unwrap();
     for (json, placed) in [(found.clone(), 0), (found.replace("labelh2s", "labels"), 2)] {
         let outcome = SpreadScheduler::new().schedule(&cluster, &SpreadRequest::from_json(&json).unwrap()).unwrap();
-        assert_eq!(outcome.assignments.len(), placed, "{json}: {:?}", outcome.per_host());
+        assert_eq!(outcome.selections.len(), placed, "{json}: {:?}", outcome.per_host());
     }
 }
 

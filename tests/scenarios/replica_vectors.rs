@@ -61,7 +61,7 @@ enum Schedule {
 #[derive(Deserialize)]
 #[serde(untagged, deny_unknown_fields)]
 enum Expect {
-    Placement {
+    Outcome {
         placement: String,
         #[serde(default)]
         tied: Vec<String>,
@@ -90,7 +90,7 @@ fn run(file: &VectorFile, case: &Case) -> Result<(), String> {
     let scheduler = builder.build().map_err(|e| format!("settings: {e}"))?;
     let now = case.now.or(file.now).unwrap_or(0);
     match (&case.schedule, &case.expect) {
-        (Schedule::Replica(name), Expect::Placement { .. } | Expect::Reasons { .. }) => {
+        (Schedule::Replica(name), Expect::Outcome { .. } | Expect::Reasons { .. }) => {
             let index = case.replicas.iter().position(|r| &r.name == name).ok_or("no such replica")?;
             let o = scheduler
                 .schedule_replica(&cluster, &case.volume, &case.replicas, index, now)
@@ -100,7 +100,7 @@ fn run(file: &VectorFile, case: &Case) -> Result<(), String> {
                 None => format!("FAIL[{}]", o.reasons.joined()),
             };
             match &case.expect {
-                Expect::Placement { placement, tied } => {
+                Expect::Outcome { placement, tied } => {
                     if &got != placement {
                         return Err(format!("expected {placement}, got {got}"));
                     }

@@ -37,7 +37,7 @@
 //! an expected error.
 
 use placewise::{
-    AvailabilityZoneFilter, Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, LabelSelectorFilter, Placement,
+    AvailabilityZoneFilter, Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, LabelSelectorFilter, Outcome,
     Request, ResourceFilter, Scheduler, SchedulerBuilder, Scratch,
 };
 use serde::Deserialize;
@@ -148,7 +148,7 @@ mod loader {
 }
 
 /// Everything the library is asked to do for one scenario; `Err` is the library's error text.
-fn execute(s: &Scenario, builder: SchedulerBuilder) -> Result<(Cluster, Request, Scheduler, Placement), String> {
+fn execute(s: &Scenario, builder: SchedulerBuilder) -> Result<(Cluster, Request, Scheduler, Outcome), String> {
     let mut cluster = match &s.cluster {
         serde_json::Value::String(text) => Cluster::from_json(text).map_err(|e| e.to_string())?,
         value => serde_json::from_value::<Cluster>(value.clone()).map_err(|e| e.to_string())?,
@@ -163,7 +163,7 @@ fn execute(s: &Scenario, builder: SchedulerBuilder) -> Result<(Cluster, Request,
     Ok((cluster, request, scheduler, placement))
 }
 
-fn names(p: &Placement) -> Vec<&str> {
+fn names(p: &Outcome) -> Vec<&str> {
     p.selections.iter().map(|s| s.host_name.as_str()).collect()
 }
 

@@ -304,7 +304,7 @@ fn the_explanation_says_where_tasks_went_and_why_a_branch_got_none() {
         assert_eq!(find(tree, "c").note, Some(BranchNote::NoEligibleNode), "{mode:?}\n{tree}");
         assert_eq!(find(tree, "b").placed + find(tree, "d").placed, 2);
         assert_eq!(find(tree, "a").existing, 1);
-        for a in &out.assignments {
+        for a in &out.selections {
             assert!(["b", "d"].contains(&a.branch[0].as_str()), "{mode:?}: task {} went to {:?}", a.task, a.branch);
         }
         let text = tree.to_string();
@@ -368,7 +368,7 @@ fn the_outcome_carries_the_core_explanation_with_swarmkits_message() {
         let asked = SpreadScheduler::new()
             .schedule(&cluster, &req.clone().mode(mode).explain(ExplainOptions::detailed(3)))
             .unwrap();
-        assert_eq!(asked.assignments, out.assignments);
+        assert_eq!(asked.selections, out.selections);
         assert_eq!(asked.message(), out.message());
         let verdicts: Vec<(&str, bool, Option<&str>)> =
             asked.explanation.verdicts.iter().map(|v| (v.host.as_str(), v.passed, v.filter.as_deref())).collect();
@@ -397,7 +397,7 @@ fn the_outcome_carries_the_core_explanation_with_swarmkits_message() {
         let asked = SpreadScheduler::new()
             .schedule(&cluster, &one.clone().mode(mode).explain(ExplainOptions::detailed(0)))
             .unwrap();
-        assert_eq!(asked.assignments, placed.assignments);
+        assert_eq!(asked.selections, placed.selections);
         let e = &asked.explanation;
         let passed: Vec<&str> = e.verdicts.iter().filter(|v| v.passed).map(|v| v.host.as_str()).collect();
         assert_eq!(passed, ["a1"], "{mode:?}");
@@ -429,7 +429,7 @@ fn leaf_choice_uses_foundation_filters_and_weighers() {
     for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         let req = SpreadRequest::new("web", 3).preference(Preference::spread("zone")).mode(mode);
         let out = scheduler.schedule(&cluster, &req).unwrap();
-        assert_eq!(out.assignments[0].host_name, "fast", "{mode:?}: the weigher breaks the tie");
+        assert_eq!(out.selections[0].host_name, "fast", "{mode:?}: the weigher breaks the tie");
         assert_eq!(out.per_host(), BTreeMap::from([("fast", 2), ("slow", 1)]), "{mode:?}");
         let none = scheduler.schedule(&cluster, &req.clone().constraint("node.labels.banned==yes").unwrap()).unwrap();
         assert_eq!(

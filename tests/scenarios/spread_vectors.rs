@@ -49,7 +49,7 @@ fn run(v: &Vector, mode: SpreadMode) -> Result {
     let (mut unplaced, mut message) = (0, None);
     for batch in 0..v.batches {
         let out = scheduler.schedule(&cluster, &request).expect("valid request");
-        for a in &out.assignments {
+        for a in &out.selections {
             *per_host.entry(a.host_name.clone()).or_insert(0) += 1;
             let id = format!("new-{batch}-{}", a.task);
             let event = ClusterEvent::InstancePlaced {

@@ -25,7 +25,7 @@ use crate::request::Cx;
 /// use placewise::Filter;
 ///
 /// assert_eq!(PciPassthroughFilter.name(), "PciPassthroughFilter");
-/// assert!(!PciPassthroughFilter.runs_on_rebuild());
+/// assert!(!placewise::nova::runs_on_rebuild(PciPassthroughFilter.name()));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct PciPassthroughFilter;

@@ -7,7 +7,7 @@ use crate::id::HostId;
 use crate::nova::request::{NovaRequest, ServerGroup, VmSpec};
 use crate::nova::NovaScheduler;
 use crate::request::{Cx, ExplainOptions, Request};
-use crate::schedule::{Placement, Ties};
+use crate::schedule::{Outcome, Ties};
 use crate::snapshot::{AggregateSpec, Cluster, ClusterBuilder, HostSpec, InstanceSpec, ResourceSpec};
 use crate::weigh::Weigher;
 use serde_json::json;
@@ -18,7 +18,7 @@ fn schedule(
     cluster: &Cluster,
     weighers: Vec<(Box<dyn Weigher>, f64)>,
     request: impl Into<NovaRequest>,
-) -> Result<Placement, ScheduleError> {
+) -> Result<Outcome, ScheduleError> {
     let mut builder = NovaScheduler::builder().ties(Ties::PreviousOrder);
     for (w, m) in weighers {
         builder = builder.weigher_boxed(w, m);
@@ -28,15 +28,15 @@ fn schedule(
 }
 
 /// The first instance's ranking: `(host, weight)` best first.
-fn weights(p: &Placement) -> Vec<(&str, f64)> {
+fn weights(p: &Outcome) -> Vec<(&str, f64)> {
     p.explanation.top.iter().map(|r| (r.host.as_str(), r.scores[0])).collect()
 }
 
-fn ranked<'p>(p: &'p Placement, host: &str) -> &'p RankedHost {
+fn ranked<'p>(p: &'p Outcome, host: &str) -> &'p RankedHost {
     p.explanation.top.iter().find(|r| r.host == host).unwrap()
 }
 
-fn picks(p: &Placement) -> Vec<&str> {
+fn picks(p: &Outcome) -> Vec<&str> {
     p.selections.iter().map(|s| s.host_name.as_str()).collect()
 }
 
