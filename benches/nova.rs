@@ -8,7 +8,7 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use placewise::compat::nova::Scenario;
+use placewise::nova::scenario::Scenario;
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -11,7 +11,8 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use placewise::{normalize, Cluster, Cx, Filter, HostId, Request, Scheduler, Scratch, Verdict};
+use placewise::weigh::normalize;
+use placewise::{Cluster, Cx, Filter, HostId, Request, Scheduler, Scratch, Verdict};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -64,7 +65,7 @@ fn burst(c: &mut Criterion) {
 fn plain_pick(scheduler_parts: &support::Parts, cluster: &Cluster, req: &Request) -> Option<HostId> {
     let (filters, weighers) = scheduler_parts;
     let compiled = req.compile(cluster).unwrap();
-    let overlay = placewise::Overlay::new();
+    let overlay = placewise::snapshot::Overlay::new();
     let cx = Cx::new(cluster, req, &compiled, &overlay, 0);
     let states: Vec<_> = filters.iter().map(|f| f.prepare(&cx).unwrap()).collect();
     let hosts: Vec<HostId> = cluster

@@ -12,8 +12,11 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use placewise::rng::SplitMix64;
 use placewise::snapshot::ClusterEvent;
+use placewise::snapshot::HostState;
+use placewise::snapshot::InstanceSpec;
+use placewise::snapshot::ResourceSpec;
 use placewise::spread::{Preference, SpreadMode, SpreadRequest, SpreadScheduler, SpreadScratch};
-use placewise::{Cluster, HostSpec, HostState, InstanceSpec, ResourceSpec};
+use placewise::{Cluster, HostSpec};
 use std::hint::black_box;
 
 #[path = "../tests/support/mod.rs"]

@@ -8,7 +8,8 @@ use placewise::service::{
     ActionKind, Decision, EdgeHost, FailureMonitor, HostEvent, IngressAllocation, ServiceOutcome, ServiceRequest,
     ServiceScheduler, ServiceSpec, Site, VolumeRequest,
 };
-use placewise::{Cluster, ClusterEvent, StateChange};
+use placewise::snapshot::StateChange;
+use placewise::{Cluster, ClusterEvent};
 use std::error::Error;
 use std::time::Duration;
 

@@ -4,9 +4,10 @@
 //!
 //! Run with `cargo run --release --example filter_scheduler`.
 
-use placewise::compat::nova::Scenario;
+use placewise::nova::request::Flavor;
+use placewise::nova::scenario::Scenario;
 use placewise::nova::NovaRequest;
-use placewise::{filter_fn, Flavor, SchedulerConfig};
+use placewise::{filter_fn, SchedulerConfig};
 use std::error::Error;
 
 /// A small cloud in the reference tool's scenario format: six compute hosts in two zones.

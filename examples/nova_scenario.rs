@@ -13,8 +13,8 @@
 //! `--no-trace` leaves out the first instance's trace (its per-host verdicts cost time).
 //! Unsupported scenario features and bad input print a message and exit with status 2.
 
-use placewise::compat::nova::Scenario;
-use placewise::ExplainOptions;
+use placewise::nova::scenario::Scenario;
+use placewise::request::ExplainOptions;
 use std::process::ExitCode;
 use std::time::Instant;
 

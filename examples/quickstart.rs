@@ -3,9 +3,11 @@
 //!
 //! Run with `cargo run --release --example quickstart`.
 
+use placewise::filter::builtin::LabelSelectorFilter;
+use placewise::snapshot::InstanceSpec;
 use placewise::{
-    AvailabilityZoneFilter, Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, InstanceSpec,
-    LabelSelectorFilter, Outcome, Request, ResourceFilter, Scheduler,
+    AvailabilityZoneFilter, Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, Outcome, Request,
+    ResourceFilter, Scheduler,
 };
 use std::error::Error;
 

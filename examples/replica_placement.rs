@@ -9,7 +9,9 @@
 //! level) through one reusable scratch.
 
 use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
-use placewise::{filter_fn, Cluster, ClusterSpec, DiskSpec, HostSpec};
+use placewise::snapshot::ClusterSpec;
+use placewise::snapshot::DiskSpec;
+use placewise::{filter_fn, Cluster, HostSpec};
 
 const G: i64 = 1 << 30;
 

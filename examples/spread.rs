@@ -9,8 +9,9 @@
 //!
 //! Each service's tasks join the snapshot before the next one is placed.
 
+use placewise::snapshot::InstanceSpec;
 use placewise::spread::{BranchReport, Preference, SpreadMode, SpreadRequest, SpreadScheduler};
-use placewise::{Cluster, ClusterEvent, HostSpec, InstanceSpec};
+use placewise::{Cluster, ClusterEvent, HostSpec};
 
 /// Two nodes per rack; `dc2` has a smaller third row.
 fn cluster() -> Result<Cluster, placewise::BuildError> {

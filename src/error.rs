@@ -2,7 +2,7 @@
 //!
 //! `Err` is for input that is wrong: a malformed snapshot, a bad expression, an impossible
 //! configuration, an event that does not fit the cluster. A request that simply finds no host is
-//! not an error; it is a [`Outcome`](crate::Outcome) with an [`Explanation`](crate::Explanation).
+//! not an error; it is a [`Outcome`](crate::schedule::Outcome) with an [`Explanation`](crate::explain::Explanation).
 
 use thiserror::Error;
 
@@ -189,8 +189,8 @@ pub enum EventError {
 }
 
 /// A request that cannot be scheduled because it is malformed, or a filter or weigher that
-/// failed. "No host fits" is not an error: it is a [`Outcome`](crate::Outcome) that placed
-/// fewer instances than requested, with its [`Explanation`](crate::Explanation).
+/// failed. "No host fits" is not an error: it is a [`Outcome`](crate::schedule::Outcome) that placed
+/// fewer instances than requested, with its [`Explanation`](crate::explain::Explanation).
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum ScheduleError {

@@ -50,20 +50,20 @@ macro_rules! id_type {
 }
 
 id_type!(
-    /// A host in a [`Cluster`](crate::Cluster): an index into its dense host table.
+    /// A host in a [`Cluster`](crate::snapshot::Cluster): an index into its dense host table.
     ///
-    /// Ids are stable across [`ClusterEvent`](crate::ClusterEvent)s: a removed host leaves a
+    /// Ids are stable across [`ClusterEvent`](crate::snapshot::ClusterEvent)s: a removed host leaves a
     /// hole, an added host gets the next id.
     HostId
 );
 id_type!(
-    /// A disk of one host: its position in [`Host::disks`](crate::Host::disks). A disk is fully
+    /// A disk of one host: its position in [`Host::disks`](crate::snapshot::Host::disks). A disk is fully
     /// addressed by `(HostId, DiskId)`.
     DiskId
 );
 id_type!(
     /// A domain (one value) of one topology level, such as zone `az1`: an index into that level's
-    /// domain list in [`Topology`](crate::Topology).
+    /// domain list in [`Topology`](crate::snapshot::Topology).
     DomainId
 );
 id_type!(
@@ -71,12 +71,12 @@ id_type!(
     Symbol
 );
 id_type!(
-    /// A named host set with metadata, an index into [`Cluster::aggregates`](crate::Cluster::aggregates).
+    /// A named host set with metadata, an index into [`Cluster::aggregates`](crate::snapshot::Cluster::aggregates).
     AggregateId
 );
 id_type!(
     /// A resource kind (vCPUs, memory, disk, or a named extended resource such as `gpu`): an
-    /// index into [`ResourceKinds`](crate::ResourceKinds).
+    /// index into [`ResourceKinds`](crate::snapshot::ResourceKinds).
     ResourceId
 );
 
@@ -101,8 +101,8 @@ impl DomainId {
 }
 id_type!(
     /// A host class for one piece of host data: an interned value of a class attribute
-    /// ([`Cluster::attribute_class`](crate::Cluster::attribute_class)) or an interned aggregate
-    /// set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)). Two hosts with the
+    /// ([`Cluster::attribute_class`](crate::snapshot::Cluster::attribute_class)) or an interned aggregate
+    /// set ([`Cluster::aggregate_class`](crate::snapshot::Cluster::aggregate_class)). Two hosts with the
     /// same class hold the same data, so a verdict that reads only that data holds for both.
     ClassId
 );
@@ -113,7 +113,7 @@ impl ClassId {
 }
 id_type!(
     /// A service host that several hosts (nodes) share: an index into the cluster's service
-    /// host table ([`Cluster::service_host_name`](crate::Cluster::service_host_name)).
+    /// host table ([`Cluster::service_host_name`](crate::snapshot::Cluster::service_host_name)).
     ServiceHostId
 );
 

@@ -48,14 +48,14 @@
 //!
 //! - **Snapshots are values.** A [`Cluster`] never changes; [`Cluster::apply`] returns a new one
 //!   for a [`ClusterEvent`] and shares every untouched host. Hosts are dense [`HostId`]s; labels
-//!   are interned [`Symbol`]s.
+//!   are interned [`Symbol`](id::Symbol)s.
 //! - **Validation at the edges.** [`ClusterBuilder`], JSON deserialisation and
 //!   [`Request::compile`] check names, numbers and expressions once and report a typed
 //!   [`BuildError`] naming the host, field or position. The core then trusts its input.
 //! - **Composable traits.** [`Filter`] and [`Weigher`] are object-safe, have closure adapters
 //!   ([`filter_fn`], [`weigher_fn`]) and pass-through impls for `&T`, `Box<T>` and `Arc<T>`;
-//!   filters combine with [`FilterExt`] (`and`, `or`, `not`, `named`).
-//! - **Ranking is tiers.** Weighers in a tier are [normalised](normalize) and summed with their
+//!   filters combine with [`FilterExt`](filter::FilterExt) (`and`, `or`, `not`, `named`).
+//! - **Ranking is tiers.** Weighers in a tier are [normalised](weigh::normalize) and summed with their
 //!   multipliers; tiers compare one after another; ties go to the lowest host id, or to a seeded
 //!   pick among the best `k` ([`SchedulerBuilder::host_subset_size`]).
 //! - **Rejections are data.** "No valid host" is a [`Outcome`] with fewer selections and an
@@ -63,14 +63,14 @@
 //!   an error. `Err` means the input was wrong.
 //! - **The filter scheduler, by name.** Every filter and weigher of OpenStack Nova's filter
 //!   scheduler is built in under its class name in its engine, [`nova`] ([`nova::filters`], [`nova::weighers`]);
-//!   [`SchedulerConfig`] reads a deployer's configuration by name, [`Ties::PreviousOrder`] is
+//!   [`SchedulerConfig`] reads a deployer's configuration by name, [`Ties::PreviousOrder`](schedule::Ties::PreviousOrder) is
 //!   its selection loop, and [`nova::scenario`] replays the reference tool's scenarios, decision
 //!   for decision.
 //! - **How many more fit.** [`capacity`] counts, for the core scheduler, the replica engine and
 //!   the spread engine, how many more instances, volumes or tasks fit, per zone and rack, and
 //!   what runs out first: exact under the engine's own rules, at a cost per host rather than per
 //!   instance.
-//! - **No allocation per host on the hot path.** Candidate lists, scores and the [`Overlay`] of
+//! - **No allocation per host on the hot path.** Candidate lists, scores and the [`Overlay`](snapshot::Overlay) of
 //!   virtual consumption live in a reusable [`Scratch`] ([`Scheduler::schedule_with`]).
 //!
 //! # Modules
@@ -78,13 +78,13 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`id`] | dense `u32` ids |
-//! | [`error`] | [`BuildError`], [`EventError`], [`ScheduleError`], [`ParseError`] |
+//! | [`error`] | [`BuildError`], [`EventError`], [`ScheduleError`], [`ParseError`](error::ParseError) |
 //! | [`rng`] | the seeded generator behind random picks |
-//! | [`snapshot`] | [`Cluster`], its builder and JSON form, [`ClusterEvent`], [`Overlay`] |
+//! | [`snapshot`] | [`Cluster`], its builder and JSON form, [`ClusterEvent`], [`Overlay`](snapshot::Overlay) |
 //! | [`expr`] | label expressions ([`LabelExpr`]) and their compiled form |
 //! | [`request`] | [`Request`], and [`Cx`], what filters and weighers see |
 //! | [`filter`] | the [`Filter`] trait, adapters, combinators and the core's built-ins, [`filter::builtin`] |
-//! | [`weigh`] | the [`Weigher`] trait, [`normalize`] and the core's built-in, [`weigh::builtin`] |
+//! | [`weigh`] | the [`Weigher`] trait, [`normalize`](weigh::normalize) and the core's built-in, [`weigh::builtin`] |
 //! | [`schedule`] | [`Scheduler`], its builder, [`Outcome`] |
 //! | [`explain`] | [`Explanation`] and its parts |
 //! | [`hooks`] | [`hooks::Hooks`]: the caller's filters and tiers of weighers as every engine's builder collects and validates them |
@@ -94,7 +94,6 @@
 //! | [`service`] | the edge-site service scheduler: match expressions, filters, four-level ranking, sticky restarts, host-failure state machine, rebalance plans |
 //! | [`capacity`] | how many more fit, where, and what runs out first, for the core scheduler, the replica engine and the spread engine |
 //! | [`shared`] | concurrent schedulers on one shared state: claims, compare-and-swap commits, the update log, partitions |
-//! | [`compat`] | the old home of the filter scheduler reference tool's scenarios, kept until the surface settles |
 //!
 //! # Cargo features
 //!
@@ -122,39 +121,23 @@ pub mod snapshot;
 pub mod spread;
 pub mod weigh;
 
-pub use error::{BuildError, EventError, ParseError, ScheduleError};
-pub use explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
-pub use expr::{CompiledExpr, LabelExpr};
-pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelFilter, LabelSelectorFilter, ResourceFilter};
-pub use filter::{filter_fn, Filter, FilterExt, Reason, Rejected, Rejections, Verdict};
-pub use id::{AggregateId, DiskId, DomainId, HostId, ResourceId, Symbol};
-pub use nova::config::{Options, SchedulerConfig};
-pub use nova::host_state::HostStateView;
-pub use nova::request::{ExtraSpecs, Flavor, Image, ServerGroup, VmSpec};
-pub use nova::weighers::{
-    BuildFailureWeigher, CpuWeigher, DiskWeigher, HypervisorVersionWeigher, IoOpsWeigher, MetricsWeigher,
-    NumInstancesWeigher, RamWeigher, ServerGroupSoftAffinityWeigher, ServerGroupSoftAntiAffinityWeigher,
-};
-pub use replica::{
-    DiskChoice, FailureReason, LonghornVersion, Replica, ReplicaError, ReplicaOutcome, ReplicaPlacement,
-    ReplicaScheduler, ReplicaSelection, ReplicaSettings, Volume,
-};
-pub use request::{CompiledRequest, Cx, ExplainOptions, Part, Prepared, Request};
-pub use schedule::{HostLists, Outcome, Scheduler, SchedulerBuilder, Scope, Scratch, Selection, Ties};
-pub use snapshot::{
-    Aggregate, AggregateSpec, Attributes, ChunkLabels, Cluster, ClusterBuilder, ClusterEvent, ClusterSpec, Disk,
-    DiskSpec, DiskType, Domains, Host, HostResources, HostSpec, HostState, HotChunk, HotDisk, Instance, InstanceSpec,
-    Interner, Labels, Metrics, Overlay, Resource, ResourceKinds, ResourceSpec, StateChange, Topology,
-};
+pub use error::{BuildError, EventError, ScheduleError};
+pub use explain::Explanation;
+pub use expr::LabelExpr;
+pub use filter::builtin::{AvailabilityZoneFilter, ComputeFilter, ResourceFilter};
+pub use filter::{filter_fn, Filter, Verdict};
+pub use id::HostId;
+pub use nova::config::SchedulerConfig;
+pub use nova::request::NovaRequest;
+pub use nova::NovaScheduler;
+pub use replica::{ReplicaError, ReplicaScheduler, ReplicaSettings, Volume};
+pub use request::{Cx, Request};
+pub use schedule::{Outcome, Scheduler, SchedulerBuilder, Scratch, Selection};
+pub use service::{ServiceError, ServiceRequest, ServiceScheduler, ServiceSpec};
+pub use snapshot::{Cluster, ClusterBuilder, ClusterEvent, HostSpec};
+pub use spread::{SpreadError, SpreadRequest, SpreadScheduler};
 pub use weigh::builtin::FreeResourceWeigher;
-pub use weigh::{normalize, weigher_fn, Bounds, Column, Weigher};
-
-/// Other schedulers' data formats; the filter scheduler's scenario format now lives in its
-/// engine, [`nova::scenario`], and is re-exported here until the public surface settles.
-pub mod compat {
-    #[doc(no_inline)]
-    pub use crate::nova::scenario as nova;
-}
+pub use weigh::{weigher_fn, Weigher};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

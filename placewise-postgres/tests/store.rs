@@ -398,6 +398,6 @@ fn many_processes_place_with_the_default_policy_and_every_request_succeeds() {
     let store = PgStore::connect(&server.url()).unwrap();
     let snapshot = store.snapshot().unwrap();
     for (_, h) in snapshot.hosts() {
-        assert_eq!(h.resource(placewise::ResourceId::MEMORY_MB).used, 4096.0, "{} is full, not over", h.name);
+        assert_eq!(h.resource(placewise::id::ResourceId::MEMORY_MB).used, 4096.0, "{} is full, not over", h.name);
     }
 }

@@ -37,7 +37,7 @@ pub struct HostCapacity {
     /// scheduler's run put there.
     pub fits: u32,
     /// What stops the next one: an index into [`InstanceCapacity::stops`]; `None` when the count
-    /// reached the scheduler's [`max_count`](crate::SchedulerBuilder::max_count).
+    /// reached the scheduler's [`max_count`](crate::schedule::SchedulerBuilder::max_count).
     pub stop: Option<u32>,
 }
 

@@ -149,8 +149,8 @@ fn eval_chunk(n: &Node, labels: &ChunkLabels, all: u64, s: &Interner) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::Cluster;
     use std::collections::BTreeMap;
 
     #[test]

@@ -44,7 +44,7 @@
 //! let labels = BTreeMap::from([("gpu".to_string(), "a100".to_string())]);
 //! assert!(e.matches_map(&labels));
 //! assert_eq!(e.to_string(), "gpu and not tier = bronze or zone ~ \"^eu-\"");
-//! # Ok::<(), placewise::ParseError>(())
+//! # Ok::<(), placewise::error::ParseError>(())
 //! ```
 
 mod compile;
@@ -201,7 +201,7 @@ impl LabelExpr {
     ///
     /// # Errors
     ///
-    /// A [`ParseError`](crate::ParseError) with the byte position and what was expected.
+    /// A [`ParseError`](crate::error::ParseError) with the byte position and what was expected.
     pub fn parse(s: &str) -> Result<LabelExpr, crate::error::ParseError> {
         parse::parse(s)
     }

@@ -35,7 +35,9 @@ pub(crate) fn judge_chunk<'a, 'f: 'a>(
 ///
 /// ```
 /// use placewise::filter::FilterChain;
-/// use placewise::{filter_fn, Cluster, Cx, Filter, HostSpec, Overlay, Rejections, Request};
+/// use placewise::{filter_fn, Cluster, Cx, Filter, HostSpec, Request};
+/// use placewise::filter::Rejections;
+/// use placewise::snapshot::Overlay;
 ///
 /// let cluster = Cluster::builder()
 ///     .host(HostSpec::new("a").memory_mb(4096.0))

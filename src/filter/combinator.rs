@@ -236,8 +236,8 @@ mod tests {
     use super::*;
     use crate::filter::filter_fn;
     use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, Overlay};
-    use crate::Cluster;
 
     #[test]
     fn boolean_algebra_and_reasons() {

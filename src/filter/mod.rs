@@ -6,7 +6,8 @@
 //! `not`, `named`), and a closure becomes one with [`filter_fn`].
 //!
 //! ```
-//! use placewise::{filter_fn, Filter, FilterExt, ComputeFilter};
+//! use placewise::{filter_fn, Filter, ComputeFilter};
+//! use placewise::filter::FilterExt;
 //!
 //! let no_canary = filter_fn("canary host", |cx, host| cx.cluster().label(host, "canary").is_none());
 //! let filter = ComputeFilter.and(no_canary);
@@ -313,7 +314,7 @@ pub trait Filter: Send + Sync {
     fn check(&self, cx: &Cx<'_>, host: HostId) -> Verdict;
 
     /// The candidates of chunk `chunk` that pass: bit `i` of `mask` is host `64·chunk + i`
-    /// (see [`Cluster::hot_chunk`](crate::Cluster::hot_chunk)); the result is a subset of
+    /// (see [`Cluster::hot_chunk`](crate::snapshot::Cluster::hot_chunk)); the result is a subset of
     /// `mask`, and every host dropped is recorded in `rejected` with its reason.
     ///
     /// The default calls [`check`](Filter::check) for each set bit; it is compiled per filter

@@ -78,7 +78,7 @@ impl<'a> HostStateView<'a> {
         self.host
     }
 
-    /// The name of the host's service host ([`Cluster::service_host_name`](crate::Cluster::service_host_name)):
+    /// The name of the host's service host ([`Cluster::service_host_name`](crate::snapshot::Cluster::service_host_name)):
     /// the filter scheduler's `host`.
     pub fn service_host(&self) -> &'a str {
         self.cx.cluster().service_host_name(self.id)
@@ -137,7 +137,7 @@ impl<'a> HostStateView<'a> {
     }
 
     /// [`number`](Self::number) with `hot`, the attribute's hot column
-    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)), found once by the caller.
+    /// ([`Cluster::hot_attribute`](crate::snapshot::Cluster::hot_attribute)), found once by the caller.
     #[inline]
     fn number_at(&self, hot: Option<usize>, name: &str) -> Option<f64> {
         match hot {
@@ -158,7 +158,7 @@ impl<'a> HostStateView<'a> {
 
     /// Instances on the host before the request's picks: attribute `num_instances` (else the
     /// listed instances), with `hot` its hot column
-    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)`("num_instances")`), found once
+    /// ([`Cluster::hot_attribute`](crate::snapshot::Cluster::hot_attribute)`("num_instances")`), found once
     /// by a caller that reads many hosts.
     pub fn instances_before(&self, hot: Option<usize>) -> f64 {
         match self.number_at(hot, "num_instances") {
@@ -173,7 +173,7 @@ impl<'a> HostStateView<'a> {
     }
 
     /// Attribute `num_io_ops` before the request's picks, with `hot` its hot column
-    /// ([`Cluster::hot_attribute`](crate::Cluster::hot_attribute)`("num_io_ops")`), found once by
+    /// ([`Cluster::hot_attribute`](crate::snapshot::Cluster::hot_attribute)`("num_io_ops")`), found once by
     /// a caller that reads many hosts.
     pub fn io_ops_before(&self, hot: Option<usize>) -> f64 {
         self.number_at(hot, "num_io_ops").unwrap_or(0.0)
@@ -292,8 +292,9 @@ impl<'a> Cx<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, Overlay, ResourceSpec};
-    use crate::{Cluster, Request};
 
     #[test]
     fn derived_values_include_earlier_picks() {

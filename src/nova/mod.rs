@@ -2,14 +2,14 @@
 //!
 //! # Design
 //!
-//! [`NovaScheduler`] places a [`NovaRequest`] (the core [`Request`](crate::Request) and the VM
-//! part, [`VmSpec`](request::VmSpec)) on the core [`Scheduler`](crate::Scheduler), whose own
+//! [`NovaScheduler`] places a [`NovaRequest`] (the core [`Request`](crate::request::Request) and the VM
+//! part, [`VmSpec`](request::VmSpec)) on the core [`Scheduler`](crate::schedule::Scheduler), whose own
 //! paths its module docs list: it hands the VM part to the filters and weighers
-//! ([`Cx::part`](crate::Cx::part)), resolves forced and ignored hosts to the core's
-//! [`HostLists`](crate::HostLists) once per call, and on a rebuild passes the filters that do
+//! ([`Cx::part`](crate::request::Cx::part)), resolves forced and ignored hosts to the core's
+//! [`HostLists`](crate::schedule::HostLists) once per call, and on a rebuild passes the filters that do
 //! not [run on rebuild](runs_on_rebuild). Every filter and weigher Nova ships, under its class
 //! name and with Nova 34's semantics ([`filters`], [`weighers`]), is a core
-//! [`Filter`](crate::Filter) or [`Weigher`](crate::Weigher), so it also runs in a plain core
+//! [`Filter`](crate::filter::Filter) or [`Weigher`](crate::weigh::Weigher), so it also runs in a plain core
 //! call, with an empty VM part; the languages they read: Python values and Python's `float()`
 //! and `int()` ([`pyvalue`]), extra-spec operators ([`extra_specs`]), the JSON query
 //! ([`json_query`]) and metric weight settings ([`weight_setting`]); the VM part of a request:

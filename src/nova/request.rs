@@ -335,7 +335,7 @@ impl VmSpec {
 ///
 /// ```
 /// use placewise::nova::NovaRequest;
-/// use placewise::Flavor;
+/// use placewise::nova::request::Flavor;
 ///
 /// let request = NovaRequest::for_flavor(2, Flavor::new("m1.small", 2048.0, 1.0, 20.0));
 /// assert_eq!(request.request.resources["memory_mb"], 2048.0);

@@ -666,7 +666,7 @@ impl Scenario {
     /// `no_valid_host`, `selections` (service host names) and `selected_nodes` (node names),
     /// `null` for instances that found none, and `first_instance` with its per-filter `in`/`out`/`removed` and the weighed
     /// list (`host`, `weight`), when the placement's explanation carries verdicts and the top list
-    /// (schedule with [`ExplainOptions::detailed`](crate::ExplainOptions::detailed) over all hosts).
+    /// (schedule with [`ExplainOptions::detailed`](crate::request::ExplainOptions::detailed) over all hosts).
     pub fn output(&self, placement: &Outcome) -> Value {
         let n = self.request.request.count as usize;
         let label = |h: crate::id::HostId| self.cluster.service_host_name(h).to_owned();
@@ -883,9 +883,9 @@ mod tests {
         let s = Scenario::from_json(SMALL).unwrap();
         let c = &s.cluster;
         let a = c.host(c.host_id("a").unwrap()).unwrap();
-        assert_eq!(a.resource(crate::ResourceId::MEMORY_MB).used, 3072.0);
-        assert_eq!(a.resource(crate::ResourceId::VCPUS).allocation_ratio, 8.0);
-        assert_eq!(a.resource(crate::ResourceId::DISK_GB).used, 50.0);
+        assert_eq!(a.resource(crate::id::ResourceId::MEMORY_MB).used, 3072.0);
+        assert_eq!(a.resource(crate::id::ResourceId::VCPUS).allocation_ratio, 8.0);
+        assert_eq!(a.resource(crate::id::ResourceId::DISK_GB).used, 50.0);
         assert_eq!(a.attribute("cpu_info"), Some(&json!("{\"arch\":\"x86_64\"}")));
         assert_eq!(a.attribute("stats").unwrap()["io_workload"], "2");
         assert_eq!(a.attribute("num_io_ops"), Some(&json!(2)));
@@ -895,8 +895,8 @@ mod tests {
         let b = c.host(c.host_id("b").unwrap()).unwrap();
         assert!(!b.state.up);
         // Without a total: free_disk_gb as given is the total, disk_available_least_gb the free amount.
-        assert_eq!(b.resource(crate::ResourceId::DISK_GB).capacity, 10.0);
-        assert_eq!(b.resource(crate::ResourceId::DISK_GB).used, 3.0);
+        assert_eq!(b.resource(crate::id::ResourceId::DISK_GB).capacity, 10.0);
+        assert_eq!(b.resource(crate::id::ResourceId::DISK_GB).used, 3.0);
         assert_eq!(s.labels, ["a", "b:b-node"]);
         let vm = &s.request.vm;
         assert_eq!(vm.instance_uuid(1), "00000000-0000-0000-0000-000000000001");
@@ -975,7 +975,7 @@ mod tests {
             );
             let s = Scenario::from_json(&json).unwrap();
             let scheduler = s.config.build().unwrap();
-            let request = s.request.clone().explain(crate::ExplainOptions::detailed(3));
+            let request = s.request.clone().explain(crate::request::ExplainOptions::detailed(3));
             let out = s.output(&scheduler.schedule(&s.cluster, &request).unwrap());
             let rows = &out["first_instance"]["filters"];
             let kept = 3 - ignore.len();
@@ -1098,7 +1098,7 @@ mod tests {
         let s = Scenario::from_json(SMALL).unwrap();
         let scheduler = s.config.build().unwrap();
         let b = s.cluster.host_id("b").unwrap();
-        let request = s.request.clone().explain(crate::ExplainOptions::detailed(2));
+        let request = s.request.clone().explain(crate::request::ExplainOptions::detailed(2));
         let mut placement = scheduler.schedule(&s.cluster, &request).unwrap();
         // Whatever was picked, print a placement on `b`, whose entry names node `b-node`.
         placement.selections.truncate(1);

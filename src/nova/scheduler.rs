@@ -36,7 +36,7 @@ pub fn runs_on_rebuild(name: &str) -> bool {
 
 /// OpenStack Nova's filter scheduler: the core [`Scheduler`]'s filters, ranking tiers and
 /// selection, run on a [`NovaRequest`]. Its filters and weighers read the request's
-/// [`VmSpec`] through [`Cx::part`](crate::Cx::part) ([`VmSpec::of`]); the engine applies
+/// [`VmSpec`] through [`Cx::part`](crate::request::Cx::part) ([`VmSpec::of`]); the engine applies
 /// the VM part's host lists and rebuild rule:
 ///
 /// - `ignore_hosts` removes hosts; `force_hosts` and `force_nodes` keep only the hosts they
@@ -52,7 +52,8 @@ pub fn runs_on_rebuild(name: &str) -> bool {
 /// use placewise::nova::{NovaRequest, NovaScheduler};
 /// use placewise::nova::filters::RamFilter;
 /// use placewise::nova::weighers::RamWeigher;
-/// use placewise::{Cluster, Flavor, HostSpec};
+/// use placewise::{Cluster, HostSpec};
+/// use placewise::nova::request::Flavor;
 ///
 /// let cluster = Cluster::builder()
 ///     .host(HostSpec::new("small").vcpus(4.0).memory_mb(8192.0))
@@ -161,7 +162,7 @@ impl NovaScheduler {
         NovaSchedulerBuilder { core: Scheduler::builder(), passed_on_rebuild: Vec::new() }
     }
 
-    /// The core scheduler it runs, for a plain core [`Request`](crate::Request) (no VM part,
+    /// The core scheduler it runs, for a plain core [`Request`](crate::request::Request) (no VM part,
     /// no host lists, no rebuild).
     pub fn core(&self) -> &Scheduler {
         &self.core

@@ -93,7 +93,7 @@ pub trait ReplicaDiskFilter: Send + Sync {
 }
 
 /// Gives each candidate disk a raw score; higher wins. The scores of one weigher are normalised
-/// over the candidate disks of the chosen nodes ([`crate::normalize`], with
+/// over the candidate disks of the chosen nodes ([`crate::weigh::normalize`], with
 /// [`bounds`](ReplicaDiskWeigher::bounds)), multiplied by the weigher's multiplier and summed.
 /// Object-safe; a closure becomes one with [`disk_weigher_fn`].
 pub trait ReplicaDiskWeigher: Send + Sync {

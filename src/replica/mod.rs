@@ -43,7 +43,8 @@
 //!
 //! ```
 //! use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
-//! use placewise::{Cluster, DiskSpec, HostSpec};
+//! use placewise::{Cluster, HostSpec};
+//! use placewise::snapshot::DiskSpec;
 //!
 //! const G: i64 = 1 << 30;
 //! let cluster = Cluster::builder()
@@ -75,7 +76,7 @@
 //!   best-effort data locality), normalised over those nodes, times their multipliers, summed;
 //!   only the best-scored nodes stay, and Longhorn's disk choice picks among them. They never
 //!   move a replica to a later tier (anti-affinity first). Their context's overlay holds the
-//!   replicas placed earlier in the call, one instance each ([`Cx::instances`](crate::Cx::instances)
+//!   replicas placed earlier in the call, one instance each ([`Cx::instances`](crate::request::Cx::instances)
 //!   counts them), as a request's earlier instances in the core. They run through the core's
 //!   [`WeighPass`](crate::weigh::WeighPass), as in every engine: a weigher whose `prepare` or
 //!   `validate` fails, or whose per-host multiplier is not finite, fails the call
@@ -100,7 +101,8 @@
 //!
 //! ```
 //! use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaSettings, Volume};
-//! use placewise::{filter_fn, Cluster, DiskSpec, HostSpec};
+//! use placewise::{filter_fn, Cluster, HostSpec};
+//! use placewise::snapshot::DiskSpec;
 //!
 //! const G: i64 = 1 << 30;
 //! let host = |name: &str, rack: &str| {
@@ -131,7 +133,7 @@
 //! # Mapping Longhorn onto the snapshot
 //!
 //! [`LonghornNode`] builds a host from these facts as typed fields (node tags, zone, region,
-//! conditions, instance manager, engine image, v2), and [`DiskSpec`](crate::DiskSpec) carries
+//! conditions, instance manager, engine image, v2), and [`DiskSpec`](crate::snapshot::DiskSpec) carries
 //! the disk's; the attributes below are what it writes, and
 //! [`ReplicaScheduler::check_nodes`] refuses one of them holding anything but a boolean.
 //! [`ReplicaScheduler::schedule_replicas`] places named replicas in a given order, each seeing
@@ -139,7 +141,7 @@
 //!
 //! | Longhorn | placewise |
 //! |---|---|
-//! | node `Ready` condition | [`HostState::up`](crate::HostState) |
+//! | node `Ready` condition | [`HostState::up`](crate::snapshot::HostState) |
 //! | node `spec.allowScheduling` | `HostState::enabled` |
 //! | node `spec.evictionRequested` | `HostState::evicting` (an evicting node is unschedulable, as Longhorn's webhook enforces) |
 //! | node `Schedulable` (cordoned) | `HostState::cordoned`, excluded when `disable-scheduling-on-cordoned-node` |
@@ -148,11 +150,11 @@
 //! | default instance manager running | host attribute `im_running` (bool, default true) |
 //! | engine image deployed (v1) | host attribute `engine_image_ready` (bool, default true) |
 //! | v2 data engine disabled on the node | host attribute `v2_disabled` (bool, default false) |
-//! | disk `storageMaximum` / `storageAvailable` / `storageReserved` / `storageScheduled` | [`Disk`](crate::Disk) `maximum` / `available` / `reserved` / `scheduled`; a disk whose `available` exceeds its `maximum`, which no filesystem reports, is refused ([`ReplicaError::DiskAboveMaximum`]) |
+//! | disk `storageMaximum` / `storageAvailable` / `storageReserved` / `storageScheduled` | [`Disk`](crate::snapshot::Disk) `maximum` / `available` / `reserved` / `scheduled`; a disk whose `available` exceeds its `maximum`, which no filesystem reports, is refused ([`ReplicaError::DiskAboveMaximum`]) |
 //! | disk `allowScheduling`, `evictionRequested`, `tags`, `type`, `fsType`, `Ready` | `Disk` `allow_scheduling`, `eviction_requested`, `tags`, `disk_type`, `fs_type`, `ready` |
-//! | disk `Schedulable` condition | [`Disk::schedulable`](crate::Disk::schedulable) when the caller gives it (the condition last reported, possibly stale: reported false, the disk is unavailable; reported true, it passes the pre-filter and the per-replica checks reject it with their own reasons); else derived: `ready` and the space check with size 0 and actual 0 (as the node controller sets it) |
+//! | disk `Schedulable` condition | [`Disk::schedulable`](crate::snapshot::Disk::schedulable) when the caller gives it (the condition last reported, possibly stale: reported false, the disk is unavailable; reported true, it passes the pre-filter and the per-replica checks reject it with their own reasons); else derived: `ready` and the space check with size 0 and actual 0 (as the node controller sets it) |
 //! | disk UUID | the disk's name on its host: a replica's `disk_id` is that name |
-//! | disk `scheduledReplica` | [`Disk::scheduled_replicas`](crate::Disk::scheduled_replicas) (the disk's own list), or [`Replica::counted`] for a replica on that very disk: whether `Disk::scheduled` already includes the replica |
+//! | disk `scheduledReplica` | [`Disk::scheduled_replicas`](crate::snapshot::Disk::scheduled_replicas) (the disk's own list), or [`Replica::counted`] for a replica on that very disk: whether `Disk::scheduled` already includes the replica |
 //!
 //! # Step order
 //!
@@ -184,7 +186,7 @@
 //!
 //! - A call prepares every host's eligibility and every disk's pre-filter, eligibility and
 //!   space check once (O(hosts + disks)), reading the snapshot's dense per-chunk disk columns
-//!   ([`HotDisk`](crate::HotDisk)) and visiting a host itself only when its state, attributes
+//!   ([`HotDisk`](crate::snapshot::HotDisk)) and visiting a host itself only when its state, attributes
 //!   or the volume's selectors need it.
 //! - The preparation serves the precheck, failed-replica reuse and every placement of the
 //!   call; a passed precheck's outcome is the first placement's.
@@ -543,7 +545,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) disk_selector: Vec<Option<Symbol>>,
     pub(crate) image_disk_selector: Vec<Option<Symbol>>,
     pub(crate) has_backing_image: bool,
-    /// The disk stage reads more than a disk's hot form ([`crate::HotDisk`]): a disk selector
+    /// The disk stage reads more than a disk's hot form ([`crate::snapshot::HotDisk`]): a disk selector
     /// or a backing image (tags), or a v1 volume of 16 TiB or more (filesystem type).
     pub(crate) disk_detail: bool,
     /// The disk-pressure percentage when used nodes with a pressured disk count as unused
@@ -1245,7 +1247,8 @@ impl ReplicaScheduler {
     ///
     /// ```
     /// use placewise::replica::{ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
-    /// use placewise::{Cluster, DiskSpec, HostSpec};
+    /// use placewise::{Cluster, HostSpec};
+    /// use placewise::snapshot::DiskSpec;
     ///
     /// const G: i64 = 1 << 30;
     /// let cluster = Cluster::builder()

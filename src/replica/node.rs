@@ -20,7 +20,7 @@ pub const NODE_ATTRIBUTES: &[(&str, bool)] =
 ///
 /// ```
 /// use placewise::replica::LonghornNode;
-/// use placewise::DiskSpec;
+/// use placewise::snapshot::DiskSpec;
 ///
 /// let spec = LonghornNode::new("n1")
 ///     .zone("z1")

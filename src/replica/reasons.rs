@@ -224,7 +224,7 @@ pub(crate) enum DiskNote {
     NotReady,
     /// The `Schedulable` condition (size-0 space check) is false.
     Pressure(SpaceFailure),
-    /// The reported `Schedulable` condition ([`Disk::schedulable`](crate::Disk::schedulable)) is
+    /// The reported `Schedulable` condition ([`Disk::schedulable`](crate::snapshot::Disk::schedulable)) is
     /// false.
     ReportedUnschedulable,
     /// Wrong type for the data engine.

@@ -1,8 +1,8 @@
 //! The reference's test vectors (TV1–TV17, space formulas) and the seed's Disk X / Disk Y example.
 
 use super::*;
+use crate::snapshot::Cluster;
 use crate::snapshot::{DiskSpec, DiskType, HostSpec, HostState};
-use crate::Cluster;
 
 const G: i64 = 1 << 30;
 

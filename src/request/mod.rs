@@ -20,7 +20,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
 
-/// How much detail a [`Outcome`](crate::Outcome)'s [`Explanation`](crate::Explanation)
+/// How much detail a [`Outcome`](crate::schedule::Outcome)'s [`Explanation`](crate::explain::Explanation)
 /// carries beyond the per-filter histogram, which is always there.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(remote = "Self", default, deny_unknown_fields)]
@@ -46,7 +46,7 @@ impl ExplainOptions {
 ///
 /// let req = Request::new(3).vcpus(2.0).memory_mb(4096.0).zone("az1").selector("tier != bronze".parse()?);
 /// assert_eq!(req.count, 3);
-/// # Ok::<(), placewise::ParseError>(())
+/// # Ok::<(), placewise::error::ParseError>(())
 /// ```
 ///
 /// In JSON: `{"count": 3, "resources": {"vcpus": 2, "memory_mb": 4096}, "zone": "az1",
@@ -240,7 +240,7 @@ pub type Prepared = Option<Box<dyn Any + Send + Sync>>;
 
 /// An engine's own part of a request (a virtual machine's flavor, image and hints, say), handed
 /// to that engine's filters and weighers through [`Cx::part`]; see
-/// [`Scope::part`](crate::Scope::part).
+/// [`Scope::part`](crate::schedule::Scope::part).
 pub type Part<'a> = &'a (dyn Any + Send + Sync);
 
 /// What a filter or weigher sees: the snapshot, the request (raw and compiled), the engine's
@@ -319,7 +319,7 @@ impl<'a> Cx<'a> {
 
     /// The engine's own part of the request, if the call carries one and it is a `T`: what an
     /// engine hands its filters and weighers beyond the core [`Request`] (see
-    /// [`Scope::part`](crate::Scope::part)). `None` in a plain core call; a filter then reads
+    /// [`Scope::part`](crate::schedule::Scope::part)). `None` in a plain core call; a filter then reads
     /// its part's defaults. One type check per call: read it once per chunk or in `prepare`
     /// where it is hot.
     #[inline]

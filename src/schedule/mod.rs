@@ -14,7 +14,7 @@
 //!
 //! | path | when it runs | pinned by |
 //! |---|---|---|
-//! | general: the ranking path (candidate list, a ranking built from every candidate's raw values, pick) | a round whose ranking is kept or read: the first round of an incremental burst, a score breakdown ([`ExplainOptions::top`](crate::ExplainOptions::top)), [`Ties::PreviousOrder`] | `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`), against a model that filters, scores and sorts every host every round |
+//! | general: the ranking path (candidate list, a ranking built from every candidate's raw values, pick) | a round whose ranking is kept or read: the first round of an incremental burst, a score breakdown ([`ExplainOptions::top`](crate::request::ExplainOptions::top)), [`Ties::PreviousOrder`] | `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`), against a model that filters, scores and sorts every host every round |
 //! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`], no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, restricted hosts that [skip the filters](HostLists::skip_filters)) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
 //! | incremental bursts: the picked host alone re-checked and re-weighed, a tournament tree of the candidates | instances after the first, when every per-instance filter and every weigher is host-local, the subset size is 1, no service host is shared and no restricted host skips the filters | `host_id_incremental_burst_matches_the_rebuilt_one` (`src/schedule/tests.rs`) and `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`); with [`Ties::PreviousOrder`], `previous_order_kept_ranking_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
 //! | kept previous order: a changed host moved by binary search, positions rewritten when read, re-sorted by integer keys (insertion sort first) | [`Ties::PreviousOrder`] with a kept ranking | `previous_order_kept_ranking_matches_the_rebuilt_one`, `previous_order_ties_match_the_plain_loop` (`src/schedule/tests.rs`) |
@@ -31,10 +31,10 @@
 //!    rejects it, and once a filter leaves no host the later ones do not run. For the first
 //!    instance every live host is a candidate; each later instance starts from the hosts that
 //!    passed for the previous one (filters are monotone within a request), and filters that say
-//!    [`once_per_request`](crate::Filter::once_per_request) are not run again. Filters work on
+//!    [`once_per_request`](crate::filter::Filter::once_per_request) are not run again. Filters work on
 //!    chunks of 64 hosts at a time ([`Filter::check_chunk`]).
 //! 2. **Rank.** With two or more candidates, every weigher of a tier gives raw values, which are
-//!    [normalised](crate::normalize) over the candidates, multiplied by the weigher's multiplier and
+//!    [normalised](crate::weigh::normalize) over the candidates, multiplied by the weigher's multiplier and
 //!    summed into the tier's score. Hosts compare by tier 0's score (higher wins), then tier 1's,
 //!    and so on; remaining ties go to the lower [`HostId`].
 //! 3. **Pick.** The best host, or with [`host_subset_size`](SchedulerBuilder::host_subset_size)
@@ -58,7 +58,7 @@
 //! - The one pass's answers, scores and explanations are those of the ranking path, bit for
 //!   bit (a property test compares the two).
 //! - **Bursts.** When every filter that runs per instance and every weigher is
-//!   [host-local](crate::Filter::host_local) (all built-ins are) and the subset size is 1, a
+//!   [host-local](crate::filter::Filter::host_local) (all built-ins are) and the subset size is 1, a
 //!   pick can only change the picked host. The next instance then re-checks and re-weighs that
 //!   one host and updates a tournament tree of the candidates, instead of filtering and
 //!   weighing them all again.
@@ -330,9 +330,9 @@ impl Scheduler {
         }
     }
 
-    /// The foundation's built-ins: filters [`ComputeFilter`](crate::ComputeFilter),
-    /// [`ResourceFilter`](crate::ResourceFilter), [`AvailabilityZoneFilter`](struct@crate::AvailabilityZoneFilter)
-    /// and [`LabelSelectorFilter`](crate::LabelSelectorFilter), in that order; weighers free RAM
+    /// The foundation's built-ins: filters [`ComputeFilter`](crate::filter::builtin::ComputeFilter),
+    /// [`ResourceFilter`](crate::filter::builtin::ResourceFilter), [`AvailabilityZoneFilter`](struct@crate::filter::builtin::AvailabilityZoneFilter)
+    /// and [`LabelSelectorFilter`](crate::filter::builtin::LabelSelectorFilter), in that order; weighers free RAM
     /// (multiplier 1) and free vCPUs (multiplier 0.5), so instances spread.
     pub fn standard() -> Scheduler {
         use crate::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};

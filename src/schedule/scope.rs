@@ -1,4 +1,4 @@
-//! What an engine over the core adds to one call of a core [`Request`](crate::Request): its own
+//! What an engine over the core adds to one call of a core [`Request`](crate::request::Request): its own
 //! part of the request for its filters and weighers, the hosts the request is restricted to,
 //! and the filters that pass every host in this call.
 
@@ -11,7 +11,8 @@ use std::fmt;
 /// hosts it names skip the filters.
 ///
 /// ```
-/// use placewise::{HostId, HostLists};
+/// use placewise::HostId;
+/// use placewise::schedule::HostLists;
 ///
 /// let lists = HostLists::only([HostId(3), HostId(1)]).never([HostId(1)]);
 /// assert!(lists.keeps(HostId(3)) && !lists.keeps(HostId(1)) && !lists.keeps(HostId(0)));
@@ -92,13 +93,15 @@ impl HostLists {
 }
 
 /// What an engine over the core adds to one scheduling call of a core
-/// [`Request`](crate::Request): its own part of the request, handed to its filters and weighers
-/// through [`Cx::part`](crate::Cx::part); the [`HostLists`] the call is restricted to; and the
+/// [`Request`](crate::request::Request): its own part of the request, handed to its filters and weighers
+/// through [`Cx::part`](crate::request::Cx::part); the [`HostLists`] the call is restricted to; and the
 /// filters, by position, that pass every host in this call. The default adds nothing: a plain
 /// core call.
 ///
 /// ```
-/// use placewise::{Cluster, HostSpec, HostLists, Request, Scheduler, Scope, Scratch};
+/// use placewise::{Cluster, HostSpec, Request, Scheduler, Scratch};
+/// use placewise::schedule::HostLists;
+/// use placewise::schedule::Scope;
 ///
 /// let cluster = Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).build()?;
 /// let only_b = HostLists::only([cluster.host_id("b").unwrap()]);
@@ -133,7 +136,7 @@ impl<'a> Scope<'a> {
     }
 
     /// The engine's own part of the request, which its filters and weighers read with
-    /// [`Cx::part`](crate::Cx::part).
+    /// [`Cx::part`](crate::request::Cx::part).
     pub fn part(mut self, part: Part<'a>) -> Self {
         self.part = Some(part);
         self

@@ -64,7 +64,7 @@ fn consumption_is_virtual_and_never_overcommits() {
     assert_eq!(p.explanation.instance, 7);
     assert_eq!(p.explanation.to_string(), "0/4 hosts are available: 3 insufficient memory, 1 host down");
     // The snapshot itself is untouched.
-    assert_eq!(c.host(HostId(1)).unwrap().resource(crate::ResourceId::MEMORY_MB).used, 0.0);
+    assert_eq!(c.host(HostId(1)).unwrap().resource(crate::id::ResourceId::MEMORY_MB).used, 0.0);
 }
 
 #[test]

@@ -24,7 +24,7 @@ use std::fmt;
 /// assert_eq!(e.to_string(), "foo and not bar = xx or baz = red or baz = blue or {}");
 /// assert!(e.matches_map(&BTreeMap::new()));
 /// assert!("a != b".parse::<MatchExpr>().is_err());
-/// # Ok::<(), placewise::ParseError>(())
+/// # Ok::<(), placewise::error::ParseError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatchExpr(LabelExpr);

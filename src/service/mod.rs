@@ -10,7 +10,7 @@
 //! [`ServiceScheduler::schedule`] reconciles the services of a [`ServiceRequest`] with a
 //! snapshot: services in (application, service) order, instances by index. An assigned
 //! instance stays while its host passes its service's hard filters; every other instance goes
-//! through the service's filters (one [`Filter`](crate::Filter) type per rule, then the
+//! through the service's filters (one [`Filter`](crate::filter::Filter) type per rule, then the
 //! caller's, run as a [`FilterChain`](crate::filter::FilterChain) a chunk of 64 hosts at a
 //! time), the soft [`PreferredAffinity`], then the smallest [`RankKey`], ties to the caller's
 //! weighers (a [`WeighPass`](crate::weigh::WeighPass)) and then the lowest host id. Each
@@ -25,7 +25,7 @@
 //! |---|---|---|
 //! | general: the filter chain over every schedulable host, chunk by chunk, the soft affinity, the smallest [`RankKey`] (`best_host`), the caller's weighers among the hosts of that key | every new placement | `ranking_follows_the_lexicographic_model` and, with a caller weigher, `caller_weighers_break_only_ties_of_the_lexicographic_model` (`tests/properties/service_properties.rs`), against a model that recomputes every host's counts for every instance |
 //! | the one-host scan: the same chain over one host's lane, whatever its state | the sticky check of an assigned instance, a rebalance move's destination | `one_host_scan_matches_the_full_scan_on_that_host` (`src/service/scheduler.rs`) |
-//! | the same order as four weigher tiers of the core [`Scheduler`](crate::Scheduler) ([`ranking_tiers`]) | a caller who ranks with the core scheduler | `foundation_tiers_rank_like_the_model` (`tests/properties/service_properties.rs`) |
+//! | the same order as four weigher tiers of the core [`Scheduler`](crate::schedule::Scheduler) ([`ranking_tiers`]) | a caller who ranks with the core scheduler | `foundation_tiers_rank_like_the_model` (`tests/properties/service_properties.rs`) |
 //!
 //! # Contents
 //!
@@ -91,19 +91,19 @@
 //! [`reschedule`](ServiceScheduler::reschedule)`(&cluster, &request, host, scope)` for a
 //! failure action, [`rebalance_plan`](ServiceScheduler::rebalance_plan)`(&cluster, &request)`.
 //! The scheduler is stateless, so there is no scratch and no `schedule_with`. Options live in
-//! the builder (filters, weighers) or the request ([`ExplainOptions`](crate::ExplainOptions));
+//! the builder (filters, weighers) or the request ([`ExplainOptions`](crate::request::ExplainOptions));
 //! nothing is set after `build()`.
 //!
 //! # The snapshot mapping
 //!
-//! The engine reads an ordinary [`Cluster`](crate::Cluster); nothing in the snapshot is
+//! The engine reads an ordinary [`Cluster`](crate::snapshot::Cluster); nothing in the snapshot is
 //! specific to it. [`EdgeHost`] writes a host in this shape.
 //!
 //! | product concept | snapshot |
 //! |---|---|
 //! | site | the cluster; [`Site`] holds the parsed per-host data and the [`IngressAllocation`] |
 //! | service type `(application, service)` | instance group `application/service` |
-//! | service instance | an [`Instance`](crate::Instance) with id `application/service/index` |
+//! | service instance | an [`Instance`](crate::snapshot::Instance) with id `application/service/index` |
 //! | delayed shutdown | the instance's `terminating` flag |
 //! | host labels | host labels |
 //! | memory, CPU | resources `memory_mb`, `vcpus` |
@@ -123,7 +123,7 @@
 //! # Label match expressions
 //!
 //! [`MatchExpr`] parses the product's grammar and builds the foundation's
-//! [`LabelExpr`](crate::LabelExpr) tree:
+//! [`LabelExpr`](crate::expr::LabelExpr) tree:
 //!
 //! ```text
 //! expr      := and ( "or" and )*
@@ -144,7 +144,7 @@
 //! - The foundation's extensions (`!=`, `in`, `notin`, `&&`, `||`, `!`, `,`) are errors here.
 //! - `Display` prints a canonical form (single spaces, words bare, other values double-quoted,
 //!   parentheses only where needed) that parses back to the same tree.
-//! - Errors are [`ParseError`](crate::ParseError)s with the byte position and what was expected.
+//! - Errors are [`ParseError`](crate::error::ParseError)s with the byte position and what was expected.
 //!
 //! **Regular expressions** use the [`regex`] crate, not PCRE: matching is unanchored like PCRE's
 //! default search (`^`/`$` anchor explicitly), but there are **no look-around assertions
@@ -155,7 +155,7 @@
 //!
 //! # Filters
 //!
-//! Each is its own [`Filter`](crate::Filter) type in [`filters`], so it composes with the
+//! Each is its own [`Filter`](crate::filter::Filter) type in [`filters`], so it composes with the
 //! foundation's filters too: [`HostLabelsFilter`], [`DeviceFilter`] (device labels and GPUs),
 //! [`ContainerLimitsFilter`] (memory, CPU, container layer), [`VolumesFilter`],
 //! [`IngressFilter`], [`InstanceCountFilter`] (even distribution), applied in that order, and the
@@ -168,16 +168,16 @@
 //! preferences, then the host with the smallest [`RankKey`] wins: the four counts compared
 //! lexicographically, in the document's priority order (same service live, same service in
 //! delayed shutdown, other services live, other services in delayed shutdown). **Ties go to
-//! the lowest [`HostId`](crate::HostId)** (no random pick). Counts are updated after every
+//! the lowest [`HostId`](crate::id::HostId)** (no random pick). Counts are updated after every
 //! placement: each placement is applied to a working snapshot before the next instance.
 //!
-//! The same order is available to the foundation's [`Scheduler`](crate::Scheduler) as four
+//! The same order is available to the foundation's [`Scheduler`](crate::schedule::Scheduler) as four
 //! weigher tiers ([`ranking_tiers`], [`RankLevelWeigher`]); both agree host for host.
 //!
 //! # Caller filters and weighers
 //!
-//! [`ServiceScheduler::builder`] takes the caller's [`Filter`](crate::Filter)s and
-//! [`Weigher`](crate::Weigher)s, which behave as under every other engine (the contract in
+//! [`ServiceScheduler::builder`] takes the caller's [`Filter`](crate::filter::Filter)s and
+//! [`Weigher`](crate::weigh::Weigher)s, which behave as under every other engine (the contract in
 //! `tests/scenarios/contract.rs`):
 //!
 //! - The caller's filters are hard filters: they run after the engine's own (before the even
@@ -194,8 +194,8 @@
 //!   is refused when building ([`ServiceError::Build`]) or, per host, when weighing
 //!   ([`ServiceError::Prepare`]).
 //! - Both see the working snapshot with the call's earlier placements applied: a hook reads
-//!   them in the host records ([`Cx::instances`](crate::Cx::instances),
-//!   [`Cx::free`](crate::Cx::free)); the [`Overlay`](crate::Overlay) stays empty.
+//!   them in the host records ([`Cx::instances`](crate::request::Cx::instances),
+//!   [`Cx::free`](crate::request::Cx::free)); the [`Overlay`](crate::snapshot::Overlay) stays empty.
 //!
 //! # Sticky restarts and modes
 //!

@@ -87,9 +87,9 @@ impl RankLevel {
 }
 
 /// One ranking level as a foundation [`Weigher`]: the negated count (fewest scores highest),
-/// with instances placed earlier in the same request ([`Overlay::placed`](crate::Overlay::placed))
+/// with instances placed earlier in the same request ([`Overlay::placed`](crate::snapshot::Overlay::placed))
 /// counted as live instances of the service. Four of them in four tiers of a
-/// [`Scheduler`](crate::Scheduler) rank exactly like [`RankKey`], ties going to the lowest host
+/// [`Scheduler`](crate::schedule::Scheduler) rank exactly like [`RankKey`], ties going to the lowest host
 /// id: see [`ranking_tiers`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankLevelWeigher {
@@ -131,7 +131,8 @@ impl Weigher for RankLevelWeigher {
 ///
 /// ```
 /// use placewise::service::ranking_tiers;
-/// use placewise::{Cluster, ComputeFilter, HostSpec, InstanceSpec, Request, Scheduler};
+/// use placewise::{Cluster, ComputeFilter, HostSpec, Request, Scheduler};
+/// use placewise::snapshot::InstanceSpec;
 ///
 /// let cluster = Cluster::builder()
 ///     .host(HostSpec::new("busy").instance(InstanceSpec::new("x").group("shop/db")))

@@ -15,7 +15,8 @@ use std::sync::Arc;
 ///
 /// ```
 /// use placewise::service::{EdgeHost, IngressAllocation, ServiceRequest, ServiceSpec, Site};
-/// use placewise::{Cluster, ExplainOptions};
+/// use placewise::Cluster;
+/// use placewise::request::ExplainOptions;
 ///
 /// let cluster = Cluster::builder().host(EdgeHost::new("edge-1").memory_mb(1024.0).build()).build()?;
 /// let site = Site::new(&cluster, IngressAllocation::Dhcp)?;

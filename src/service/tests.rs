@@ -18,7 +18,7 @@ fn verdicts_with(cluster: &Cluster, f: &dyn Filter, consume: Option<f64>) -> Vec
     let compiled = request.compile(cluster).unwrap();
     let mut overlay = Overlay::new();
     if let Some(mb) = consume {
-        overlay.consume(HostId(0), &[(crate::ResourceId::MEMORY_MB, mb)]);
+        overlay.consume(HostId(0), &[(crate::id::ResourceId::MEMORY_MB, mb)]);
     }
     let cx = Cx::new(cluster, &request, &compiled, &overlay, 0);
     let prepared = f.prepare(&cx).unwrap();
@@ -32,14 +32,14 @@ fn verdicts_with(cluster: &Cluster, f: &dyn Filter, consume: Option<f64>) -> Vec
         })
         .collect();
     let live = cluster.hot_chunk(0).live;
-    let mut rejections = crate::Rejections::new(true);
+    let mut rejections = crate::filter::Rejections::new(true);
     let pass = f.check_chunk(&pcx, 0, live, &mut rejections);
     for (i, v) in out.iter().enumerate() {
         assert_eq!(pass & (1 << i) != 0, v.is_pass(), "chunk and host paths agree on host {i}");
     }
-    let by_chunk: Vec<(u32, crate::Reason)> =
+    let by_chunk: Vec<(u32, crate::filter::Reason)> =
         rejections.hosts().unwrap().iter().map(|r| (r.host.0, r.reason)).collect();
-    let by_host: Vec<(u32, crate::Reason)> = out
+    let by_host: Vec<(u32, crate::filter::Reason)> = out
         .iter()
         .enumerate()
         .filter_map(|(i, v)| match v {
@@ -217,8 +217,8 @@ fn service_filters_compose_with_the_foundation_scheduler() {
         .host(EdgeHost::new("c").memory_mb(1000.0).build())
         .build()
         .unwrap();
-    let scheduler = crate::Scheduler::builder()
-        .filter(crate::ComputeFilter)
+    let scheduler = crate::schedule::Scheduler::builder()
+        .filter(crate::filter::builtin::ComputeFilter)
         .filter(HostLabelsFilter::new(e("gpu = yes")))
         .filter(InstanceCountFilter::new("a/s", 1))
         .build()
@@ -252,7 +252,7 @@ fn engine_spreads_then_keeps_then_moves_on_spec_change() {
     let hosts: Vec<String> = placed(&out).into_iter().map(|p| p.1).collect();
     assert_eq!(hosts, ["h0", "h1", "h2", "h0"], "fewest same-service first, then lowest id");
     assert_eq!(out.events.len(), 4);
-    assert_eq!(out.cluster.host(HostId(0)).unwrap().resource(crate::ResourceId::MEMORY_MB).used, 200.0);
+    assert_eq!(out.cluster.host(HostId(0)).unwrap().resource(crate::id::ResourceId::MEMORY_MB).used, 200.0);
 
     // A spec change: only zone a; h2's instance moves, the others stay.
     let web_a = web.clone().match_host_labels(e("zone = a"));
@@ -358,7 +358,10 @@ fn reschedule_single_replica_keeps_multi_replica_and_avoids_the_host() {
     assert_eq!(placed(&out).last().unwrap(), &("a/solo/0".to_string(), "h2".to_string()));
     let down = out
         .cluster
-        .apply(&ClusterEvent::HostStateChanged { host: "h2".into(), change: crate::StateChange::default().up(false) })
+        .apply(&ClusterEvent::HostStateChanged {
+            host: "h2".into(),
+            change: crate::snapshot::StateChange::default().up(false),
+        })
         .unwrap();
     // A reconcile alone does not move anything off a down host.
     let same = ServiceScheduler::new().schedule(&down, &req(&s, &services)).unwrap();
@@ -421,7 +424,7 @@ fn caller_filters_are_hard_filters_for_new_and_sticky_instances() {
         .apply(&ClusterEvent::InstancePlaced { host: "h0".into(), instance: InstanceSpec::new("a/s/0").group("a/s") })
         .unwrap();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
-    let not_h0 = crate::filter_fn("not h0", |cx: &Cx<'_>, h| &*cx.host(h).name != "h0");
+    let not_h0 = crate::filter::filter_fn("not h0", |cx: &Cx<'_>, h| &*cx.host(h).name != "h0");
     let scheduler = ServiceScheduler::builder().filter(not_h0).build().unwrap();
     let out = scheduler.schedule(&c, &req(&s, &[ServiceSpec::replicated("a", "s", 2)])).unwrap();
     // The instance on h0 fails the caller's filter: it moves like one whose host stopped
@@ -440,7 +443,7 @@ fn caller_weighers_decide_only_between_hosts_of_the_smallest_rank_key() {
         .apply(&ClusterEvent::InstancePlaced { host: "h2".into(), instance: InstanceSpec::new("x/y/0").group("x/y") })
         .unwrap();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
-    let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+    let by_id = crate::weigh::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
     let scheduler = ServiceScheduler::builder().weigher(by_id, 1.0).build().unwrap();
     let web = [ServiceSpec::replicated("a", "web", 1)];
     let out = scheduler.schedule(&c, &req(&s, &web)).unwrap();
@@ -451,9 +454,9 @@ fn caller_weighers_decide_only_between_hosts_of_the_smallest_rank_key() {
 
 #[test]
 fn a_multiplier_that_is_not_finite_is_refused_when_building() {
-    let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+    let by_id = crate::weigh::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
     let err = ServiceScheduler::builder().weigher(by_id, f64::NAN).build().unwrap_err();
-    assert!(matches!(err, ServiceError::Build { error: crate::BuildError::Config { .. } }), "{err}");
+    assert!(matches!(err, ServiceError::Build { error: crate::error::BuildError::Config { .. } }), "{err}");
     assert!(err.to_string().contains("`by id` has a non-finite multiplier"), "{err}");
 }
 
@@ -470,8 +473,8 @@ impl Filter for Raises {
         Verdict::Pass
     }
 
-    fn check_chunk(&self, _: &Cx<'_>, _: usize, mask: u64, rejected: &mut crate::Rejections) -> u64 {
-        rejected.fail(crate::ScheduleError::Filter { filter: "raises".into(), message: "not a number".into() });
+    fn check_chunk(&self, _: &Cx<'_>, _: usize, mask: u64, rejected: &mut crate::filter::Rejections) -> u64 {
+        rejected.fail(crate::error::ScheduleError::Filter { filter: "raises".into(), message: "not a number".into() });
         mask
     }
 }
@@ -488,12 +491,15 @@ fn a_filter_that_records_an_error_fails_the_call() {
 #[test]
 fn explanations_give_rejections_verdicts_top_hosts_and_the_engines_words() {
     let c = three_hosts()
-        .apply(&ClusterEvent::HostStateChanged { host: "h1".into(), change: crate::StateChange::default().up(false) })
+        .apply(&ClusterEvent::HostStateChanged {
+            host: "h1".into(),
+            change: crate::snapshot::StateChange::default().up(false),
+        })
         .unwrap();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
     let big = ServiceSpec::replicated("app", "big", 1).memory_mb(5000.0);
     let out = ServiceScheduler::new()
-        .schedule(&c, &req(&s, &[big]).explain(crate::ExplainOptions { verdicts: true, top: 0 }))
+        .schedule(&c, &req(&s, &[big]).explain(crate::request::ExplainOptions { verdicts: true, top: 0 }))
         .unwrap();
     let u = &out.unschedulable[0];
     let e = &u.explanation;
@@ -511,11 +517,12 @@ fn explanations_give_rejections_verdicts_top_hosts_and_the_engines_words() {
     assert_eq!(out.explanation, *e, "the call's explanation is its first unschedulable instance's");
 
     // A placement: the last one of the service is explained, with its best hosts.
-    let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+    let by_id = crate::weigh::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
     let scheduler = ServiceScheduler::builder().weigher(by_id, 2.0).build().unwrap();
     let web = [ServiceSpec::replicated("app", "web", 2)];
-    let out =
-        scheduler.schedule(&c, &req(&s, &web).explain(crate::ExplainOptions { verdicts: false, top: 3 })).unwrap();
+    let out = scheduler
+        .schedule(&c, &req(&s, &web).explain(crate::request::ExplainOptions { verdicts: false, top: 3 }))
+        .unwrap();
     assert_eq!(
         placed(&out),
         [("app/web/0".to_string(), "h2".to_string()), ("app/web/1".to_string(), "h0".to_string())]
@@ -536,13 +543,13 @@ fn explanations_give_rejections_verdicts_top_hosts_and_the_engines_words() {
 fn top_hosts_list_caller_terms_for_the_tied_hosts_in_the_order_picked() {
     let c = three_hosts();
     let s = Site::new(&c, IngressAllocation::Dhcp).unwrap();
-    let by_id = crate::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
+    let by_id = crate::weigh::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
     let scheduler = ServiceScheduler::builder().weigher(by_id, 2.0).build().unwrap();
     let out = scheduler
         .schedule(
             &c,
             &req(&s, &[ServiceSpec::replicated("a", "s", 1)])
-                .explain(crate::ExplainOptions { verdicts: false, top: 2 }),
+                .explain(crate::request::ExplainOptions { verdicts: false, top: 2 }),
         )
         .unwrap();
     assert_eq!(placed(&out), [("a/s/0".to_string(), "h2".to_string())]);

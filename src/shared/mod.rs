@@ -65,7 +65,7 @@
 //! | `partition.rs` | [`Router`], [`Partition`], [`HostKey`], [`RequestKey`], [`PartitionFilter`] |
 //! | `error.rs` | [`LogError`], [`SharedError`], [`StoreError`], [`RetryError`], [`RouteError`] |
 //!
-//! A snapshot is an `Arc` of the foundation's immutable [`Cluster`](crate::Cluster): taking one copies no host,
+//! A snapshot is an `Arc` of the foundation's immutable [`Cluster`](crate::snapshot::Cluster): taking one copies no host,
 //! and a commit that changes three hosts copies three hosts and the outer chunk list (hosts /
 //! 64 pointers), sharing everything else with every snapshot still in use.
 //!
@@ -79,7 +79,7 @@
 //!    the claim was planned on: compare-and-swap, so a stale claim never lands
 //!    ([`ConflictReason::Stale`]). With [`Validation::Fit`] a changed host is counted as a
 //!    stale read and judged by the next two rules only;
-//! 3. the scheduler's own filters must pass the host ([`Scheduler::check_host`](crate::Scheduler::check_host): the same
+//! 3. the scheduler's own filters must pass the host ([`Scheduler::check_host`](crate::schedule::Scheduler::check_host): the same
 //!    chunk code that planned it), so a claim that no longer
 //!    fits never lands ([`ConflictReason::NoFit`]);
 //! 4. no resource the instance uses may end below zero free, whatever filters the scheduler
@@ -113,7 +113,7 @@
 //! [`Validation::Fit`], a seeded random pick among the best [`DEFAULT_TOP_K`] hosts even for a
 //! scheduler configured for the best one, and [`DEFAULT_MAX_ATTEMPTS`] attempts (the
 //! [`RetryPolicy`] docs say why). Instances the scheduler finds no host for are an outcome
-//! ([`Placed::unplaced`] with the [`Explanation`](crate::Explanation)), not an error.
+//! ([`Placed::unplaced`] with the [`Explanation`](crate::explain::Explanation)), not an error.
 //! [`SharedCluster::stats`] counts commits, landed claims, conflicts, stale reads, retries and
 //! releases since the shared cluster was made; [`Placed`] carries the same numbers per call.
 //!
@@ -122,7 +122,7 @@
 //! Every change ([`publish`](SharedCluster::publish)ed events, commits, releases, expiries) is
 //! one [`LogEntry`] with the next sequence number; [`Snapshot::seq`] says which entry a
 //! snapshot includes. A new scheduler starts from [`SharedCluster::checkpoint`] (a
-//! [`Checkpoint`]: sequence `S` and the cluster as a [`ClusterSpec`](crate::ClusterSpec)) and
+//! [`Checkpoint`]: sequence `S` and the cluster as a [`ClusterSpec`](crate::snapshot::ClusterSpec)) and
 //! replays [`log_since`](SharedCluster::log_since)`(S)` into a [`Follower`].
 //! [`SharedCluster::compact`] makes the current state the log's base and drops the entries.
 //! A [`Follower`] or [`EventLog`] refuses an entry whose number is not the next one:
@@ -134,7 +134,7 @@
 //! # Partitions
 //!
 //! A [`Router`] splits a cluster into partitions by a [`HostKey`] (aggregate, label or a
-//! function), gives each its own [`SharedCluster`] and [`Scheduler`](crate::Scheduler), and routes each request
+//! function), gives each its own [`SharedCluster`] and [`Scheduler`](crate::schedule::Scheduler), and routes each request
 //! by a [`RequestKey`] (the request's group through a table, or a function).
 //! A partition sees only its hosts, so partitions never conflict with each other. Group rules
 //! are cluster-wide, so the router checks them: a group lives in the partition its first
@@ -160,7 +160,7 @@
 //! # Decisions
 //!
 //! - **Generations are per lineage.** The compare-and-swap token is the host's generation in
-//!   the foundation's [`Cluster`](crate::Cluster) (the cluster generation of the host's last change). A
+//!   the foundation's [`Cluster`](crate::snapshot::Cluster) (the cluster generation of the host's last change). A
 //!   snapshot carries its shared cluster's lineage; a plan from another lineage (including a
 //!   shared cluster [restored](SharedCluster::restore) from a log, whose generations restart)
 //!   is refused with [`SharedError::ForeignPlan`] rather than compared.
@@ -213,7 +213,7 @@
 //! ```
 //!
 //! `version` is [`Claim::generation`]; the capacity conditions are the over-commit rule; the
-//! fit re-check is [`Scheduler::check_host`](crate::Scheduler::check_host) run on the rows just read inside the transaction
+//! fit re-check is [`Scheduler::check_host`](crate::schedule::Scheduler::check_host) run on the rows just read inside the transaction
 //! (`SELECT … FOR UPDATE`) for filters a `WHERE` clause cannot say. Partial commits are one
 //! transaction per host; gang commits put every host in one transaction and roll back on the
 //! first zero-row update. Expiry is `DELETE FROM claims WHERE expires_at <= now()` plus the
@@ -233,7 +233,8 @@
 //!
 //! ```
 //! use placewise::shared::{Follower, LogEntry, LogError, SharedCluster};
-//! use placewise::{Cluster, ClusterEvent, HostSpec, StateChange};
+//! use placewise::{Cluster, ClusterEvent, HostSpec};
+//! use placewise::snapshot::StateChange;
 //!
 //! let shared = SharedCluster::new(Cluster::builder().host(HostSpec::new("h1")).host(HostSpec::new("h2")).build()?);
 //! shared.publish(ClusterEvent::HostStateChanged { host: "h2".into(), change: StateChange::default().cordoned(true) })?;

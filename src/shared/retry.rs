@@ -31,7 +31,7 @@ pub struct RetryPolicy {
     /// Fit (default) or generation validation; see the [table](RetryPolicy).
     pub validation: Validation,
     /// Every plan picks each instance's host at random among the best `top_k` candidates when
-    /// the scheduler's own [`host_subset_size`](crate::SchedulerBuilder::host_subset_size) is
+    /// the scheduler's own [`host_subset_size`](crate::schedule::SchedulerBuilder::host_subset_size) is
     /// smaller (default [`DEFAULT_TOP_K`]; 1 leaves the scheduler's pick as it is). The draw is
     /// seeded, so a call is reproducible: by the request's seed, else by its first instance id
     /// (so concurrent callers placing different instances draw differently). A pick among more

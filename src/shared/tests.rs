@@ -1,9 +1,11 @@
 use super::*;
 use crate::filter::builtin::{ComputeFilter, ResourceFilter};
 use crate::id::{HostId, ResourceId};
+use crate::request::Request;
+use crate::schedule::Scheduler;
+use crate::snapshot::Cluster;
 use crate::snapshot::{AggregateSpec, ClusterEvent, HostSpec, InstanceSpec, StateChange};
 use crate::weigh::builtin::FreeResourceWeigher;
-use crate::{Cluster, Request, Scheduler};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

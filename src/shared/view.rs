@@ -20,7 +20,7 @@ pub fn new_lineage() -> u64 {
 /// [`SharedState`](super::SharedState)): the cluster at sequence number
 /// [`seq`](Snapshot::seq). Taking one costs a reference count; it shares every host with the
 /// shared state and with every other snapshot, and it never changes. Dereferences to
-/// [`Cluster`], so it is passed to [`Scheduler::schedule`](crate::Scheduler::schedule) as `&snapshot`.
+/// [`Cluster`], so it is passed to [`Scheduler::schedule`](crate::schedule::Scheduler::schedule) as `&snapshot`.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub(super) cluster: Arc<Cluster>,

@@ -1,7 +1,7 @@
 //! Host classes: the interned values of the cluster's class attributes and the interned
 //! aggregate sets, so that a filter judging data most hosts share can judge each distinct value
-//! once per request ([`Cluster::attribute_class`](crate::Cluster::attribute_class),
-//! [`Cluster::aggregate_class`](crate::Cluster::aggregate_class)).
+//! once per request ([`Cluster::attribute_class`](crate::snapshot::Cluster::attribute_class),
+//! [`Cluster::aggregate_class`](crate::snapshot::Cluster::aggregate_class)).
 //!
 //! The table is append-only and shared by every snapshot of a lineage: a class, once issued,
 //! names the same value (or aggregate set) in every later snapshot. A host's classes are set

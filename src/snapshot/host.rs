@@ -283,8 +283,8 @@ pub enum DiskType {
     Block,
 }
 
-/// One host of a [`Cluster`](crate::Cluster). Read-only: hosts change through
-/// [`ClusterEvent`](crate::ClusterEvent)s, which produce a new snapshot.
+/// One host of a [`Cluster`](crate::snapshot::Cluster). Read-only: hosts change through
+/// [`ClusterEvent`](crate::snapshot::ClusterEvent)s, which produce a new snapshot.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Host {
@@ -315,7 +315,7 @@ pub struct Host {
     /// Bumped (to the cluster's generation at the time) on every change of this host.
     pub generation: u64,
     /// The service host this host is a node of; `None` when it is its own
-    /// ([`Cluster::service_host_name`](crate::Cluster::service_host_name)).
+    /// ([`Cluster::service_host_name`](crate::snapshot::Cluster::service_host_name)).
     pub service: Option<ServiceHostId>,
 }
 
@@ -334,7 +334,7 @@ impl Host {
         self.metrics.binary_search_by_key(&name, |m| m.0).ok().map(|i| self.metrics[i].1)
     }
 
-    /// The domain of topology level `level` (as in [`Topology::levels`](crate::Topology::levels)).
+    /// The domain of topology level `level` (as in [`Topology::levels`](crate::snapshot::Topology::levels)).
     pub fn domain(&self, level: usize) -> DomainId {
         self.topology.get(level).copied().unwrap_or(DomainId::NONE)
     }

@@ -1,6 +1,6 @@
 //! The serde form of a snapshot, and the validating builder.
 //!
-//! [`ClusterSpec`] is what a user writes (or what [`Cluster::to_spec`](crate::Cluster::to_spec)
+//! [`ClusterSpec`] is what a user writes (or what [`Cluster::to_spec`](crate::snapshot::Cluster::to_spec)
 //! gives back): plain strings and numbers. [`ClusterBuilder`] and JSON deserialisation both turn
 //! a spec into a [`Cluster`] through the same validation.
 
@@ -264,7 +264,7 @@ pub struct DiskSpec {
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub ready: bool,
     /// The disk's `Schedulable` condition as its agent last reported it, which can be stale;
-    /// `None` (the default): derived from the current values (see [`Disk::schedulable`](crate::Disk::schedulable)).
+    /// `None` (the default): derived from the current values (see [`Disk::schedulable`](crate::snapshot::Disk::schedulable)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedulable: Option<bool>,
     /// Names of the replicas whose size `scheduled` already includes (Longhorn's
@@ -400,7 +400,7 @@ pub struct HostSpec {
     /// The service host this host is a node of, when several hosts share one (bare-metal
     /// nodes behind one compute service). Nodes of one service host share its name for host
     /// lists and server groups, its instance list and its aggregate memberships (which they
-    /// must list alike); see [`Cluster::service_host_name`](crate::Cluster::service_host_name).
+    /// must list alike); see [`Cluster::service_host_name`](crate::snapshot::Cluster::service_host_name).
     /// `None`: the host is its own service host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_host: Option<String>,

@@ -1,9 +1,9 @@
 //! SwarmKit's filter pipeline as foundation [`Filter`]s: Ready, Resource, Constraint,
 //! Platform, HostPort and MaxReplicas, in that order, each with SwarmKit's wording.
 //!
-//! They read the foundation [`Request`](crate::Request) the engine builds for a batch
-//! (resources and the service as its group) and the batch's [`Overlay`](crate::Overlay), so
-//! they also work in a plain foundation [`Scheduler`](crate::Scheduler). Ready and Resource
+//! They read the foundation [`Request`](crate::request::Request) the engine builds for a batch
+//! (resources and the service as its group) and the batch's [`Overlay`](crate::snapshot::Overlay), so
+//! they also work in a plain foundation [`Scheduler`](crate::schedule::Scheduler). Ready and Resource
 //! judge a chunk of 64 nodes at a time from the snapshot's dense columns
 //! ([`Filter::check_chunk`]): the engine runs its leading stages through the core's filter
 //! chain ([`judge_chunk`](crate::filter::chain::judge_chunk)) with them.
@@ -321,11 +321,12 @@ impl Filter for MaxReplicasFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::Request;
+    use crate::schedule::Scheduler;
     use crate::snapshot::{Cluster, HostSpec, HostState, InstanceSpec, Overlay};
-    use crate::{Request, Scheduler};
     use serde_json::json;
 
-    fn cx_parts(cluster: &Cluster, req: &Request) -> crate::CompiledRequest {
+    fn cx_parts(cluster: &Cluster, req: &Request) -> crate::request::CompiledRequest {
         req.compile(cluster).unwrap()
     }
 

@@ -1,5 +1,5 @@
 //! The spread engine: SwarmKit's placement preferences (spread over labels, level by level)
-//! on a [`Cluster`](crate::Cluster) snapshot, plus pack-into, weighted spread, node-level spread
+//! on a [`Cluster`](crate::snapshot::Cluster) snapshot, plus pack-into, weighted spread, node-level spread
 //! and hard skew limits.
 //!
 //! # Design
@@ -8,9 +8,9 @@
 //! every node sits in one leaf. A batch of tasks is split down the tree (SwarmKit's top-up rule
 //! in the compatible modes, a water-fill in [`SpreadMode::Balanced`]) and placed inside each leaf by
 //! SwarmKit's node order (failure penalty, tasks of the service, total tasks, name), after
-//! SwarmKit's filter pipeline and the user's [`Filter`](crate::Filter)s say which nodes are
+//! SwarmKit's filter pipeline and the user's [`Filter`](crate::filter::Filter)s say which nodes are
 //! eligible. The snapshot is never changed: the batch's tasks are consumed in an
-//! [`Overlay`](crate::Overlay). A [`SpreadScratch`] keeps the tree's shape and per-node state
+//! [`Overlay`](crate::snapshot::Overlay). A [`SpreadScratch`] keeps the tree's shape and per-node state
 //! with the snapshot. Every fast path gives a fresh, plain call's outcome exactly.
 //!
 //! # Paths
@@ -47,7 +47,8 @@
 //!
 //! ```
 //! use placewise::spread::{SpreadMode, Preference, SpreadRequest, SpreadScheduler};
-//! use placewise::{Cluster, HostSpec, InstanceSpec};
+//! use placewise::{Cluster, HostSpec};
+//! use placewise::snapshot::InstanceSpec;
 //!
 //! let cluster = Cluster::builder()
 //!     .host(HostSpec::new("a1").label("az", "a").instance(InstanceSpec::new("t1").group("web")))
@@ -77,7 +78,7 @@
 //!
 //! | SwarmKit | placewise |
 //! |---|---|
-//! | node id | the host name ([`Host::name`](crate::Host)) |
+//! | node id | the host name ([`Host::name`](crate::snapshot::Host)) |
 //! | node labels (`node.labels.<k>`) | host labels with plain keys |
 //! | engine labels (`engine.labels.<k>`) | host labels whose key is literally `engine.labels.<k>` ([`ENGINE_LABEL_PREFIX`]) |
 //! | no engine description | host attribute `engine` = `false`: engine labels read as `""` |
@@ -85,12 +86,12 @@
 //! | `node.role` | host attribute `role` (default `worker`) |
 //! | `node.platform.os` / `.arch` | host attributes `os` / `arch`; a node with neither has no platform |
 //! | `node.ip` | host attribute `ip` (optional) |
-//! | status READY | [`HostState::up`](crate::HostState) |
+//! | status READY | [`HostState::up`](crate::snapshot::HostState) |
 //! | availability ACTIVE (not PAUSE / DRAIN) | `enabled`, not `cordoned` (pause), not `evicting` (drain) |
-//! | a task of service S on the node | a host [`Instance`](crate::Instance) whose group is S, or a count under S in host attribute [`SERVICE_TASKS_ATTRIBUTE`] (its reservation added to the host's used amounts: [`SwarmNode::tasks`]) |
+//! | a task of service S on the node | a host [`Instance`](crate::snapshot::Instance) whose group is S, or a count under S in host attribute [`SERVICE_TASKS_ATTRIBUTE`] (its reservation added to the host's used amounts: [`SwarmNode::tasks`]) |
 //! | desired state SHUTDOWN, still running | `Instance::terminating`: not an active task, but its resources stay reserved and its ports stay used |
 //! | active tasks in total | the host's instances that are not terminating |
-//! | available resources | what the snapshot leaves free, minus the batch's earlier tasks (an [`Overlay`](crate::Overlay); the snapshot is never changed) |
+//! | available resources | what the snapshot leaves free, minus the batch's earlier tasks (an [`Overlay`](crate::snapshot::Overlay); the snapshot is never changed) |
 //! | host-mode published ports of a task | instance label [`HOST_PORTS_LABEL`] = `tcp/8080,udp/53` |
 //! | recent failures of the service per node | [`SpreadRequest::recent_failures`] (by host name) |
 //! | a batch (service, spec version) | one [`SpreadRequest`]; batches are placed one call at a time |
@@ -193,8 +194,8 @@
 //!
 //! SwarmKit's pipeline runs first, in its order, each filter only when the request makes it
 //! active: [`ReadyFilter`], [`SwarmResourceFilter`], [`ConstraintFilter`], [`PlatformFilter`],
-//! [`HostPortFilter`], [`MaxReplicasFilter`] (foundation [`Filter`](crate::Filter)s, usable in
-//! any [`Scheduler`](crate::Scheduler)); then `DoNotSchedule` hard spread limits; then the
+//! [`HostPortFilter`], [`MaxReplicasFilter`] (foundation [`Filter`](crate::filter::Filter)s, usable in
+//! any [`Scheduler`](crate::schedule::Scheduler)); then `DoNotSchedule` hard spread limits; then the
 //! user's filters ([`SpreadSchedulerBuilder::filter`]). A node stops at its first failing
 //! filter. Filters only decide eligibility: they never prune the tree, and (compatible mode)
 //! excluded nodes' tasks still count. SwarmKit's Plugin and CSI volume filters are not
@@ -209,14 +210,14 @@
 //!
 //! User weighers ([`SpreadSchedulerBuilder::weigher`]) are evaluated **once per batch**, over
 //! every candidate the tree kept, normalised over them (foundation
-//! [`normalize`](crate::normalize)) and summed with their multipliers. The score orders a
+//! [`normalize`](crate::weigh::normalize)) and summed with their multipliers. The score orders a
 //! leaf's nodes after the failure penalty and the two task counts and before the name, so it
 //! breaks SwarmKit's ties. In the compatible mode a leaf holding more eligible nodes than the
 //! batch has tasks keeps the best by SwarmKit's keys alone, as SwarmKit does.
 //!
 //! # Failure and explanation
 //!
-//! Every outcome carries the core's [`Explanation`](crate::Explanation), as every engine's
+//! Every outcome carries the core's [`Explanation`](crate::explain::Explanation), as every engine's
 //! does. With tasks left, its [`message`](SpreadOutcome::message) is SwarmKit's
 //! `no suitable node (…)`: per-filter counts, highest first (ties in pipeline order), in
 //! SwarmKit's wording, joined by `; ` (`max replicas per node limit exceed` carries no count; a
@@ -251,7 +252,7 @@
 //!   (compatible) per task to pick a node, plus sorting each leaf once per visit.
 //! - The pipeline's leading Ready and Resource stages are judged a chunk of 64 nodes at a time
 //!   from the snapshot's dense columns before anything is placed, through the core's filter
-//!   chain ([`Filter::check_chunk`](crate::Filter::check_chunk) of [`ReadyFilter`] and
+//!   chain ([`Filter::check_chunk`](crate::filter::Filter::check_chunk) of [`ReadyFilter`] and
 //!   [`SwarmResourceFilter`]).
 //! - When every filter is host-local (SwarmKit's pipeline is, a user filter says so), a
 //!   revisited candidate that took no task since it last passed is not checked again

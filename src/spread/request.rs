@@ -422,7 +422,7 @@ pub struct SpreadRequest {
     /// Default false: skipped, as in SwarmKit, so the same request means the same in both modes.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub node_level_spread: bool,
-    /// How much detail the outcome's [`Explanation`](crate::Explanation) carries beyond the
+    /// How much detail the outcome's [`Explanation`](crate::explain::Explanation) carries beyond the
     /// per-filter counts: with [`verdicts`](ExplainOptions::verdicts), every node's verdict
     /// over the final state (one more pass of the pipeline over every node). The engine keeps
     /// no per-weigher breakdown, so [`top`](ExplainOptions::top) adds nothing.

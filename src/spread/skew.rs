@@ -110,7 +110,7 @@ impl Domains {
 }
 
 /// A [`HardSpread`] as a foundation [`Filter`], for use in any
-/// [`Scheduler`](crate::Scheduler): the request's group is the service whose tasks count, and
+/// [`Scheduler`](crate::schedule::Scheduler): the request's group is the service whose tasks count, and
 /// the request's earlier instances (the overlay) count too.
 ///
 /// The foundation scheduler assumes filters are monotone within a request, which a skew limit
@@ -121,7 +121,8 @@ impl Domains {
 ///
 /// ```
 /// use placewise::spread::{HardSpread, SkewFilter};
-/// use placewise::{Cluster, HostSpec, InstanceSpec, Request, Scheduler};
+/// use placewise::{Cluster, HostSpec, Request, Scheduler};
+/// use placewise::snapshot::InstanceSpec;
 ///
 /// let cluster = Cluster::builder()
 ///     .host(HostSpec::new("a").label("zone", "z1").instance(InstanceSpec::new("t").group("web")))

@@ -6,7 +6,8 @@
 //! memory spreads instances out, a negative one stacks them.
 //!
 //! ```
-//! use placewise::{weigher_fn, Bounds, Weigher};
+//! use placewise::{weigher_fn, Weigher};
+//! use placewise::weigh::Bounds;
 //!
 //! // `Cx::instances` counts the request's earlier picks too, so a burst spreads.
 //! let load = weigher_fn("few instances", |cx, host| -(cx.instances(host) as f64)).with_bounds(Bounds::NONE);
@@ -156,7 +157,7 @@ pub trait Weigher: Send + Sync {
     /// scheduler's one-pass path (a pick that keeps no ranking) calls this instead of
     /// [`weigh_batch`](Weigher::weigh_batch). It must give the same values as `weigh_batch`
     /// would for those hosts. The default gathers the lanes' ids and calls `weigh_batch`;
-    /// override it to read the snapshot's hot columns ([`Cluster::hot_chunk`](crate::Cluster::hot_chunk)) directly.
+    /// override it to read the snapshot's hot columns ([`Cluster::hot_chunk`](crate::snapshot::Cluster::hot_chunk)) directly.
     fn weigh_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, out: &mut [f64; CHUNK]) {
         let mut hosts = [HostId(0); CHUNK];
         let mut values = [0.0; CHUNK];
@@ -183,7 +184,7 @@ pub trait Weigher: Send + Sync {
     }
 
     /// Whether a host's raw value depends only on the snapshot, the request and the consumption
-    /// recorded on that same host (see [`Filter::host_local`](crate::Filter::host_local)).
+    /// recorded on that same host (see [`Filter::host_local`](crate::filter::Filter::host_local)).
     /// The default is `false`, which is always safe.
     fn host_local(&self) -> bool {
         false
@@ -217,7 +218,7 @@ pub trait Extension: Send + Sync {
     }
 
     /// Whether [`multiplier`](Extension::multiplier) depends on the host only through its
-    /// aggregate set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)), as the
+    /// aggregate set ([`Cluster::aggregate_class`](crate::snapshot::Cluster::aggregate_class)), as the
     /// filter scheduler's aggregate overrides do. The scheduler then asks once per aggregate
     /// class and request instead of once per host. The default is `false`, which is always safe.
     fn multiplier_by_aggregates(&self) -> bool {

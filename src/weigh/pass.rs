@@ -21,7 +21,8 @@ use crate::request::Cx;
 ///
 /// ```
 /// use placewise::weigh::WeighPass;
-/// use placewise::{weigher_fn, Cluster, Cx, HostId, HostSpec, Overlay, Request, Weigher};
+/// use placewise::{weigher_fn, Cluster, Cx, HostId, HostSpec, Request, Weigher};
+/// use placewise::snapshot::Overlay;
 ///
 /// let cluster = Cluster::builder()
 ///     .host(HostSpec::new("a").memory_mb(4096.0))

@@ -5,7 +5,8 @@
 use placewise::replica::{
     disk_filter_fn, disk_weigher_fn, Level, ReplicaError, ReplicaScheduler, ReplicaSettings, Volume,
 };
-use placewise::{filter_fn, weigher_fn, Cluster, DiskSpec, Explanation, HostSpec};
+use placewise::snapshot::DiskSpec;
+use placewise::{filter_fn, weigher_fn, Cluster, Explanation, HostSpec};
 
 const G: i64 = 1 << 30;
 
@@ -134,7 +135,7 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
     let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d2"]);
     let out = &r.selections[0].1;
-    let d3 = cluster.disk(cluster.host_id("n1").unwrap(), placewise::DiskId(2)).unwrap().name.to_string();
+    let d3 = cluster.disk(cluster.host_id("n1").unwrap(), placewise::id::DiskId(2)).unwrap().name.to_string();
     assert_eq!(
         by(&out.explanation, "not evacuating"),
         [("n1".to_owned(), Some(d3), "rejected by not evacuating".to_owned())]
@@ -293,7 +294,7 @@ mod neutral {
 
     use super::*;
     use placewise::replica::{LonghornVersion, Replica};
-    use placewise::HostState;
+    use placewise::snapshot::HostState;
     use proptest::prelude::*;
 
     fn cluster_strategy() -> impl Strategy<Value = Cluster> {

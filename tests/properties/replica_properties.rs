@@ -28,7 +28,9 @@
 //! truncation equals the integer `a × pct / 100` used here.
 
 use placewise::replica::{LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, Volume};
-use placewise::{Cluster, ClusterSpec, DiskSpec, HostSpec};
+use placewise::snapshot::ClusterSpec;
+use placewise::snapshot::DiskSpec;
+use placewise::{Cluster, HostSpec};
 use proptest::prelude::*;
 
 use crate::replica_gen;

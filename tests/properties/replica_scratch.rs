@@ -4,7 +4,9 @@
 //! preparation while nothing changed.
 
 use placewise::replica::{disk_filter_fn, Level, Replica, ReplicaScheduler, ReplicaScratch, ReplicaSettings, Volume};
-use placewise::{filter_fn, Cluster, ClusterEvent, DiskSpec, HostSpec, StateChange};
+use placewise::snapshot::DiskSpec;
+use placewise::snapshot::StateChange;
+use placewise::{filter_fn, Cluster, ClusterEvent, HostSpec};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 

@@ -14,10 +14,17 @@
 //! Amounts are integers and allocation ratios are dyadic (0.5, 0.75, 1.25 …) so that every limit
 //! and every free amount is exact in `f64` and the comparisons need no epsilon.
 
+use placewise::filter::builtin::LabelSelectorFilter;
+use placewise::request::ExplainOptions;
+use placewise::snapshot::ClusterSpec;
+use placewise::snapshot::DiskSpec;
+use placewise::snapshot::HostState;
+use placewise::snapshot::InstanceSpec;
+use placewise::snapshot::ResourceSpec;
+use placewise::snapshot::StateChange;
 use placewise::{
-    AvailabilityZoneFilter, BuildError, Cluster, ClusterEvent, ClusterSpec, ComputeFilter, DiskSpec, ExplainOptions,
-    FreeResourceWeigher, HostSpec, HostState, InstanceSpec, LabelExpr, LabelSelectorFilter, Outcome, Request,
-    ResourceFilter, ResourceSpec, Scheduler, StateChange,
+    AvailabilityZoneFilter, BuildError, Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, HostSpec, LabelExpr,
+    Outcome, Request, ResourceFilter, Scheduler,
 };
 use proptest::prelude::*;
 use std::cmp::Ordering;
@@ -735,7 +742,7 @@ fn gen_any_spec(number: BoxedStrategy<f64>, kind: BoxedStrategy<String>) -> impl
                 spec.topology_levels.push("rack".into());
             }
             for (i, metadata) in aggregates.iter().enumerate() {
-                let mut a = placewise::AggregateSpec::new(format!("agg{i}"));
+                let mut a = placewise::snapshot::AggregateSpec::new(format!("agg{i}"));
                 for (k, v) in metadata {
                     a = a.metadata(k, v);
                 }

@@ -22,7 +22,8 @@ use placewise::service::{
     ranking_tiers, Decision, IngressAllocation, MatchExpr, ServiceOutcome, ServiceRequest, ServiceScheduler,
     ServiceSpec, Site,
 };
-use placewise::{weigher_fn, Cluster, Cx, HostId, HostSpec, InstanceSpec, Request, Scheduler};
+use placewise::snapshot::InstanceSpec;
+use placewise::{weigher_fn, Cluster, Cx, HostId, HostSpec, Request, Scheduler};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 

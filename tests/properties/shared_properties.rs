@@ -4,9 +4,9 @@
 
 use placewise::id::{HostId, ResourceId};
 use placewise::shared::{ClaimId, CommitMode, Plan, SharedCluster, Validation};
+use placewise::snapshot::StateChange;
 use placewise::{
     Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, HostSpec, Request, ResourceFilter, Scheduler,
-    StateChange,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;

@@ -36,9 +36,12 @@
 //!   it) exactly when the levels are those of the call before and at most about half the
 //!   chunks changed.
 
+use placewise::snapshot::ClusterSpec;
+use placewise::snapshot::HostState;
+use placewise::snapshot::InstanceSpec;
 use placewise::snapshot::{ClusterEvent, ResourceSpec, StateChange};
 use placewise::spread::{Preference, SpreadMode, SpreadRequest, SpreadScheduler, SpreadScratch};
-use placewise::{Cluster, ClusterSpec, HostSpec, HostState, InstanceSpec};
+use placewise::{Cluster, HostSpec};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 

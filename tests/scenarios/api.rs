@@ -1,10 +1,17 @@
 //! The public API's promises: object-safe traits behind every kind of pointer, thread safety,
 //! snapshots that events never change, and closures and combinators that explain themselves.
 
+use placewise::filter::builtin::LabelSelectorFilter;
+use placewise::filter::FilterExt;
+use placewise::id::ResourceId;
+use placewise::snapshot::HostState;
+use placewise::snapshot::InstanceSpec;
+use placewise::snapshot::ResourceSpec;
+use placewise::snapshot::StateChange;
+use placewise::weigh::Bounds;
 use placewise::{
-    filter_fn, weigher_fn, AvailabilityZoneFilter, Bounds, Cluster, ClusterEvent, ComputeFilter, Explanation, Filter,
-    FilterExt, FreeResourceWeigher, HostSpec, HostState, InstanceSpec, LabelExpr, LabelSelectorFilter, Outcome,
-    Request, ResourceFilter, ResourceId, ResourceSpec, Scheduler, Scratch, StateChange, Weigher,
+    filter_fn, weigher_fn, AvailabilityZoneFilter, Cluster, ClusterEvent, ComputeFilter, Explanation, Filter,
+    FreeResourceWeigher, HostSpec, LabelExpr, Outcome, Request, ResourceFilter, Scheduler, Scratch, Weigher,
 };
 use std::sync::Arc;
 

@@ -4,12 +4,14 @@
 
 use placewise::nova::NovaScheduler;
 use placewise::replica::{ReplicaScheduler, ReplicaSettings, Volume};
+use placewise::request::Prepared;
 use placewise::service::{Decision, IngressAllocation, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
+use placewise::snapshot::DiskSpec;
 use placewise::spread::{SpreadMode, SpreadRequest, SpreadScheduler};
 use placewise::weigh::Extension;
 use placewise::{
-    filter_fn, weigher_fn, Cluster, Cx, DiskSpec, Filter, HostId, HostSpec, Outcome, Prepared, Request, ScheduleError,
-    Scheduler, Verdict, Weigher,
+    filter_fn, weigher_fn, Cluster, Cx, Filter, HostId, HostSpec, Outcome, Request, ScheduleError, Scheduler, Verdict,
+    Weigher,
 };
 
 /// What a case needs of an engine: place `count` instances with these caller filters and

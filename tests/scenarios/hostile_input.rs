@@ -2,11 +2,11 @@
 //! the input it refuses and checks the typed error that names the offending host, field or
 //! position.
 
-use placewise::compat::nova::Scenario;
 use placewise::error::{BuildError, EventError, ParseError, ScheduleError};
 use placewise::expr::{LabelExpr, MAX_EXPR_DEPTH, MAX_EXPR_LEN, MAX_REGEX_NEST};
 use placewise::nova::config::{Options, SchedulerConfig};
 use placewise::nova::json_query::{Query, QueryError, MAX_QUERY_DEPTH};
+use placewise::nova::scenario::Scenario;
 use placewise::nova::NovaRequest;
 use placewise::replica::{Replica, ReplicaScheduler, ReplicaSettings, Volume, MAX_VOLUME_REPLICAS};
 use placewise::request::Request;

@@ -23,8 +23,8 @@
 
 use crate::data;
 
-use placewise::compat::nova::Scenario;
-use placewise::ExplainOptions;
+use placewise::nova::scenario::Scenario;
+use placewise::request::ExplainOptions;
 use serde_json::Value;
 use std::path::Path;
 

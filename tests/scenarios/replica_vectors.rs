@@ -20,7 +20,8 @@
 use crate::data;
 
 use placewise::replica::{DiskChoice, LonghornVersion, Replica, ReplicaScheduler, ReplicaSettings, Volume};
-use placewise::{Cluster, ClusterSpec};
+use placewise::snapshot::ClusterSpec;
+use placewise::Cluster;
 use serde::Deserialize;
 
 #[derive(Deserialize)]

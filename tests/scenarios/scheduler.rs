@@ -27,7 +27,7 @@
 //! }
 //! ```
 //!
-//! `cluster` is a [`ClusterSpec`](placewise::ClusterSpec) object, or a string holding raw JSON
+//! `cluster` is a [`ClusterSpec`](placewise::snapshot::ClusterSpec) object, or a string holding raw JSON
 //! text (to test malformed JSON). `among` is the hand-computed set of the best `k` hosts when
 //! `host_subset_size` is `k > 1`: every pick must be in it. `error` replaces `hosts`: the scenario
 //! must fail (building the cluster, applying an event, parsing the request, building the scheduler
@@ -36,9 +36,10 @@
 //! An unknown filter or weigher name, or an unknown key, fails the test: it is a broken file, never
 //! an expected error.
 
+use placewise::filter::builtin::LabelSelectorFilter;
 use placewise::{
-    AvailabilityZoneFilter, Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, LabelSelectorFilter, Outcome,
-    Request, ResourceFilter, Scheduler, SchedulerBuilder, Scratch,
+    AvailabilityZoneFilter, Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, Outcome, Request,
+    ResourceFilter, Scheduler, SchedulerBuilder, Scratch,
 };
 use serde::Deserialize;
 use std::path::{Path, PathBuf};

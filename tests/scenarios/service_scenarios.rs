@@ -19,7 +19,8 @@
 use crate::data;
 
 use placewise::service::{Decision, IngressAllocation, Scope, ServiceRequest, ServiceScheduler, ServiceSpec, Site};
-use placewise::{Cluster, ClusterSpec};
+use placewise::snapshot::ClusterSpec;
+use placewise::Cluster;
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -5,7 +5,8 @@ use placewise::service::{
     Action, ActionKind, Decision, EdgeHost, FailureMonitor, FailureTimers, HostEvent, IngressAllocation, Scope,
     ServiceOutcome, ServiceRequest, ServiceScheduler, ServiceSpec, Site,
 };
-use placewise::{Cluster, ClusterEvent, StateChange};
+use placewise::snapshot::StateChange;
+use placewise::{Cluster, ClusterEvent};
 use std::time::Duration;
 
 /// A request for `services` on `site`.

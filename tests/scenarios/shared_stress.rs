@@ -7,9 +7,10 @@ use placewise::rng::SplitMix64;
 use placewise::shared::{
     ClaimId, CommitMode, Committed, Follower, LogEntry, RetryError, RetryPolicy, SharedCluster, Validation,
 };
+use placewise::snapshot::InstanceSpec;
+use placewise::snapshot::StateChange;
 use placewise::{
-    Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, HostSpec, InstanceSpec, Request, ResourceFilter,
-    Scheduler, StateChange,
+    Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, HostSpec, Request, ResourceFilter, Scheduler,
 };
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -21,9 +21,8 @@ use crate::data;
 
 use placewise::id::ResourceId;
 use placewise::shared::{ClaimId, CommitMode, ConflictReason, Plan, SharedCluster, Validation};
-use placewise::{
-    Cluster, ClusterEvent, ClusterSpec, ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler,
-};
+use placewise::snapshot::ClusterSpec;
+use placewise::{Cluster, ClusterEvent, ComputeFilter, FreeResourceWeigher, Request, ResourceFilter, Scheduler};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,11 +2,14 @@
 //! extensions (pack-into, weighted spread, node-level spread, hard spread), the explanation,
 //! and composition with foundation filters and weighers.
 
+use placewise::request::ExplainOptions;
+use placewise::snapshot::ClusterSpec;
+use placewise::snapshot::InstanceSpec;
 use placewise::spread::{
     Availability, BranchNote, BranchReport, HardSpread, Preference, Role, SpreadError, SpreadMode, SpreadRequest,
     SpreadScheduler, SwarmNode, WhenUnsatisfiable,
 };
-use placewise::{filter_fn, weigher_fn, Cluster, ClusterSpec, ExplainOptions, HostSpec, InstanceSpec};
+use placewise::{filter_fn, weigher_fn, Cluster, HostSpec};
 use std::collections::BTreeMap;
 
 /// The seed's example: two datacenters with four rows of 20 racks, two nodes a rack.
@@ -449,7 +452,7 @@ fn ignoring_ineligible_tasks_in_balanced_mode() {
         .host(
             HostSpec::new("a1")
                 .label("az", "a")
-                .state(placewise::HostState { cordoned: true, ..Default::default() })
+                .state(placewise::snapshot::HostState { cordoned: true, ..Default::default() })
                 .instance(InstanceSpec::new("t1").group("svc"))
                 .instance(InstanceSpec::new("t2").group("svc")),
         )
@@ -500,7 +503,8 @@ fn existing_tasks_given_as_counts_weigh_like_one_instance_per_task() {
         .host(SwarmNode::new("b").memory_mb(4096.0).label("zone", "z2").build())
         .build()
         .unwrap();
-    let a = |c: &Cluster| c.host(c.host_id("a").unwrap()).unwrap().resource(placewise::ResourceId::MEMORY_MB).free();
+    let a =
+        |c: &Cluster| c.host(c.host_id("a").unwrap()).unwrap().resource(placewise::id::ResourceId::MEMORY_MB).free();
     assert_eq!(a(&listed), a(&counted), "the reservations are used on the node");
     for mode in [SpreadMode::SwarmCompatible, SpreadMode::Balanced] {
         for req in [

@@ -15,8 +15,10 @@
 
 use crate::data;
 
+use placewise::snapshot::ClusterSpec;
+use placewise::snapshot::InstanceSpec;
 use placewise::spread::{SpreadMode, SpreadRequest, SpreadScheduler};
-use placewise::{Cluster, ClusterEvent, ClusterSpec, InstanceSpec};
+use placewise::{Cluster, ClusterEvent};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

@@ -4,10 +4,16 @@
 //! library's public API.
 #![allow(dead_code)]
 
+use placewise::filter::builtin::LabelFilter;
+use placewise::filter::builtin::LabelSelectorFilter;
 use placewise::rng::SplitMix64;
+use placewise::snapshot::ClusterSpec;
+use placewise::snapshot::HostState;
+use placewise::snapshot::InstanceSpec;
+use placewise::snapshot::ResourceSpec;
 use placewise::{
-    AvailabilityZoneFilter, Cluster, ClusterSpec, ComputeFilter, Filter, FreeResourceWeigher, HostSpec, HostState,
-    InstanceSpec, LabelFilter, LabelSelectorFilter, ResourceFilter, ResourceSpec, Scheduler, Weigher,
+    AvailabilityZoneFilter, Cluster, ComputeFilter, Filter, FreeResourceWeigher, HostSpec, ResourceFilter, Scheduler,
+    Weigher,
 };
 
 /// `nodes` storage nodes over three zones, four disks each (1,000 GiB, 300–999 GiB available,

@@ -61,11 +61,11 @@ impl Filter for LabelSelectorFilter {
 /// obeys. Reason: ``labels do not match `<expr>` ``.
 ///
 /// ```
-/// use placewise::LabelFilter;
+/// use placewise::filter::builtin::LabelFilter;
 ///
 /// let not_in_maintenance = LabelFilter::new("not-in-maintenance", "maintenance != true".parse()?);
 /// # let _ = not_in_maintenance;
-/// # Ok::<(), placewise::ParseError>(())
+/// # Ok::<(), placewise::error::ParseError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LabelFilter {

@@ -157,8 +157,9 @@ impl Filter for AvailabilityZoneFilter {
 mod tests {
     use super::*;
     use crate::filter::testkit::{names, reason, run};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{AggregateSpec, HostSpec};
-    use crate::{Cluster, Request};
 
     fn cluster() -> Cluster {
         Cluster::builder()

@@ -48,8 +48,8 @@ impl Filter for AggregateCoreFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, run};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{AggregateSpec, HostSpec, ResourceSpec};
-    use crate::Cluster;
 
     #[test]
     fn aggregate_cpu_ratio() {

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 /// per request, and on rebuilds. Reason: `image property <name>=<value> not allowed by aggregate`.
 ///
 /// **Host classes.** The verdict reads the host's aggregate set alone, so the filter judges each
-/// distinct set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)) once per request
+/// distinct set ([`Cluster::aggregate_class`](crate::snapshot::Cluster::aggregate_class)) once per request
 /// and reuses the verdict for every host that belongs to the same aggregates.
 ///
 /// ```
@@ -193,8 +193,9 @@ mod tests {
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
     use crate::nova::request::NovaRequest;
     use crate::nova::request::{Image, VmSpec};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{AggregateSpec, HostSpec};
-    use crate::{Cluster, Request};
     use serde_json::json;
 
     fn request(props: serde_json::Value) -> NovaRequest {

@@ -37,7 +37,7 @@ const ERROR: u32 = SPEC_ERROR;
 /// Reasons: `no aggregate sets <key>`, `extra spec <key> does not match aggregate metadata`.
 ///
 /// **Host classes.** The verdict reads the host's aggregate set alone, so the filter judges each
-/// distinct set ([`Cluster::aggregate_class`](crate::Cluster::aggregate_class)) once per request
+/// distinct set ([`Cluster::aggregate_class`](crate::snapshot::Cluster::aggregate_class)) once per request
 /// and reuses the verdict for every host that belongs to the same aggregates.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AggregateInstanceExtraSpecsFilter;
@@ -166,8 +166,9 @@ impl Filter for AggregateInstanceExtraSpecsFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, reason, run};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{AggregateSpec, HostSpec};
-    use crate::{Cluster, Request};
 
     fn request(specs: &[(&str, &str)]) -> crate::nova::NovaRequest {
         let mut r = flavor_request(1, 0.0, 0.0, 0.0, 0.0, 0.0);

@@ -83,8 +83,8 @@ mod tests {
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
     use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{AggregateSpec, HostSpec};
-    use crate::Cluster;
 
     fn request(project: Option<&str>) -> NovaRequest {
         vm_request(1, VmSpec { project: project.map(Into::into), ..Default::default() })

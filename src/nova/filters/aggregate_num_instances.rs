@@ -77,8 +77,9 @@ impl Filter for AggregateNumInstancesFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, run};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{AggregateSpec, HostSpec};
-    use crate::{Cluster, Request};
     use serde_json::json;
 
     #[test]

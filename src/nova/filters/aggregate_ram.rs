@@ -48,8 +48,8 @@ impl Filter for AggregateRamFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, run};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{AggregateSpec, HostSpec, ResourceSpec};
-    use crate::Cluster;
 
     fn host(name: &str, total: f64, free: f64, ratio: f64) -> HostSpec {
         HostSpec::new(name).resource("memory_mb", ResourceSpec::new(total).used(total - free).allocation_ratio(ratio))

@@ -71,8 +71,8 @@ impl Filter for AggregateTypeAffinityFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, reason, run};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{AggregateSpec, HostSpec};
-    use crate::Cluster;
 
     #[test]
     fn flavor_name_among_the_aggregate_values() {

@@ -35,8 +35,9 @@ impl Filter for AllHostsFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, run};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, HostState};
-    use crate::{Cluster, Request};
 
     #[test]
     fn passes_every_host() {

@@ -548,33 +548,33 @@ pub(super) trait SpecChecks: Send + Sync + Sized + 'static {
     fn memo(&self) -> &ClassMemo;
 }
 
-/// [`Filter::check`](crate::Filter::check) for a [`SpecChecks`] filter: the prepared checks, or
+/// [`Filter::check`](crate::filter::Filter::check) for a [`SpecChecks`] filter: the prepared checks, or
 /// checks built on the spot without preparation; an error rejects with [`SPEC_ERROR`].
 pub(super) fn judge_host<C: SpecChecks>(
     cx: &Cx<'_>,
     host: HostId,
-    judge: impl Fn(&C, HostId) -> Result<crate::Verdict, crate::ScheduleError>,
-) -> crate::Verdict {
+    judge: impl Fn(&C, HostId) -> Result<crate::filter::Verdict, crate::error::ScheduleError>,
+) -> crate::filter::Verdict {
     let mut owned = None;
     let checks = cx.state_or::<C>(&mut owned, || C::build(cx));
-    checks.memo().verdict(cx, host, |_, h| judge(checks, h)).unwrap_or(crate::Verdict::reject(SPEC_ERROR))
+    checks.memo().verdict(cx, host, |_, h| judge(checks, h)).unwrap_or(crate::filter::Verdict::reject(SPEC_ERROR))
 }
 
-/// [`Filter::check_chunk`](crate::Filter::check_chunk) for a [`SpecChecks`] filter: every lane
+/// [`Filter::check_chunk`](crate::filter::Filter::check_chunk) for a [`SpecChecks`] filter: every lane
 /// passes when there is nothing to check; a judge error fails the request.
 pub(super) fn judge_chunk<C: SpecChecks>(
     cx: &Cx<'_>,
     chunk: usize,
     mask: u64,
-    rejected: &mut crate::Rejections,
-    judge: impl Fn(&C, HostId) -> Result<crate::Verdict, crate::ScheduleError>,
+    rejected: &mut crate::filter::Rejections,
+    judge: impl Fn(&C, HostId) -> Result<crate::filter::Verdict, crate::error::ScheduleError>,
 ) -> u64 {
     let mut owned = None;
     let checks = cx.state_or::<C>(&mut owned, || C::build(cx));
     if checks.is_empty() {
         return mask;
     }
-    checks.memo().lanes(cx, chunk, mask, rejected, crate::Reason(SPEC_ERROR), |_, h| judge(checks, h))
+    checks.memo().lanes(cx, chunk, mask, rejected, crate::filter::Reason(SPEC_ERROR), |_, h| judge(checks, h))
 }
 
 /// The prepared state of a filter whose verdict reads the host's aggregates alone and cannot

@@ -50,10 +50,10 @@ const ERROR: u32 = SPEC_ERROR;
 /// `extra spec <key> does not match`.
 ///
 /// **Host classes.** When every spec reads a class attribute
-/// ([`Cluster::class_attributes`](crate::Cluster::class_attributes): the attribute its path
+/// ([`Cluster::class_attributes`](crate::snapshot::Cluster::class_attributes): the attribute its path
 /// starts with, and `stats` for hosts without it), the filter keys each host on the classes of
 /// the values the specs reach after one step (`cpu_info.arch`, `cpu_info.features`, the
-/// attribute itself for one-part paths: [`Cluster::member_class`](crate::Cluster::member_class)),
+/// attribute itself for one-part paths: [`Cluster::member_class`](crate::snapshot::Cluster::member_class)),
 /// judges each spec once per request for each distinct class of the value that spec reads, and
 /// reuses that spec's verdict for every host of the class (the host's verdict is the first spec
 /// that fails), so hosts whose CPU models differ but whose architecture and features match share
@@ -336,8 +336,9 @@ impl Filter for ComputeCapabilitiesFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, reason, run};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, ResourceSpec};
-    use crate::{Cluster, Request};
     use serde_json::json;
 
     fn request(specs: &[(&str, &str)]) -> crate::nova::NovaRequest {

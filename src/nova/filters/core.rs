@@ -40,8 +40,8 @@ impl Filter for CoreFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, reason, run};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, ResourceSpec};
-    use crate::Cluster;
 
     fn host(name: &str, total: f64, used: f64, ratio: f64) -> HostSpec {
         HostSpec::new(name).resource("vcpus", ResourceSpec::new(total).used(used).allocation_ratio(ratio))

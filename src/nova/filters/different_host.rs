@@ -57,8 +57,8 @@ mod tests {
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
     use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, InstanceSpec};
-    use crate::Cluster;
     use serde_json::json;
 
     fn request(hint: serde_json::Value) -> NovaRequest {
@@ -80,7 +80,7 @@ mod tests {
         assert_eq!(run(&f, &c, &request(json!(["u1", "u3"]))).unwrap(), names(&["c"]));
         assert_eq!(run(&f, &c, &request(json!([]))).unwrap(), names(&["a", "b", "c"]));
         assert_eq!(run(&f, &c, &request(json!(""))).unwrap(), names(&["a", "b", "c"]));
-        assert_eq!(run(&f, &c, &crate::Request::new(1)).unwrap(), names(&["a", "b", "c"]));
+        assert_eq!(run(&f, &c, &crate::request::Request::new(1)).unwrap(), names(&["a", "b", "c"]));
         assert_eq!(reason(&f, &c, &request(json!("u1")), "a"), "runs an instance named in different_host");
         assert!(f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }

@@ -40,8 +40,8 @@ impl Filter for DiskFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, picks, reason, run};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, ResourceSpec};
-    use crate::Cluster;
 
     /// A host with `total_usable_disk_gb`, `free_disk_mb` and `disk_allocation_ratio`.
     fn host(name: &str, total_gb: f64, free_mb: f64, ratio: f64) -> HostSpec {

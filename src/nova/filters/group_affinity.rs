@@ -9,7 +9,7 @@ use crate::request::{Cx, Prepared};
 
 /// Nova's removed `GroupAffinityFilter` (last in 2014.2 Juno, reference §12.9). It acts only on
 /// a server group with the internal policy `legacy`: when the group has hosts (its
-/// [`hosts`](crate::ServerGroup::hosts) plus the hosts picked for earlier instances of the
+/// [`hosts`](crate::nova::request::ServerGroup::hosts) plus the hosts picked for earlier instances of the
 /// request), a host passes iff it is one of them; a group without hosts lets every host pass.
 /// Enabled together with [`GroupAntiAffinityFilter`](super::GroupAntiAffinityFilter), only the
 /// first instance of a new group can be placed. Runs for every instance, not on rebuilds.
@@ -64,8 +64,8 @@ mod tests {
     use crate::nova::filters::common::testkit::{group_request, names, picks, reason, run};
     use crate::nova::filters::GroupAntiAffinityFilter;
     use crate::nova::request::NovaRequest;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::Cluster;
 
     fn request(count: u32, policy: &str, hosts: &[&str]) -> NovaRequest {
         group_request(count, policy, hosts, &[])

@@ -10,7 +10,7 @@ use crate::request::{Cx, Prepared};
 /// Nova's removed `GroupAntiAffinityFilter` (last in 2014.2 Juno, reference §12.9). It acts only
 /// on a server group with the internal policy `legacy` (made for the old `group` hint): a host
 /// passes iff it is not one of the group's hosts, which are the group's
-/// [`hosts`](crate::ServerGroup::hosts) plus the hosts picked for earlier instances of the
+/// [`hosts`](crate::nova::request::ServerGroup::hosts) plus the hosts picked for earlier instances of the
 /// request. Unlike ServerGroupAntiAffinityFilter there is no `max_server_per_host` and no
 /// exemption for the instance's own host. Runs for every instance, not on rebuilds.
 /// Reason: `host of a group member`.
@@ -62,8 +62,8 @@ mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{group_request, names, picks, reason, run};
     use crate::nova::request::NovaRequest;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::Cluster;
 
     fn request(count: u32, policy: &str, hosts: &[&str]) -> NovaRequest {
         group_request(count, policy, hosts, &[])

@@ -118,7 +118,7 @@ pub(crate) fn check_supported_instance(entry: &[String]) -> Result<(), String> {
 ///
 /// **Host classes.** The verdict reads the host's `supported_instances` and
 /// `hypervisor_version` alone: when both are class attributes
-/// ([`Cluster::class_attributes`](crate::Cluster::class_attributes), as the filter scheduler's
+/// ([`Cluster::class_attributes`](crate::snapshot::Cluster::class_attributes), as the filter scheduler's
 /// reader declares them), the filter judges each distinct pair once per request and reuses the
 /// verdict for every host that shares it; otherwise it judges every host.
 ///
@@ -494,8 +494,9 @@ mod tests {
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
     use crate::nova::request::NovaRequest;
     use crate::nova::request::{Image, VmSpec};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::{Cluster, Request};
     use serde_json::json;
 
     /// Regression (campaign 16's mutants against Nova): names Nova's fields refuse were read as

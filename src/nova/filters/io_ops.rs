@@ -78,9 +78,11 @@ impl Filter for IoOpsFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::id::HostId;
     use crate::nova::filters::common::testkit::{names, picks, reason, run, run_at};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, Overlay};
-    use crate::{Cluster, HostId, Request};
     use serde_json::json;
 
     fn cluster() -> Cluster {

@@ -144,8 +144,9 @@ mod tests {
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
     use crate::nova::request::NovaRequest;
     use crate::nova::request::{Image, VmSpec};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::{Cluster, Request};
 
     fn cluster() -> Cluster {
         Cluster::builder().host(HostSpec::new("iso")).host(HostSpec::new("plain")).build().unwrap()

@@ -195,8 +195,9 @@ mod tests {
     use crate::nova::filters::common::testkit::{names, picks, reason, run};
     use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, HostState, ResourceSpec};
-    use crate::{Cluster, Request};
     use serde_json::json;
 
     fn request(count: u32, query: Value) -> NovaRequest {

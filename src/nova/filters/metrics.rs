@@ -122,8 +122,9 @@ impl Filter for MetricsFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::{Cluster, Request};
 
     #[test]
     fn every_named_metric_must_be_reported() {

@@ -79,8 +79,9 @@ impl Filter for NumInstancesFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, picks, reason, run};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, InstanceSpec};
-    use crate::{Cluster, Request};
     use serde_json::json;
 
     #[test]

@@ -50,7 +50,7 @@ const NUMA_KEYS: [(&str, &str); 2] = [("hw:numa_nodes", "hw_numa_nodes"), ("hw:m
 const SHARED: &str = "shared";
 
 impl NUMATopologyFilter {
-    /// The Nova class name, which [`name`](crate::Filter::name) returns.
+    /// The Nova class name, which [`name`](crate::filter::Filter::name) returns.
     pub const NAME: &'static str = "NUMATopologyFilter";
 
     /// What asks the request of `cx` for a NUMA topology, if anything: ``a NUMA topology
@@ -111,8 +111,8 @@ mod tests {
     use crate::filter::Filter;
     use crate::nova::filters::common::testkit::{names, run, vm_request};
     use crate::nova::request::{Flavor, Image, NovaRequest, VmSpec};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, HostState};
-    use crate::Cluster;
     use serde_json::json;
 
     fn cluster() -> Cluster {
@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn a_request_without_a_numa_topology_passes_every_host() {
         let f = NUMATopologyFilter;
-        assert_eq!(run(&f, &cluster(), &crate::Request::new(1)).unwrap(), names(&["a", "b"]));
+        assert_eq!(run(&f, &cluster(), &crate::request::Request::new(1)).unwrap(), names(&["a", "b"]));
         // Keys that ask for no topology: a shared policy, empty values, shaping keys alone,
         // PCPU resources of 0 or not a number, other scopes.
         let plain = with(

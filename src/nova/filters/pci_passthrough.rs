@@ -31,7 +31,7 @@ use crate::request::Cx;
 pub struct PciPassthroughFilter;
 
 impl PciPassthroughFilter {
-    /// The Nova class name, which [`name`](crate::Filter::name) returns.
+    /// The Nova class name, which [`name`](crate::filter::Filter::name) returns.
     pub const NAME: &'static str = "PciPassthroughFilter";
     /// The flavor extra spec that asks for PCI devices.
     pub const ALIAS_SPEC: &'static str = "pci_passthrough:alias";
@@ -53,8 +53,9 @@ mod tests {
     use crate::filter::Filter;
     use crate::nova::filters::common::testkit::{names, run, vm_request};
     use crate::nova::request::{Flavor, NovaRequest, VmSpec};
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::{Cluster, Request};
 
     fn flavored(specs: &[(&str, &str)]) -> NovaRequest {
         let mut flavor = Flavor::new("m1", 1024.0, 1.0, 10.0);

@@ -40,8 +40,8 @@ mod tests {
     use super::*;
     use crate::id::ResourceId;
     use crate::nova::filters::common::testkit::{flavor_request, names, picks, reason, run, run_at};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, Overlay, ResourceSpec};
-    use crate::Cluster;
 
     /// A host with Nova's `total_usable_ram_mb`, `free_ram_mb` and `ram_allocation_ratio`.
     fn host(name: &str, total: f64, free: f64, ratio: f64) -> HostSpec {
@@ -71,7 +71,7 @@ mod tests {
         let r = flavor_request(3, 1024.0, 1.0, 0.0, 0.0, 0.0);
         let mut o = Overlay::new();
         assert_eq!(run_at(&RamFilter, &c, &r, &o, 1).unwrap(), names(&["a"]));
-        o.consume(crate::HostId(0), &[(ResourceId::MEMORY_MB, 1024.0)]);
+        o.consume(crate::id::HostId(0), &[(ResourceId::MEMORY_MB, 1024.0)]);
         assert!(run_at(&RamFilter, &c, &r, &o, 1).unwrap().is_empty());
         assert_eq!(picks(RamFilter, &c, &r).unwrap(), names(&["a"]));
     }

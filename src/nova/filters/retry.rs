@@ -6,7 +6,7 @@ use crate::nova::request::VmSpec;
 use crate::request::Cx;
 
 /// Nova's removed `RetryFilter` (last in 21.x Ussuri, reference §12.6): the request's
-/// [`retry_hosts`](crate::VmSpec::retry_hosts) are the hosts already tried for this instance,
+/// [`retry_hosts`](crate::nova::request::VmSpec::retry_hosts) are the hosts already tried for this instance,
 /// each `host:node` (an exact host name and node name pair) or `host` (the host, whatever its
 /// node). A tried host fails; without retry hosts every host passes. The node of a host is its
 /// `nodename` attribute, else its name. Runs for every instance, not on rebuilds.
@@ -58,8 +58,9 @@ mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
     use crate::nova::request::VmSpec;
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::{Cluster, Request};
     use serde_json::json;
 
     #[test]

@@ -45,8 +45,8 @@ mod tests {
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
     use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, InstanceSpec};
-    use crate::Cluster;
     use serde_json::json;
 
     fn request(hint: serde_json::Value) -> NovaRequest {
@@ -67,7 +67,7 @@ mod tests {
         assert_eq!(run(&f, &c, &request(json!("u1"))).unwrap(), names(&["a"]));
         assert_eq!(run(&f, &c, &request(json!(["u1", "u2", "nowhere"]))).unwrap(), names(&["a", "b"]));
         assert_eq!(run(&f, &c, &request(json!(["nowhere"]))).unwrap(), Vec::<String>::new());
-        assert_eq!(run(&f, &c, &crate::Request::new(1)).unwrap(), names(&["a", "b", "c"]));
+        assert_eq!(run(&f, &c, &crate::request::Request::new(1)).unwrap(), names(&["a", "b", "c"]));
         assert_eq!(reason(&f, &c, &request(json!("u1")), "c"), "runs no instance named in same_host");
         assert!(f.once_per_request() && !crate::nova::runs_on_rebuild(f.name()) && f.host_local());
     }

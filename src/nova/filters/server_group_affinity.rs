@@ -9,7 +9,7 @@ use crate::request::{Cx, Prepared};
 
 /// Nova's `ServerGroupAffinityFilter` (reference §7.1). It acts only when the request's server
 /// group has the policy `affinity`: when the group has hosts (its
-/// [`hosts`](crate::ServerGroup::hosts), by host name, plus the hosts picked for earlier
+/// [`hosts`](crate::nova::request::ServerGroup::hosts), by host name, plus the hosts picked for earlier
 /// instances of the request), a host passes iff it is one of them; otherwise every host passes.
 /// So the first pick of a new group draws the later instances. Runs for every instance, not on
 /// rebuilds. Reason: `not a host of the affinity group`.
@@ -62,8 +62,8 @@ impl ServerGroupAffinityFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{group_request, names, picks, reason, run};
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::Cluster;
 
     fn three() -> Cluster {
         Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).host(HostSpec::new("c")).build().unwrap()

@@ -77,8 +77,8 @@ impl ServerGroupAntiAffinityFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{group_request, names, picks, reason, run};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, InstanceSpec};
-    use crate::Cluster;
 
     fn three() -> Cluster {
         Cluster::builder().host(HostSpec::new("a")).host(HostSpec::new("b")).host(HostSpec::new("c")).build().unwrap()

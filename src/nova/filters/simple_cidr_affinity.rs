@@ -192,8 +192,9 @@ mod tests {
     use crate::nova::filters::common::testkit::{names, reason, run, vm_request};
     use crate::nova::request::NovaRequest;
     use crate::nova::request::VmSpec;
+    use crate::request::Request;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::{Cluster, Request};
     use serde_json::json;
 
     fn request(near: Option<Value>, cidr: Option<Value>) -> NovaRequest {

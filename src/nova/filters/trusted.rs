@@ -55,8 +55,8 @@ mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, reason, run};
     use crate::nova::request::NovaRequest;
+    use crate::snapshot::Cluster;
     use crate::snapshot::HostSpec;
-    use crate::Cluster;
     use serde_json::json;
 
     fn request(trust: Option<&str>) -> NovaRequest {

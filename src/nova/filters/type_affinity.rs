@@ -7,7 +7,7 @@ use crate::request::Cx;
 
 /// Nova's removed `TypeAffinityFilter` (last in 16.x Pike, reference §12.8): a host passes iff
 /// every instance on it has the request's flavor **id** (the instance label `flavor_id`
-/// against [`Flavor::id`](crate::Flavor::id)); an empty host passes. Instances without a
+/// against [`Flavor::id`](crate::nova::request::Flavor::id)); an empty host passes. Instances without a
 /// `flavor_id` label are not counted. Runs for every instance (the request's own instances share
 /// its flavor), not on rebuilds. Reason: `runs instances of another flavor`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,8 +56,8 @@ impl TypeAffinityFilter {
 mod tests {
     use super::*;
     use crate::nova::filters::common::testkit::{flavor_request, names, reason, run};
+    use crate::snapshot::Cluster;
     use crate::snapshot::{HostSpec, InstanceSpec};
-    use crate::Cluster;
 
     #[test]
     fn one_flavor_id_per_host() {

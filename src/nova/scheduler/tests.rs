@@ -151,7 +151,8 @@ fn a_nova_filter_on_a_plain_core_request_reads_an_empty_vm_part() {
             Box::new(ServerGroupAntiAffinityFilter),
         ]
     };
-    let core = filters().into_iter().fold(crate::Scheduler::builder(), |b, f| b.filter_boxed(f)).build().unwrap();
+    let core =
+        filters().into_iter().fold(crate::schedule::Scheduler::builder(), |b, f| b.filter_boxed(f)).build().unwrap();
     let nova = filters().into_iter().fold(NovaScheduler::builder(), |b, f| b.filter_boxed(f)).build().unwrap();
     assert_eq!(core.schedule(&c, &request).unwrap(), nova.schedule(&c, &request.clone().into()).unwrap());
 }

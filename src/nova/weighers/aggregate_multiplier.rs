@@ -14,7 +14,7 @@ use crate::request::Cx;
 ///
 /// One deliberate difference: a value that parses to NaN or an infinity also discards the set.
 /// Nova would multiply by it and sort weights that may be NaN, an order it does not define; the
-/// library keeps every multiplier finite, as [`SchedulerBuilder::build`](crate::SchedulerBuilder::build)
+/// library keeps every multiplier finite, as [`SchedulerBuilder::build`](crate::schedule::SchedulerBuilder::build)
 /// requires of configured ones.
 ///
 /// Computes in O(aggregates of the host); allocates nothing.

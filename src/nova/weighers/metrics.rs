@@ -11,7 +11,7 @@ use crate::weigh::{Bounds, Extension, Weigher};
 /// The filter scheduler's `MetricsWeigher`, configured like its `[metrics]` options.
 ///
 /// A host's raw value starts at 0.0 and adds, for each `name=ratio` entry of `weight_setting` in
-/// order, the host's metric `name` (an integer, see [`Host::metrics`](crate::Host::metrics)) ×
+/// order, the host's metric `name` (an integer, see [`Host::metrics`](crate::snapshot::Host::metrics)) ×
 /// `ratio`. Normalised min–max over the candidates. When a host lacks a metric:
 ///
 /// - with [`required`](MetricsWeigher::required) (the default), the request fails: with at least

@@ -70,7 +70,7 @@ macro_rules! nova_weigher {
         raw: |$cx:ident, $host:ident| $raw:expr $(,)?
     ) => {
         impl $ty {
-            /// The Nova class name, which [`name`](crate::Weigher::name) returns.
+            /// The Nova class name, which [`name`](crate::weigh::Weigher::name) returns.
             pub const NAME: &'static str = $name;
             /// The option group of [`OPTION`](Self::OPTION).
             pub const GROUP: &'static str = "filter_scheduler";

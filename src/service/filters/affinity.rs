@@ -16,7 +16,7 @@ use crate::weigh::Weigher;
 /// It is soft: [`narrow`](PreferredAffinity::narrow) keeps the candidates that satisfy the
 /// **most** listed services, which is never empty when the candidates are not; so it never
 /// removes the last hosts. As a [`Weigher`] it scores the number satisfied, for use in a
-/// foundation [`Scheduler`](crate::Scheduler).
+/// foundation [`Scheduler`](crate::schedule::Scheduler).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreferredAffinity {
     affinity: Vec<String>,

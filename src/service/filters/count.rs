@@ -7,7 +7,7 @@ use crate::request::{Cx, Prepared};
 
 /// Passes hosts holding fewer than `max_per_host` live (not delayed-shutdown) instances of the
 /// service, counting the snapshot's instances of the group plus every instance placed earlier
-/// in the same request ([`Overlay::placed`](crate::Overlay::placed); a request is one
+/// in the same request ([`Overlay::placed`](crate::snapshot::Overlay::placed); a request is one
 /// service). Reason: `already N instances of the service`.
 ///
 /// The service scheduler sets `max_per_host` to `ceil(replicas / eligible hosts)` and applies

@@ -1,9 +1,9 @@
-//! The service scheduler's filters, each its own [`Filter`](crate::Filter) type, so they also
-//! compose with the foundation's filters in a [`Scheduler`](crate::Scheduler).
+//! The service scheduler's filters, each its own [`Filter`](crate::filter::Filter) type, so they also
+//! compose with the foundation's filters in a [`Scheduler`](crate::schedule::Scheduler).
 //!
-//! Every filter reads consumption through [`Cx::free`](crate::Cx::free), so it sees both what the
+//! Every filter reads consumption through [`Cx::free`](crate::request::Cx::free), so it sees both what the
 //! snapshot records and what earlier instances of the same request took in an
-//! [`Overlay`](crate::Overlay).
+//! [`Overlay`](crate::snapshot::Overlay).
 
 mod affinity;
 mod count;
