@@ -80,6 +80,7 @@ use crate::error::{BuildError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 use crate::filter::chain::judge_chunk;
 use crate::filter::{Filter, Rejections};
+use crate::hooks::{hook_methods, Hooks};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, Request};
 use crate::rng::SplitMix64;
@@ -226,44 +227,20 @@ impl fmt::Debug for Scheduler {
 /// and [`tier`](SchedulerBuilder::tier) starts the next one.
 #[derive(Debug)]
 pub struct SchedulerBuilder {
-    /// The scheduler being assembled; [`build`](SchedulerBuilder::build) validates it.
+    /// The scheduler being assembled, but for its filters and weighers;
+    /// [`build`](SchedulerBuilder::build) validates it.
     draft: Scheduler,
+    /// The filters and tiers of weighers, as every engine's builder keeps them.
+    hooks: Hooks,
 }
 
+/// Filters run in the order added; weighers go to the current tier.
 impl SchedulerBuilder {
-    /// Appends a filter.
-    pub fn filter<F: Filter + 'static>(self, filter: F) -> Self {
-        self.filter_boxed(Box::new(filter))
-    }
-
-    /// Appends a boxed filter.
-    pub fn filter_boxed(mut self, filter: Box<dyn Filter>) -> Self {
-        self.draft.filters.push(filter);
-        self
-    }
-
-    /// Adds a weigher with its multiplier to the current tier.
-    pub fn weigher<W: Weigher + 'static>(self, weigher: W, multiplier: f64) -> Self {
-        self.weigher_boxed(Box::new(weigher), multiplier)
-    }
-
-    /// Adds a boxed weigher with its multiplier to the current tier.
-    pub fn weigher_boxed(mut self, weigher: Box<dyn Weigher>, multiplier: f64) -> Self {
-        let tiers = &mut self.draft.tiers;
-        if tiers.is_empty() {
-            tiers.push(Vec::new());
-        }
-        if let Some(tier) = tiers.last_mut() {
-            tier.push(Weighed { weigher, multiplier });
-        }
-        self
-    }
+    hook_methods!(hooks);
 
     /// Starts a new ranking tier: hosts tied on every earlier tier are compared by this one.
     pub fn tier(mut self) -> Self {
-        if self.draft.tiers.last().is_some_and(|t| !t.is_empty()) {
-            self.draft.tiers.push(Vec::new());
-        }
+        self.hooks.add_tier();
         self
     }
 
@@ -299,18 +276,16 @@ impl SchedulerBuilder {
     ///
     /// [`BuildError::Config`] for a non-finite multiplier or a subset size of 0.
     pub fn build(self) -> Result<Scheduler, BuildError> {
-        let mut scheduler = self.draft;
+        let SchedulerBuilder { draft: mut scheduler, hooks } = self;
         if scheduler.host_subset_size == 0 {
             return Err(BuildError::Config { message: "host_subset_size must be at least 1".into() });
         }
-        for w in scheduler.tiers.iter().flatten() {
-            if !w.multiplier.is_finite() {
-                return Err(BuildError::Config {
-                    message: format!("weigher `{}` has a non-finite multiplier ({})", w.weigher.name(), w.multiplier),
-                });
-            }
-        }
-        scheduler.tiers.retain(|t| !t.is_empty());
+        let (filters, tiers) = hooks.into_parts()?;
+        scheduler.filters = filters;
+        scheduler.tiers = tiers
+            .into_iter()
+            .map(|tier| tier.into_iter().map(|(weigher, multiplier)| Weighed { weigher, multiplier }).collect())
+            .collect();
         Ok(scheduler)
     }
 }
@@ -327,6 +302,7 @@ impl Scheduler {
                 ties: Ties::HostId,
                 max_count: DEFAULT_MAX_COUNT,
             },
+            hooks: Hooks::new(),
         }
     }
 
@@ -337,14 +313,18 @@ impl Scheduler {
     pub fn standard() -> Scheduler {
         use crate::filter::builtin::{AvailabilityZoneFilter, ComputeFilter, LabelSelectorFilter, ResourceFilter};
         use crate::weigh::builtin::FreeResourceWeigher;
-        Scheduler::builder()
-            .filter(ComputeFilter)
-            .filter(ResourceFilter::new())
-            .filter(AvailabilityZoneFilter)
-            .filter(LabelSelectorFilter)
-            .weigher(FreeResourceWeigher::ram(), 1.0)
-            .weigher(FreeResourceWeigher::cpu(), 0.5)
-            .draft
+        let mut scheduler = Scheduler::builder().draft;
+        scheduler.filters = vec![
+            Box::new(ComputeFilter),
+            Box::new(ResourceFilter::new()),
+            Box::new(AvailabilityZoneFilter),
+            Box::new(LabelSelectorFilter),
+        ];
+        scheduler.tiers = vec![vec![
+            Weighed { weigher: Box::new(FreeResourceWeigher::ram()), multiplier: 1.0 },
+            Weighed { weigher: Box::new(FreeResourceWeigher::cpu()), multiplier: 0.5 },
+        ]];
+        scheduler
     }
 
     /// The filters, in run order.
