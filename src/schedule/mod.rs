@@ -15,12 +15,13 @@
 //! | path | when it runs | pinned by |
 //! |---|---|---|
 //! | general: the ranking path (candidate list, a ranking built from every candidate's raw values, pick) | a round whose ranking is kept or read: the first round of an incremental burst, a score breakdown ([`ExplainOptions::top`](crate::ExplainOptions::top)), [`Ties::PreviousOrder`] | `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`), against a model that filters, scores and sorts every host every round |
-//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`], no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, restricted hosts that [skip the filters](HostLists::skip_filters)) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
+//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`] without [shuffled ties](SchedulerBuilder::shuffle_ties), no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, restricted hosts that [skip the filters](HostLists::skip_filters)) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
 //! | incremental bursts: the picked host alone re-checked and re-weighed, a tournament tree of the candidates | instances after the first, when every per-instance filter and every weigher is host-local, the subset size is 1, no service host is shared and no restricted host skips the filters | `host_id_incremental_burst_matches_the_rebuilt_one` (`src/schedule/tests.rs`) and `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`); with [`Ties::PreviousOrder`], `previous_order_kept_ranking_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
 //! | kept previous order: a changed host moved by binary search, positions rewritten when read, re-sorted by integer keys (insertion sort first) | [`Ties::PreviousOrder`] with a kept ranking | `previous_order_kept_ranking_matches_the_rebuilt_one`, `previous_order_ties_match_the_plain_loop` (`src/schedule/tests.rs`) |
 //! | implicit order: no order kept while the scores are pairwise distinct | [`Ties::PreviousOrder`], one tier, no NaN score | `implicit_order_matches_the_kept_order`, `implicit_order_written_out_when_a_score_becomes_nan` (`src/schedule/tests.rs`) |
 //! | the crate's own merge sort instead of the standard stable sort | an order sorted while a score is NaN | `merge_sort_is_the_stable_sort` (`src/schedule/rank.rs`), `many_nan_scores_sort_without_a_panic` (`src/schedule/tests.rs`) |
 //! | best `k` by partial selection instead of a full sort | the top-`k` pick of the ranking path | `best_k_matches_a_full_sort` (`src/schedule/tests.rs`) |
+//! | shuffled ties: the tied hosts counted and drawn by a seeded key of their host id, over the kept ranking (one pass off) | [`shuffle_ties`](SchedulerBuilder::shuffle_ties), in the ranking path and incremental bursts | `shuffled_ties_incremental_burst_matches_the_rebuilt_one`, against the same rules; `shuffled_ties_keep_the_better_hosts_and_never_take_a_worse_one` (`src/schedule/tests.rs`) |
 //! | per-host multipliers asked once per aggregate class | a weigher whose multiplier follows the aggregate set, in both scoring paths | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/nova/weighers/tests.rs`) |
 //!
 //! # The loop
@@ -39,7 +40,9 @@
 //!    and so on; remaining ties go to the lower [`HostId`].
 //! 3. **Pick.** The best host, or with [`host_subset_size`](SchedulerBuilder::host_subset_size)
 //!    `k > 1` a uniformly random one of the best `k`, drawn from a generator seeded by the
-//!    request's seed or the scheduler's. Same snapshot, request and seed: same answer.
+//!    request's seed or the scheduler's. Same snapshot, request and seed: same answer. Hosts
+//!    tied at the `k`-th score enter the best `k` by host id, or drawn at random with
+//!    [`shuffle_ties`](SchedulerBuilder::shuffle_ties).
 //! 4. **Consume.** The pick's resources are recorded in an [`Overlay`]; the next instance sees
 //!    them as used. The [`Cluster`] is never mutated.
 //!
@@ -203,6 +206,7 @@ pub struct Scheduler {
     host_subset_size: usize,
     seed: u64,
     ties: Ties,
+    shuffle_ties: bool,
     max_count: u32,
 }
 
@@ -217,6 +221,7 @@ impl fmt::Debug for Scheduler {
             .field("host_subset_size", &self.host_subset_size)
             .field("seed", &self.seed)
             .field("ties", &self.ties)
+            .field("shuffle_ties", &self.shuffle_ties)
             .field("max_count", &self.max_count)
             .finish()
     }
@@ -267,7 +272,14 @@ impl SchedulerBuilder {
         self
     }
 
-    /// Picks at random among the best `k` hosts (default 1: always the best).
+    /// Picks at random among the best `k` hosts (default 1: always the best), drawn from the
+    /// request's seed or the scheduler's.
+    ///
+    /// Ties: the best `k` are the hosts that rank first, and hosts with equal scores in every
+    /// tier rank by [`Ties`]. With the default [`Ties::HostId`], when more hosts share the
+    /// `k`-th best score than there are places left among the best `k`, the lower host ids
+    /// take them, in every round: with many equally good hosts the same `k` always win.
+    /// [`shuffle_ties`](SchedulerBuilder::shuffle_ties) draws the tied hosts at random instead.
     pub fn host_subset_size(mut self, k: usize) -> Self {
         self.draft.host_subset_size = k;
         self
@@ -276,6 +288,24 @@ impl SchedulerBuilder {
     /// How ties end (default [`Ties::HostId`]).
     pub fn ties(mut self, ties: Ties) -> Self {
         self.draft.ties = ties;
+        self
+    }
+
+    /// Whether hosts tied at the `k`-th best score ([`host_subset_size`](SchedulerBuilder::host_subset_size)
+    /// `k`, 1 by default) are drawn at random instead of by host id (default `false`), the
+    /// generic form of Nova's `shuffle_best_same_weighed_hosts`. Each pick is then uniform over
+    /// the best `k` as if the `k` places left to tied hosts were given to a seeded random
+    /// choice of them: a host ranking strictly above the `k`-th best score is one of the `k`
+    /// as before, a host strictly below never is, and each tied host is equally likely. When
+    /// no host outside the best `k` shares the `k`-th score, the pick is the one without the
+    /// option. Seeded like the subset pick: same snapshot, request and seed, same answer.
+    ///
+    /// Needs [`Ties::HostId`] (with [`Ties::PreviousOrder`] ties follow the previous round's
+    /// order, the filter scheduler's rule); [`build`](SchedulerBuilder::build) refuses the two
+    /// together. Costs O(candidates) a round more, and rounds take the ranking path (the
+    /// module's Paths table).
+    pub fn shuffle_ties(mut self, shuffle: bool) -> Self {
+        self.draft.shuffle_ties = shuffle;
         self
     }
 
@@ -297,11 +327,18 @@ impl SchedulerBuilder {
     ///
     /// # Errors
     ///
-    /// [`BuildError::Config`] for a non-finite multiplier or a subset size of 0.
+    /// [`BuildError::Config`] for a non-finite multiplier, a subset size of 0, or
+    /// [`shuffle_ties`](SchedulerBuilder::shuffle_ties) with [`Ties::PreviousOrder`].
     pub fn build(self) -> Result<Scheduler, BuildError> {
         let mut scheduler = self.draft;
         if scheduler.host_subset_size == 0 {
             return Err(BuildError::Config { message: "host_subset_size must be at least 1".into() });
+        }
+        if scheduler.shuffle_ties && scheduler.ties != Ties::HostId {
+            return Err(BuildError::Config {
+                message: "shuffle_ties needs ties by host id: with the previous order, ties follow the previous round"
+                    .into(),
+            });
         }
         for w in scheduler.tiers.iter().flatten() {
             if !w.multiplier.is_finite() {
@@ -325,6 +362,7 @@ impl Scheduler {
                 host_subset_size: 1,
                 seed: 0,
                 ties: Ties::HostId,
+                shuffle_ties: false,
                 max_count: DEFAULT_MAX_COUNT,
             },
         }
@@ -454,7 +492,10 @@ impl Scheduler {
 
         // A round whose ranking is not kept needs no candidate list: one pass filters and folds
         // the weighers' extremes, a second scores the survivors (see `single`).
-        let single = self.ties == Ties::HostId && request.explain.top == 0 && (request.count <= 1 || !incremental);
+        let single = self.ties == Ties::HostId
+            && !self.shuffle_ties
+            && request.explain.top == 0
+            && (request.count <= 1 || !incremental);
         let mut available = 0;
 
         let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
@@ -690,6 +731,9 @@ impl Scheduler {
         rng: &mut SplitMix64,
     ) -> usize {
         let k = subset.min(candidates.len());
+        if self.shuffle_ties && k >= 1 {
+            return self.pick_shuffled(ranking, candidates, order, k, rng);
+        }
         if k <= 1 {
             return ranking.best(self.tiers.len(), candidates).unwrap_or(0);
         }
@@ -697,6 +741,42 @@ impl Scheduler {
         let chosen = order[rng.below(k)] as usize;
         ranking.promote(candidates, chosen);
         chosen
+    }
+
+    /// [`pick`](Scheduler::pick) with [`shuffle_ties`](SchedulerBuilder::shuffle_ties): a slot
+    /// of the best `k` drawn as before (none for `k` = 1); a slot held by a host tied at the
+    /// `k`-th score goes, when more hosts share that score than the best `k` hold, to the tied
+    /// candidate with the least seeded key, so that each is equally likely. The key hashes
+    /// the host id, not the candidate's index, so a path that reorders its candidates (an
+    /// incremental burst's swap-remove) draws alike.
+    fn pick_shuffled(
+        &self,
+        ranking: &mut Ranking,
+        candidates: &[HostId],
+        order: &mut Vec<u32>,
+        k: usize,
+        rng: &mut SplitMix64,
+    ) -> usize {
+        let tiers = self.tiers.len();
+        if k == 1 {
+            order.clear();
+            order.extend(ranking.best(tiers, candidates).map(|b| b as u32));
+        } else {
+            self.best_k(ranking, k, candidates, order);
+        }
+        let kth = order[k - 1] as usize;
+        let above = order[..k].iter().position(|&c| ranking.same_scores(tiers, c as usize, kth)).unwrap_or(k - 1);
+        let tied = (0..candidates.len()).filter(|&c| ranking.same_scores(tiers, c, kth)).count();
+        let slot = if k > 1 { rng.below(k) } else { 0 };
+        if slot < above || tied == k - above {
+            return order[slot] as usize;
+        }
+        let draw = rng.next_u64();
+        let key = |c: usize| SplitMix64::new(draw ^ u64::from(candidates[c].0)).next_u64();
+        (0..candidates.len())
+            .filter(|&c| ranking.same_scores(tiers, c, kth))
+            .min_by_key(|&c| (key(c), candidates[c]))
+            .unwrap_or(kth)
     }
 
     fn best_k(&self, ranking: &Ranking, k: usize, candidates: &[HostId], order: &mut Vec<u32>) {
