@@ -81,7 +81,7 @@ pub const DEFAULT_MAX_COUNT: u32 = 100_000;
 
 use crate::error::{BuildError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
-use crate::filter::chain::judge_chunk;
+use crate::filter::chain::{every_reason, judge_chunk};
 use crate::filter::{Filter, Rejections};
 use crate::id::HostId;
 use crate::request::{Cx, Prepared, Request};
@@ -626,7 +626,15 @@ impl Scheduler {
         let name = cluster.host_name(host).to_owned();
         if cluster.host(host).is_none() {
             let reason = Some("no such host".to_owned());
-            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0), disk: None });
+            return Ok(HostVerdict {
+                host: name,
+                passed: false,
+                filter: None,
+                reason,
+                reasons: Vec::new(),
+                instance: Some(0),
+                disk: None,
+            });
         }
         let compiled = request.compile(cluster)?;
         let overlay = Overlay::new();
@@ -635,7 +643,15 @@ impl Scheduler {
         let (chunk, bit) = (host.index() / CHUNK, 1u64 << (host.index() % CHUNK));
         if scope.hosts.is_some_and(|h| !h.keeps(host)) {
             let reason = Some("excluded by the request's host lists".to_owned());
-            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0), disk: None });
+            return Ok(HostVerdict {
+                host: name,
+                passed: false,
+                filter: None,
+                reason,
+                reasons: Vec::new(),
+                instance: Some(0),
+                disk: None,
+            });
         }
         let mut rejections = Rejections::new(false);
         let mut one = [bit];
@@ -647,20 +663,28 @@ impl Scheduler {
         }
         let rejected = rejections.counts().first().map(|&(filter, reason, _)| {
             let f = &self.filters[filter as usize];
-            (f.name().to_owned(), f.describe(&cx.with_state(states[filter as usize].as_deref()), reason))
+            let fcx = cx.with_state(states[filter as usize].as_deref());
+            (f.name().to_owned(), every_reason(f.as_ref(), &fcx, host, reason, &mut Vec::new()))
         });
         Ok(match rejected {
-            Some((filter, reason)) if one[0] == 0 => HostVerdict {
+            Some((filter, reasons)) if one[0] == 0 => HostVerdict {
                 host: name,
                 passed: false,
                 filter: Some(filter),
-                reason: Some(reason),
+                reason: reasons.first().cloned(),
+                reasons,
                 instance: Some(0),
                 disk: None,
             },
-            _ => {
-                HostVerdict { host: name, passed: one[0] != 0, filter: None, reason: None, instance: None, disk: None }
-            }
+            _ => HostVerdict {
+                host: name,
+                passed: one[0] != 0,
+                filter: None,
+                reason: None,
+                reasons: Vec::new(),
+                instance: None,
+                disk: None,
+            },
         })
     }
 
@@ -860,16 +884,21 @@ impl Scheduler {
             let cluster = cx.cluster();
             let mut rejected = rejected.to_vec();
             rejected.sort_by_key(|r| r.host);
+            let mut codes = Vec::new();
             for (id, host) in cluster.hosts() {
                 let verdict = match rejected.binary_search_by_key(&id, |r| r.host) {
                     Ok(i) => {
-                        let (filter, reason) = describe(rejected[i].filter, rejected[i].reason);
+                        let r = rejected[i];
+                        let f = &self.filters[r.filter as usize];
+                        let fcx = cx.with_state(states[r.filter as usize].as_deref());
+                        let reasons = every_reason(f.as_ref(), &fcx, id, r.reason, &mut codes);
                         HostVerdict {
                             host: host.name.to_string(),
                             passed: false,
-                            filter: Some(filter),
-                            reason: Some(reason),
-                            instance: Some(rejected[i].instance),
+                            filter: Some(f.name().to_owned()),
+                            reason: reasons.first().cloned(),
+                            reasons,
+                            instance: Some(r.instance),
                             disk: None,
                         }
                     }
@@ -878,6 +907,7 @@ impl Scheduler {
                         passed: true,
                         filter: None,
                         reason: None,
+                        reasons: Vec::new(),
                         instance: None,
                         disk: None,
                     },

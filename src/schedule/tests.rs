@@ -760,3 +760,65 @@ fn shuffled_ties_keep_the_better_hosts_and_never_take_a_worse_one() {
     let both = Scheduler::builder().ties(Ties::PreviousOrder).shuffle_ties(true).build();
     assert!(matches!(both, Err(BuildError::Config { .. })));
 }
+
+/// Issue 42.2: a host short of several resources lists each in its verdict's `reasons`, the
+/// counted reason first, while the counts still take each host once under its first reason.
+/// The rule checked on every host: `reasons` names exactly the kinds the host lacks room for,
+/// also for a host rejected at a later instance (after the burst filled it).
+#[test]
+fn verdicts_list_every_resource_a_host_is_short_of() {
+    // (name, vcpus, memory): the request asks 4 vCPUs and 4096 MB.
+    let hosts = [("both", 2.0, 2048.0), ("memory", 8.0, 2048.0), ("vcpus", 2.0, 8192.0), ("fits_once", 4.0, 4096.0)];
+    let mut b = Cluster::builder();
+    for (name, vcpus, memory) in hosts {
+        b = b.host(HostSpec::new(name).vcpus(vcpus).memory_mb(memory));
+    }
+    let c = b.build().unwrap();
+    let s = Scheduler::builder().filter(ResourceFilter::new()).build().unwrap();
+    let mut options = ExplainOptions::default();
+    options.verdicts = true;
+    let req = Request::new(2).vcpus(4.0).memory_mb(4096.0).explain(options);
+    let p = s.schedule(&c, &req).unwrap();
+    assert_eq!(names(&p), ["fits_once"]);
+    let e = &p.explanation;
+    let short = |vcpus: f64, memory: f64| {
+        let mut r = Vec::new();
+        // The request's order: vCPUs before memory.
+        if vcpus < 4.0 {
+            r.push("insufficient vcpus".to_owned());
+        }
+        if memory < 4096.0 {
+            r.push("insufficient memory".to_owned());
+        }
+        r
+    };
+    for (v, (name, vcpus, memory)) in e.verdicts.iter().zip(hosts) {
+        assert_eq!(v.host, name);
+        // `fits_once` holds the first instance: nothing left of either.
+        let want = if name == "fits_once" { short(0.0, 0.0) } else { short(vcpus, memory) };
+        let mut got = v.reasons.clone();
+        assert_eq!(v.reason.as_ref(), got.first(), "{name}: `reason` is the first of `reasons`");
+        got.sort();
+        let mut want_sorted = want.clone();
+        want_sorted.sort();
+        assert_eq!(got, want_sorted, "{name}");
+        let checked = s.check_host(&c, &req, c.host_id(name).unwrap()).unwrap();
+        if name != "fits_once" {
+            assert_eq!(checked.reasons, v.reasons, "{name}: check_host agrees");
+        }
+    }
+    // Counted once each, under the first reason: 4 hosts rejected for the second instance.
+    assert_eq!(e.rejections.iter().map(|r| r.count).sum::<u32>(), 4);
+    // Without verdicts asked for, the explanation is the same but for them.
+    let plain = s.schedule(&c, &Request::new(2).vcpus(4.0).memory_mb(4096.0)).unwrap();
+    assert_eq!(plain.explanation.rejections, e.rejections);
+    assert!(plain.explanation.verdicts.is_empty());
+    // A filter checking one kind lists that kind only.
+    let memory_only = Scheduler::builder().filter(ResourceFilter::only(crate::id::ResourceId::MEMORY_MB)).build().unwrap();
+    let p = memory_only.schedule(&c, &Request::new(1).vcpus(4.0).memory_mb(4096.0).explain(options)).unwrap();
+    assert_eq!(p.explanation.verdicts[0].reasons, ["insufficient memory"]);
+    // A filter without its own list gives its one reason.
+    let named = Scheduler::builder().filter(filter_fn("no", |_, _| false)).build().unwrap();
+    let p = named.schedule(&c, &Request::new(1).explain(options)).unwrap();
+    assert!(p.explanation.verdicts.iter().all(|v| v.reasons.len() == 1 && v.reason.as_ref() == v.reasons.first()));
+}
