@@ -304,7 +304,7 @@ pub use filters::{
 pub use node::{
     Availability, Role, SwarmNode, ATTRIBUTES, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL, SERVICE_TASKS_ATTRIBUTE,
 };
-pub use outcome::{BranchNote, BranchReport, SpreadOutcome, SpreadSelection};
+pub use outcome::{BranchNote, BranchReport, SpreadOutcome, SpreadSelection, SpreadWarning};
 pub use request::{
     Descriptor, HardSpread, HostPort, Platform, Preference, SpreadMode, SpreadRequest, Targets, WeightedSpread,
     WhenUnsatisfiable,
