@@ -174,7 +174,13 @@ impl<'f> FilterChain<'f> {
 
 /// The words of every reason `filter` has against `host` ([`Filter::all_reasons`]), `first`'s
 /// first and each once; `codes` is a reused buffer.
-pub(crate) fn every_reason(filter: &dyn Filter, cx: &Cx<'_>, host: HostId, first: Reason, codes: &mut Vec<Reason>) -> Vec<String> {
+pub(crate) fn every_reason(
+    filter: &dyn Filter,
+    cx: &Cx<'_>,
+    host: HostId,
+    first: Reason,
+    codes: &mut Vec<Reason>,
+) -> Vec<String> {
     codes.clear();
     filter.all_reasons(cx, host, first, codes);
     let mut words = vec![filter.describe(cx, first)];
@@ -185,7 +191,6 @@ pub(crate) fn every_reason(filter: &dyn Filter, cx: &Cx<'_>, host: HostId, first
     }
     words
 }
-
 
 #[cfg(test)]
 mod tests {

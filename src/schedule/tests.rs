@@ -459,7 +459,8 @@ fn host_id_bursts(
 #[test]
 fn host_id_burst_with_a_nan_score_matches_the_rebuilt_one() {
     let hosts = [(1, 1, 0), (1, 1, 0), (256, 25, 0), (1, 1, 0)];
-    let (incremental, rebuilt) = host_id_bursts(&hosts, 12, &[0.25, 0.25, -1.0], -1.0, Some((3, 2, 1)), false, 6, false);
+    let (incremental, rebuilt) =
+        host_id_bursts(&hosts, 12, &[0.25, 0.25, -1.0], -1.0, Some((3, 2, 1)), false, 6, false);
     assert_eq!(incremental, rebuilt);
 }
 
@@ -775,8 +776,7 @@ fn verdicts_list_every_resource_a_host_is_short_of() {
     }
     let c = b.build().unwrap();
     let s = Scheduler::builder().filter(ResourceFilter::new()).build().unwrap();
-    let mut options = ExplainOptions::default();
-    options.verdicts = true;
+    let options = ExplainOptions { verdicts: true, ..Default::default() };
     let req = Request::new(2).vcpus(4.0).memory_mb(4096.0).explain(options);
     let p = s.schedule(&c, &req).unwrap();
     assert_eq!(names(&p), ["fits_once"]);
@@ -814,7 +814,8 @@ fn verdicts_list_every_resource_a_host_is_short_of() {
     assert_eq!(plain.explanation.rejections, e.rejections);
     assert!(plain.explanation.verdicts.is_empty());
     // A filter checking one kind lists that kind only.
-    let memory_only = Scheduler::builder().filter(ResourceFilter::only(crate::id::ResourceId::MEMORY_MB)).build().unwrap();
+    let memory_only =
+        Scheduler::builder().filter(ResourceFilter::only(crate::id::ResourceId::MEMORY_MB)).build().unwrap();
     let p = memory_only.schedule(&c, &Request::new(1).vcpus(4.0).memory_mb(4096.0).explain(options)).unwrap();
     assert_eq!(p.explanation.verdicts[0].reasons, ["insufficient memory"]);
     // A filter without its own list gives its one reason.

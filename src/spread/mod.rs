@@ -141,7 +141,13 @@
 //!   and are listed in [`SpreadOutcome::skipped`] (SwarmKit's silent skip), in **both**
 //!   modes, so one request builds the same tree in both; a
 //!   [strict](SpreadRequest::strict_descriptors) request gets
-//!   [`SpreadError::UnsupportedDescriptor`] instead.
+//!   [`SpreadError::UnsupportedDescriptor`] instead;
+//! - a preference over a label no node carries (a misspelt `node.labels.rackk`) keeps its level,
+//!   one branch holding every node, as SwarmKit does, in **both** modes, and the outcome says so
+//!   in [`SpreadOutcome::warnings`] ([`SpreadWarning::LabelNotCarried`]); a
+//!   [strict](SpreadRequest::strict_descriptors) request gets
+//!   [`SpreadError::LabelNotCarried`] instead. The check reads the chunks' label indexes,
+//!   stopping at the first chunk that holds the key.
 //!
 //! [`SpreadMode::Balanced`] is what users ask for:
 //!

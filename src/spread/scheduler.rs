@@ -473,13 +473,18 @@ mod tests {
             let base = SpreadRequest::new("web", 7).mode(mode).preference(Preference::spread("zone"));
             let plain = s.schedule(&cluster, &base).unwrap();
             assert!(plain.warnings.is_empty());
-            let carried = s.schedule(&cluster, &base.clone().preference(Preference::spread("node.labels.rack"))).unwrap();
+            let carried =
+                s.schedule(&cluster, &base.clone().preference(Preference::spread("node.labels.rack"))).unwrap();
             assert!(carried.warnings.is_empty(), "{mode:?}: `rack` is carried by a1");
             for p in &bogus {
                 let req = base.clone().preference(p.clone());
                 let out = s.schedule(&cluster, &req).unwrap();
                 let descriptor = out.levels.last().cloned().unwrap();
-                assert_eq!(out.warnings, [SpreadWarning::LabelNotCarried { descriptor: descriptor.clone() }], "{mode:?}");
+                assert_eq!(
+                    out.warnings,
+                    [SpreadWarning::LabelNotCarried { descriptor: descriptor.clone() }],
+                    "{mode:?}"
+                );
                 assert!(out.warnings[0].to_string().contains(&format!("`{descriptor}`")));
                 assert!(out.warnings[0].to_string().contains("SwarmKit ignores it"));
                 assert_eq!(out.per_host(), plain.per_host(), "{mode:?} {descriptor}: placed as without it");
@@ -488,9 +493,7 @@ mod tests {
             }
         }
         // `rack` interned, then dropped from its only node: no node carries it now.
-        cluster
-            .apply_mut(&ClusterEvent::HostUpdated { host: HostSpec::new("a1").label("zone", "a") })
-            .unwrap();
+        cluster.apply_mut(&ClusterEvent::HostUpdated { host: HostSpec::new("a1").label("zone", "a") }).unwrap();
         let req = SpreadRequest::new("web", 3).preference(Preference::spread("node.labels.rack"));
         let out = s.schedule(&cluster, &req).unwrap();
         assert_eq!(out.warnings.len(), 1);

@@ -2,8 +2,8 @@
 //! nodes; and the per-level choice of which branch takes the next task.
 
 use super::node;
-use super::request::{Descriptor, Preference, SpreadMode, Targets};
 use super::outcome::SpreadWarning;
+use super::request::{Descriptor, Preference, SpreadMode, Targets};
 use crate::id::{HostId, IdHashing, InputMap, Symbol};
 use crate::snapshot::{Cluster, HotChunk, Lineage, CHUNK};
 use std::collections::HashMap;
@@ -34,6 +34,9 @@ pub(crate) struct Level {
     pub(crate) descriptor: String,
 }
 
+/// What [`levels`] finds: the levels, the descriptors skipped, the warnings.
+pub(crate) type LevelsFound = (Vec<Level>, Vec<String>, Vec<SpreadWarning>);
+
 /// The levels a request's preferences make, the descriptors skipped, and the warnings.
 ///
 /// SwarmKit reads labels only and skips any other `spread` descriptor without a word (Q9);
@@ -46,10 +49,7 @@ pub(crate) struct Level {
 /// [`SpreadWarning`] otherwise. Finding a key costs a
 /// binary search per chunk until a chunk holds it: O(log labels) for a key the first chunk
 /// holds, O(chunks × log labels) for one no node carries.
-pub(crate) fn levels(
-    cluster: &Cluster,
-    request: &super::SpreadRequest,
-) -> Result<(Vec<Level>, Vec<String>, Vec<SpreadWarning>), super::SpreadError> {
+pub(crate) fn levels(cluster: &Cluster, request: &super::SpreadRequest) -> Result<LevelsFound, super::SpreadError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     let mut warnings = Vec::new();
