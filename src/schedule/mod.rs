@@ -625,16 +625,7 @@ impl Scheduler {
     ) -> Result<HostVerdict, ScheduleError> {
         let name = cluster.host_name(host).to_owned();
         if cluster.host(host).is_none() {
-            let reason = Some("no such host".to_owned());
-            return Ok(HostVerdict {
-                host: name,
-                passed: false,
-                filter: None,
-                reason,
-                reasons: Vec::new(),
-                instance: Some(0),
-                disk: None,
-            });
+            return Ok(refused_unnamed(name, "no such host"));
         }
         let compiled = request.compile(cluster)?;
         let overlay = Overlay::new();
@@ -642,16 +633,7 @@ impl Scheduler {
         let states: SmallVec<[Prepared; 8]> = self.filters.iter().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
         let (chunk, bit) = (host.index() / CHUNK, 1u64 << (host.index() % CHUNK));
         if scope.hosts.is_some_and(|h| !h.keeps(host)) {
-            let reason = Some("excluded by the request's host lists".to_owned());
-            return Ok(HostVerdict {
-                host: name,
-                passed: false,
-                filter: None,
-                reason,
-                reasons: Vec::new(),
-                instance: Some(0),
-                disk: None,
-            });
+            return Ok(refused_unnamed(name, "excluded by the request's host lists"));
         }
         let mut rejections = Rejections::new(false);
         let mut one = [bit];
@@ -916,6 +898,20 @@ impl Scheduler {
             }
         }
         Explanation { hosts, available, instance: cx.instance(), rejections: counts, verdicts, top, message: None }
+    }
+}
+
+/// The verdict on a host refused before any filter ran (no such host, or outside the call's
+/// host lists): no filter named, and so no list of the filter's reasons.
+fn refused_unnamed(host: String, reason: &str) -> HostVerdict {
+    HostVerdict {
+        host,
+        passed: false,
+        filter: None,
+        reason: Some(reason.to_owned()),
+        reasons: Vec::new(),
+        instance: Some(0),
+        disk: None,
     }
 }
 
