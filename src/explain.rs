@@ -26,9 +26,15 @@ pub struct HostVerdict {
     /// The rejecting filter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
-    /// The rejection reason.
+    /// The rejection reason: the rejecting filter's first (the one the host is counted under
+    /// in [`Explanation::rejections`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Every reason the rejecting filter has against the host, [`reason`](HostVerdict::reason)
+    /// first: a host short of memory and vCPUs lists both. Empty for a host that passed, and
+    /// where an engine names no filter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
     /// The instance of the request being placed when the host was rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<u32>,

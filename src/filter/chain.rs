@@ -3,6 +3,7 @@
 
 use super::{Filter, Reason, Rejections};
 use crate::error::ScheduleError;
+use crate::id::HostId;
 use crate::request::{Cx, Prepared};
 use crate::snapshot::CHUNK;
 
@@ -159,6 +160,38 @@ impl<'f> FilterChain<'f> {
         let (filter, state) = &self.filters[i as usize];
         filter.describe(&cx.with_state(state.as_deref()), reason)
     }
+
+    /// The words of every reason filter `i` has against `host` ([`Filter::all_reasons`]),
+    /// `reason`'s first: a per-host verdict's
+    /// [`reasons`](crate::explain::HostVerdict::reasons).
+    ///
+    /// # Panics
+    ///
+    /// When `i` is out of range.
+    pub fn reasons(&self, cx: &Cx<'_>, i: u32, host: HostId, reason: Reason) -> Vec<String> {
+        let (filter, state) = &self.filters[i as usize];
+        every_reason(*filter, &cx.with_state(state.as_deref()), host, reason, &mut Vec::new())
+    }
+}
+
+/// The words of every reason `filter` has against `host` ([`Filter::all_reasons`]), `first`'s
+/// first and each once; `codes` is a reused buffer.
+pub(crate) fn every_reason(
+    filter: &dyn Filter,
+    cx: &Cx<'_>,
+    host: HostId,
+    first: Reason,
+    codes: &mut Vec<Reason>,
+) -> Vec<String> {
+    codes.clear();
+    filter.all_reasons(cx, host, first, codes);
+    let mut words = vec![filter.describe(cx, first)];
+    for (i, &code) in codes.iter().enumerate() {
+        if code != first && !codes[..i].contains(&code) {
+            words.push(filter.describe(cx, code));
+        }
+    }
+    words
 }
 
 #[cfg(test)]

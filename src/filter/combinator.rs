@@ -218,6 +218,10 @@ impl<A: Filter> Filter for Named<A> {
         self.a.describe(cx, reason)
     }
 
+    fn all_reasons(&self, cx: &Cx<'_>, host: HostId, first: Reason, out: &mut Vec<Reason>) {
+        self.a.all_reasons(cx, host, first, out)
+    }
+
     fn once_per_request(&self) -> bool {
         self.a.once_per_request()
     }

@@ -331,6 +331,16 @@ pub trait Filter: Send + Sync {
         format!("rejected by {}", self.name())
     }
 
+    /// Every reason this filter has to reject `host`, for a per-host verdict
+    /// ([`HostVerdict::reasons`](crate::explain::HostVerdict::reasons)): `first`, the reason
+    /// it gave when it rejected the host, then any other it also holds (a resource filter lists
+    /// every resource the host is short of). Asked only when verdicts are, for hosts this
+    /// filter rejected, with the call's last context. The default pushes `first` alone.
+    fn all_reasons(&self, cx: &Cx<'_>, host: HostId, first: Reason, out: &mut Vec<Reason>) {
+        let _ = (cx, host);
+        out.push(first);
+    }
+
     /// Whether the verdict depends only on the request and the snapshot, not on earlier
     /// instances of the same request; such a filter runs for the first instance only.
     fn once_per_request(&self) -> bool {
@@ -364,6 +374,9 @@ macro_rules! forward_filter {
                 (**self).check_chunk(cx, chunk, mask, rejected)
             }
             fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String { (**self).describe(cx, reason) }
+            fn all_reasons(&self, cx: &Cx<'_>, host: HostId, first: Reason, out: &mut Vec<Reason>) {
+                (**self).all_reasons(cx, host, first, out)
+            }
             fn once_per_request(&self) -> bool { (**self).once_per_request() }
             fn host_local(&self) -> bool { (**self).host_local() }
             fn host_local_for(&self, cx: &Cx<'_>) -> bool { (**self).host_local_for(cx) }

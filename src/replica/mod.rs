@@ -1107,6 +1107,7 @@ impl ReplicaScheduler {
             host: cluster.host_name(id).to_owned(),
             passed: said.is_none(),
             filter: said.as_ref().map(|s| s.0.clone()),
+            reasons: said.iter().map(|s| s.1.clone()).collect(),
             reason: said.map(|s| s.1),
             instance: None,
             disk: disk.and_then(|d| cluster.disk(id, d)).map(|d| d.name.to_string()),

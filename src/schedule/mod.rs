@@ -15,12 +15,13 @@
 //! | path | when it runs | pinned by |
 //! |---|---|---|
 //! | general: the ranking path (candidate list, a ranking built from every candidate's raw values, pick) | a round whose ranking is kept or read: the first round of an incremental burst, a score breakdown ([`ExplainOptions::top`](crate::request::ExplainOptions::top)), [`Ties::PreviousOrder`] | `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`), against a model that filters, scores and sorts every host every round |
-//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`], no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, restricted hosts that [skip the filters](HostLists::skip_filters)) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
+//! | one pass: filters chunk-major, folded extremes, ceiling-pruned scoring, best-`k` heap | [`Ties::HostId`] without [shuffled ties](SchedulerBuilder::shuffle_ties), no score breakdown, and a request for one instance or one that is not incremental (every round then: a subset size above 1, a filter or weigher that is not host-local, shared service hosts, restricted hosts that [skip the filters](HostLists::skip_filters)) | `the_one_pass_pick_equals_the_ranking_path` (`tests/properties/scheduler.rs`) |
 //! | incremental bursts: the picked host alone re-checked and re-weighed, a tournament tree of the candidates | instances after the first, when every per-instance filter and every weigher is host-local, the subset size is 1, no service host is shared and no restricted host skips the filters | `host_id_incremental_burst_matches_the_rebuilt_one` (`src/schedule/tests.rs`) and `scheduler_agrees_with_the_naive_model` (`tests/properties/scheduler.rs`); with [`Ties::PreviousOrder`], `previous_order_kept_ranking_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
 //! | kept previous order: a changed host moved by binary search, positions rewritten when read, re-sorted by integer keys (insertion sort first) | [`Ties::PreviousOrder`] with a kept ranking | `previous_order_kept_ranking_matches_the_rebuilt_one`, `previous_order_ties_match_the_plain_loop` (`src/schedule/tests.rs`) |
 //! | implicit order: no order kept while the scores are pairwise distinct | [`Ties::PreviousOrder`], one tier, no NaN score | `implicit_order_matches_the_kept_order`, `implicit_order_written_out_when_a_score_becomes_nan` (`src/schedule/tests.rs`) |
 //! | the crate's own merge sort instead of the standard stable sort | an order sorted while a score is NaN | `merge_sort_is_the_stable_sort` (`src/schedule/rank.rs`), `many_nan_scores_sort_without_a_panic` (`src/schedule/tests.rs`) |
 //! | best `k` by partial selection instead of a full sort | the top-`k` pick of the ranking path | `best_k_matches_a_full_sort` (`src/schedule/tests.rs`) |
+//! | shuffled ties: the tied hosts counted and drawn by a seeded key of their host id, over the kept ranking (one pass off) | [`shuffle_ties`](SchedulerBuilder::shuffle_ties), in the ranking path and incremental bursts | `shuffled_ties_pick_alike_on_every_path` (`tests/properties/scheduler.rs`): with and without a score breakdown, incremental and rebuilt rounds, against the model's best `k` and ties; `shuffled_ties_incremental_burst_matches_the_rebuilt_one` (`src/schedule/tests.rs`) |
 //! | per-host multipliers asked once per aggregate class | a weigher whose multiplier follows the aggregate set, in both scoring paths | `multipliers_per_aggregate_class_match_each_hosts_own` (`src/nova/weighers/tests.rs`) |
 //!
 //! # The loop
@@ -39,7 +40,9 @@
 //!    and so on; remaining ties go to the lower [`HostId`].
 //! 3. **Pick.** The best host, or with [`host_subset_size`](SchedulerBuilder::host_subset_size)
 //!    `k > 1` a uniformly random one of the best `k`, drawn from a generator seeded by the
-//!    request's seed or the scheduler's. Same snapshot, request and seed: same answer.
+//!    request's seed or the scheduler's. Same snapshot, request and seed: same answer. Hosts
+//!    tied at the `k`-th score enter the best `k` by host id, or drawn at random with
+//!    [`shuffle_ties`](SchedulerBuilder::shuffle_ties).
 //! 4. **Consume.** The pick's resources are recorded in an [`Overlay`]; the next instance sees
 //!    them as used. The [`Cluster`] is never mutated.
 //!
@@ -78,7 +81,7 @@ pub const DEFAULT_MAX_COUNT: u32 = 100_000;
 
 use crate::error::{BuildError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
-use crate::filter::chain::judge_chunk;
+use crate::filter::chain::{every_reason, judge_chunk};
 use crate::filter::{Filter, Rejections};
 use crate::hooks::{hook_methods, Hooks};
 use crate::id::HostId;
@@ -204,6 +207,7 @@ pub struct Scheduler {
     host_subset_size: usize,
     seed: u64,
     ties: Ties,
+    shuffle_ties: bool,
     max_count: u32,
 }
 
@@ -218,6 +222,7 @@ impl fmt::Debug for Scheduler {
             .field("host_subset_size", &self.host_subset_size)
             .field("seed", &self.seed)
             .field("ties", &self.ties)
+            .field("shuffle_ties", &self.shuffle_ties)
             .field("max_count", &self.max_count)
             .finish()
     }
@@ -244,7 +249,14 @@ impl SchedulerBuilder {
         self
     }
 
-    /// Picks at random among the best `k` hosts (default 1: always the best).
+    /// Picks at random among the best `k` hosts (default 1: always the best), drawn from the
+    /// request's seed or the scheduler's.
+    ///
+    /// Ties: the best `k` are the hosts that rank first, and hosts with equal scores in every
+    /// tier rank by [`Ties`]. With the default [`Ties::HostId`], when more hosts share the
+    /// `k`-th best score than there are places left among the best `k`, the lower host ids
+    /// take them, in every round: with many equally good hosts the same `k` always win.
+    /// [`shuffle_ties`](SchedulerBuilder::shuffle_ties) draws the tied hosts at random instead.
     pub fn host_subset_size(mut self, k: usize) -> Self {
         self.draft.host_subset_size = k;
         self
@@ -253,6 +265,24 @@ impl SchedulerBuilder {
     /// How ties end (default [`Ties::HostId`]).
     pub fn ties(mut self, ties: Ties) -> Self {
         self.draft.ties = ties;
+        self
+    }
+
+    /// Whether hosts tied at the `k`-th best score ([`host_subset_size`](SchedulerBuilder::host_subset_size)
+    /// `k`, 1 by default) are drawn at random instead of by host id (default `false`), the
+    /// generic form of Nova's `shuffle_best_same_weighed_hosts`. Each pick is then uniform over
+    /// the best `k` as if the `k` places left to tied hosts were given to a seeded random
+    /// choice of them: a host ranking strictly above the `k`-th best score is one of the `k`
+    /// as before, a host strictly below never is, and each tied host is equally likely. When
+    /// no host outside the best `k` shares the `k`-th score, the pick is the one without the
+    /// option. Seeded like the subset pick: same snapshot, request and seed, same answer.
+    ///
+    /// Needs [`Ties::HostId`] (with [`Ties::PreviousOrder`] ties follow the previous round's
+    /// order, the filter scheduler's rule); [`build`](SchedulerBuilder::build) refuses the two
+    /// together. Costs O(candidates) a round more, and rounds take the ranking path (the
+    /// module's Paths table).
+    pub fn shuffle_ties(mut self, shuffle: bool) -> Self {
+        self.draft.shuffle_ties = shuffle;
         self
     }
 
@@ -274,11 +304,18 @@ impl SchedulerBuilder {
     ///
     /// # Errors
     ///
-    /// [`BuildError::Config`] for a non-finite multiplier or a subset size of 0.
+    /// [`BuildError::Config`] for a non-finite multiplier, a subset size of 0, or
+    /// [`shuffle_ties`](SchedulerBuilder::shuffle_ties) with [`Ties::PreviousOrder`].
     pub fn build(self) -> Result<Scheduler, BuildError> {
         let SchedulerBuilder { draft: mut scheduler, hooks } = self;
         if scheduler.host_subset_size == 0 {
             return Err(BuildError::Config { message: "host_subset_size must be at least 1".into() });
+        }
+        if scheduler.shuffle_ties && scheduler.ties != Ties::HostId {
+            return Err(BuildError::Config {
+                message: "shuffle_ties needs ties by host id: with the previous order, ties follow the previous round"
+                    .into(),
+            });
         }
         let (filters, tiers) = hooks.into_parts()?;
         scheduler.filters = filters;
@@ -300,6 +337,7 @@ impl Scheduler {
                 host_subset_size: 1,
                 seed: 0,
                 ties: Ties::HostId,
+                shuffle_ties: false,
                 max_count: DEFAULT_MAX_COUNT,
             },
             hooks: Hooks::new(),
@@ -434,7 +472,10 @@ impl Scheduler {
 
         // A round whose ranking is not kept needs no candidate list: one pass filters and folds
         // the weighers' extremes, a second scores the survivors (see `single`).
-        let single = self.ties == Ties::HostId && request.explain.top == 0 && (request.count <= 1 || !incremental);
+        let single = self.ties == Ties::HostId
+            && !self.shuffle_ties
+            && request.explain.top == 0
+            && (request.count <= 1 || !incremental);
         let mut available = 0;
 
         let mut rng = SplitMix64::new(request.seed.unwrap_or(self.seed));
@@ -564,8 +605,7 @@ impl Scheduler {
     ) -> Result<HostVerdict, ScheduleError> {
         let name = cluster.host_name(host).to_owned();
         if cluster.host(host).is_none() {
-            let reason = Some("no such host".to_owned());
-            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0), disk: None });
+            return Ok(refused_unnamed(name, "no such host"));
         }
         let compiled = request.compile(cluster)?;
         let overlay = Overlay::new();
@@ -573,8 +613,7 @@ impl Scheduler {
         let states: SmallVec<[Prepared; 8]> = self.filters.iter().map(|f| f.prepare(&cx)).collect::<Result<_, _>>()?;
         let (chunk, bit) = (host.index() / CHUNK, 1u64 << (host.index() % CHUNK));
         if scope.hosts.is_some_and(|h| !h.keeps(host)) {
-            let reason = Some("excluded by the request's host lists".to_owned());
-            return Ok(HostVerdict { host: name, passed: false, filter: None, reason, instance: Some(0), disk: None });
+            return Ok(refused_unnamed(name, "excluded by the request's host lists"));
         }
         let mut rejections = Rejections::new(false);
         let mut one = [bit];
@@ -586,20 +625,28 @@ impl Scheduler {
         }
         let rejected = rejections.counts().first().map(|&(filter, reason, _)| {
             let f = &self.filters[filter as usize];
-            (f.name().to_owned(), f.describe(&cx.with_state(states[filter as usize].as_deref()), reason))
+            let fcx = cx.with_state(states[filter as usize].as_deref());
+            (f.name().to_owned(), every_reason(f.as_ref(), &fcx, host, reason, &mut Vec::new()))
         });
         Ok(match rejected {
-            Some((filter, reason)) if one[0] == 0 => HostVerdict {
+            Some((filter, reasons)) if one[0] == 0 => HostVerdict {
                 host: name,
                 passed: false,
                 filter: Some(filter),
-                reason: Some(reason),
+                reason: reasons.first().cloned(),
+                reasons,
                 instance: Some(0),
                 disk: None,
             },
-            _ => {
-                HostVerdict { host: name, passed: one[0] != 0, filter: None, reason: None, instance: None, disk: None }
-            }
+            _ => HostVerdict {
+                host: name,
+                passed: one[0] != 0,
+                filter: None,
+                reason: None,
+                reasons: Vec::new(),
+                instance: None,
+                disk: None,
+            },
         })
     }
 
@@ -670,6 +717,9 @@ impl Scheduler {
         rng: &mut SplitMix64,
     ) -> usize {
         let k = subset.min(candidates.len());
+        if self.shuffle_ties && k >= 1 {
+            return self.pick_shuffled(ranking, candidates, order, k, rng);
+        }
         if k <= 1 {
             return ranking.best(self.tiers.len(), candidates).unwrap_or(0);
         }
@@ -677,6 +727,42 @@ impl Scheduler {
         let chosen = order[rng.below(k)] as usize;
         ranking.promote(candidates, chosen);
         chosen
+    }
+
+    /// [`pick`](Scheduler::pick) with [`shuffle_ties`](SchedulerBuilder::shuffle_ties): a slot
+    /// of the best `k` drawn as before (none for `k` = 1); a slot held by a host tied at the
+    /// `k`-th score goes, when more hosts share that score than the best `k` hold, to the tied
+    /// candidate with the least seeded key, so that each is equally likely. The key hashes
+    /// the host id, not the candidate's index, so a path that reorders its candidates (an
+    /// incremental burst's swap-remove) draws alike.
+    fn pick_shuffled(
+        &self,
+        ranking: &mut Ranking,
+        candidates: &[HostId],
+        order: &mut Vec<u32>,
+        k: usize,
+        rng: &mut SplitMix64,
+    ) -> usize {
+        let tiers = self.tiers.len();
+        if k == 1 {
+            order.clear();
+            order.extend(ranking.best(tiers, candidates).map(|b| b as u32));
+        } else {
+            self.best_k(ranking, k, candidates, order);
+        }
+        let kth = order[k - 1] as usize;
+        let above = order[..k].iter().position(|&c| ranking.same_scores(tiers, c as usize, kth)).unwrap_or(k - 1);
+        let tied = (0..candidates.len()).filter(|&c| ranking.same_scores(tiers, c, kth)).count();
+        let slot = if k > 1 { rng.below(k) } else { 0 };
+        if slot < above || tied == k - above {
+            return order[slot] as usize;
+        }
+        let draw = rng.next_u64();
+        let key = |c: usize| SplitMix64::new(draw ^ u64::from(candidates[c].0)).next_u64();
+        (0..candidates.len())
+            .filter(|&c| ranking.same_scores(tiers, c, kth))
+            .min_by_key(|&c| (key(c), candidates[c]))
+            .unwrap_or(kth)
     }
 
     fn best_k(&self, ranking: &Ranking, k: usize, candidates: &[HostId], order: &mut Vec<u32>) {
@@ -760,16 +846,21 @@ impl Scheduler {
             let cluster = cx.cluster();
             let mut rejected = rejected.to_vec();
             rejected.sort_by_key(|r| r.host);
+            let mut codes = Vec::new();
             for (id, host) in cluster.hosts() {
                 let verdict = match rejected.binary_search_by_key(&id, |r| r.host) {
                     Ok(i) => {
-                        let (filter, reason) = describe(rejected[i].filter, rejected[i].reason);
+                        let r = rejected[i];
+                        let f = &self.filters[r.filter as usize];
+                        let fcx = cx.with_state(states[r.filter as usize].as_deref());
+                        let reasons = every_reason(f.as_ref(), &fcx, id, r.reason, &mut codes);
                         HostVerdict {
                             host: host.name.to_string(),
                             passed: false,
-                            filter: Some(filter),
-                            reason: Some(reason),
-                            instance: Some(rejected[i].instance),
+                            filter: Some(f.name().to_owned()),
+                            reason: reasons.first().cloned(),
+                            reasons,
+                            instance: Some(r.instance),
                             disk: None,
                         }
                     }
@@ -778,6 +869,7 @@ impl Scheduler {
                         passed: true,
                         filter: None,
                         reason: None,
+                        reasons: Vec::new(),
                         instance: None,
                         disk: None,
                     },
@@ -786,6 +878,20 @@ impl Scheduler {
             }
         }
         Explanation { hosts, available, instance: cx.instance(), rejections: counts, verdicts, top, message: None }
+    }
+}
+
+/// The verdict on a host refused before any filter ran (no such host, or outside the call's
+/// host lists): no filter named, and so no list of the filter's reasons.
+fn refused_unnamed(host: String, reason: &str) -> HostVerdict {
+    HostVerdict {
+        host,
+        passed: false,
+        filter: None,
+        reason: Some(reason.to_owned()),
+        reasons: Vec::new(),
+        instance: Some(0),
+        disk: None,
     }
 }
 

@@ -848,6 +848,13 @@ impl Ranking {
         candidates[a].cmp(&candidates[b])
     }
 
+    /// Whether candidates `a` and `b` have equal scores in every tier (two NaN scores are
+    /// equal, as [`rank`](Ranking::rank) orders them).
+    #[inline]
+    pub(super) fn same_scores(&self, tiers: usize, a: usize, b: usize) -> bool {
+        (0..tiers).all(|t| score_order(self.score(t, a), self.score(t, b)) == Ordering::Equal)
+    }
+
     #[inline]
     fn better(&self, tiers: usize, candidates: &[HostId], a: u32, b: u32) -> u32 {
         if b == EMPTY {

@@ -384,14 +384,32 @@ proptest::proptest! {
         two_tiers in proptest::bool::weighted(0.3),
         count in 2u32..90,
     ) {
-        let (incremental, rebuilt) = host_id_bursts(&hosts, levels, &multipliers, step, nan, two_tiers, count);
+        let (incremental, rebuilt) = host_id_bursts(&hosts, levels, &multipliers, step, nan, two_tiers, count, false);
+        proptest::prop_assert_eq!(incremental, rebuilt);
+    }
+
+    /// As `host_id_incremental_burst_matches_the_rebuilt_one`, with
+    /// [`shuffle_ties`](SchedulerBuilder::shuffle_ties): the incremental burst (whose
+    /// candidates a removal reorders) and the rebuilt rounds draw the same tied hosts.
+    #[test]
+    fn shuffled_ties_incremental_burst_matches_the_rebuilt_one(
+        hosts in proptest::collection::vec((1u32..400, 1u32..400, 0u32..400), 2..48),
+        levels in proptest::sample::select(vec![2u32, 3, 12]),
+        multipliers in proptest::collection::vec(proptest::sample::select(vec![-1.0, -0.5, 0.0, 0.25, 1.0]), 3),
+        step in proptest::sample::select(vec![-1.0, 0.0, 1.0]),
+        nan in proptest::option::weighted(0.2, (0u32..4, 0u32..4, 1u32..6)),
+        two_tiers in proptest::bool::weighted(0.3),
+        count in 2u32..90,
+    ) {
+        let (incremental, rebuilt) = host_id_bursts(&hosts, levels, &multipliers, step, nan, two_tiers, count, true);
         proptest::prop_assert_eq!(incremental, rebuilt);
     }
 }
 
 /// Picks and score bits of one burst with [`Ties::HostId`]: incremental, and rebuilt every round
-/// (a pass-all filter that is not host-local), for `host_id_incremental_burst_matches_the_rebuilt_one`.
-#[allow(clippy::type_complexity)]
+/// (a pass-all filter that is not host-local), for `host_id_incremental_burst_matches_the_rebuilt_one`
+/// and, with `shuffle`, `shuffled_ties_incremental_burst_matches_the_rebuilt_one`.
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn host_id_bursts(
     hosts: &[(u32, u32, u32)],
     levels: u32,
@@ -400,6 +418,7 @@ fn host_id_bursts(
     nan: Option<(u32, u32, u32)>,
     two_tiers: bool,
     count: u32,
+    shuffle: bool,
 ) -> (Vec<(u32, Vec<u64>)>, Vec<(u32, Vec<u64>)>) {
     let level = |v: u32| f64::from(v % levels + 1);
     let mut b = Cluster::builder();
@@ -424,9 +443,9 @@ fn host_id_bursts(
         if two_tiers {
             s = s.tier();
         }
-        s.weigher(FreeResourceWeigher::cpu(), multipliers[2]).ties(Ties::HostId).build().unwrap()
+        s.weigher(FreeResourceWeigher::cpu(), multipliers[2]).ties(Ties::HostId).shuffle_ties(shuffle).build().unwrap()
     };
-    let req = Request::new(count).memory_mb(1024.0).vcpus(1.0);
+    let req = Request::new(count).memory_mb(1024.0).vcpus(1.0).seed(u64::from(count));
     let bits = |p: Outcome| -> Vec<(u32, Vec<u64>)> {
         p.selections.iter().map(|s| (s.host.0, s.scores.iter().map(|x| x.to_bits()).collect())).collect()
     };
@@ -440,7 +459,8 @@ fn host_id_bursts(
 #[test]
 fn host_id_burst_with_a_nan_score_matches_the_rebuilt_one() {
     let hosts = [(1, 1, 0), (1, 1, 0), (256, 25, 0), (1, 1, 0)];
-    let (incremental, rebuilt) = host_id_bursts(&hosts, 12, &[0.25, 0.25, -1.0], -1.0, Some((3, 2, 1)), false, 6);
+    let (incremental, rebuilt) =
+        host_id_bursts(&hosts, 12, &[0.25, 0.25, -1.0], -1.0, Some((3, 2, 1)), false, 6, false);
     assert_eq!(incremental, rebuilt);
 }
 
@@ -661,4 +681,145 @@ fn declared_host_local_closures_place_as_undeclared_ones() {
     let (full, local) = (placed(&make(false)), placed(&make(true)));
     assert_eq!(full.len(), 150);
     assert_eq!(full, local);
+}
+
+/// Issue 42.9: with many equally good hosts and `host_subset_size(5)`, ties by host id give the
+/// five lowest ids every VM (all in the zone whose hosts were added first); with shuffled ties,
+/// seeds reach every tied host, in both zones, and a seed still gives one answer.
+#[test]
+fn shuffled_ties_draw_among_every_tied_host() {
+    let mut b = Cluster::builder();
+    for i in 0..40 {
+        let zone = if i < 20 { "first" } else { "second" };
+        b = b.host(HostSpec::new(format!("h{i}")).vcpus(64.0).memory_mb(65536.0).zone(zone));
+    }
+    let c = b.build().unwrap();
+    let build = |shuffle| {
+        Scheduler::builder().filter(ResourceFilter::new()).host_subset_size(5).shuffle_ties(shuffle).build().unwrap()
+    };
+    let req = Request::new(10).vcpus(1.0).memory_mb(1024.0);
+    for seed in 0..8 {
+        let plain = build(false).schedule(&c, &req.clone().seed(seed)).unwrap();
+        assert!(plain.hosts().all(|h| h.0 < 5), "ties by host id: the five lowest ids");
+    }
+    let shuffled = build(true);
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..64 {
+        let p = shuffled.schedule(&c, &req.clone().seed(seed)).unwrap();
+        assert!(p.is_complete());
+        assert_eq!(p, shuffled.schedule(&c, &req.clone().seed(seed)).unwrap(), "same seed, same answer");
+        seen.extend(p.hosts().map(|h| h.0));
+    }
+    assert_eq!(seen.len(), 40, "every tied host is drawn for some seed: {seen:?}");
+}
+
+/// The rule of [`SchedulerBuilder::shuffle_ties`] on three score classes (ids interleaved so
+/// that no class is an id range): a host above the `k`-th best score is in the best `k` as
+/// before, a host below never is, each tied host can be drawn; and when no host outside the
+/// best `k` shares the `k`-th score (or `k` = 1 with one best host) the pick is the unshuffled one.
+#[test]
+fn shuffled_ties_keep_the_better_hosts_and_never_take_a_worse_one() {
+    // Class by `i % 3`: 0 best (memory 8192), 1 tied (4096), 2 worse (2048); 7 hosts each.
+    let mut b = Cluster::builder();
+    for i in 0..21 {
+        b = b.host(HostSpec::new(format!("h{i}")).vcpus(8.0).memory_mb([8192.0, 4096.0, 2048.0][i % 3]));
+    }
+    let c = b.build().unwrap();
+    let build = |k, shuffle| {
+        Scheduler::builder()
+            .weigher(FreeResourceWeigher::ram(), 1.0)
+            .host_subset_size(k)
+            .shuffle_ties(shuffle)
+            .build()
+            .unwrap()
+    };
+    let class = |h: HostId| h.0 % 3;
+    // k = 10: the 7 best rank above the 10th score, the 7 of class 1 share it (3 places).
+    let (ten, mut seen) = (build(10, true), std::collections::BTreeSet::new());
+    for seed in 0..400 {
+        let h = ten.schedule(&c, &Request::new(1).seed(seed)).unwrap().selections[0].host;
+        assert_ne!(class(h), 2, "seed {seed}: h{} ranks below the 10th best score", h.0);
+        seen.insert(h.0);
+    }
+    assert_eq!(seen.len(), 14, "every best and every tied host is drawn: {seen:?}");
+    // k = 7 and k = 14: no host outside the best k shares the k-th score.
+    for k in [7, 14] {
+        for seed in 0..32 {
+            let req = Request::new(3).seed(seed);
+            assert_eq!(build(k, true).schedule(&c, &req).unwrap(), build(k, false).schedule(&c, &req).unwrap());
+        }
+    }
+    // k = 1: the 7 best tie at the top; each is drawn, no other.
+    let (one, mut seen) = (build(1, true), std::collections::BTreeSet::new());
+    for seed in 0..200 {
+        let h = one.schedule(&c, &Request::new(1).seed(seed)).unwrap().selections[0].host;
+        assert_eq!(class(h), 0);
+        seen.insert(h.0);
+    }
+    assert_eq!(seen.len(), 7);
+    // With the previous round's order ties have their own rule: refused together.
+    let both = Scheduler::builder().ties(Ties::PreviousOrder).shuffle_ties(true).build();
+    assert!(matches!(both, Err(BuildError::Config { .. })));
+}
+
+/// Issue 42.2: a host short of several resources lists each in its verdict's `reasons`, the
+/// counted reason first, while the counts still take each host once under its first reason.
+/// The rule checked on every host: `reasons` names exactly the kinds the host lacks room for,
+/// also for a host rejected at a later instance (after the burst filled it).
+#[test]
+fn verdicts_list_every_resource_a_host_is_short_of() {
+    // (name, vcpus, memory): the request asks 4 vCPUs and 4096 MB.
+    let hosts = [("both", 2.0, 2048.0), ("memory", 8.0, 2048.0), ("vcpus", 2.0, 8192.0), ("fits_once", 4.0, 4096.0)];
+    let mut b = Cluster::builder();
+    for (name, vcpus, memory) in hosts {
+        b = b.host(HostSpec::new(name).vcpus(vcpus).memory_mb(memory));
+    }
+    let c = b.build().unwrap();
+    let s = Scheduler::builder().filter(ResourceFilter::new()).build().unwrap();
+    let options = ExplainOptions { verdicts: true, ..Default::default() };
+    let req = Request::new(2).vcpus(4.0).memory_mb(4096.0).explain(options);
+    let p = s.schedule(&c, &req).unwrap();
+    assert_eq!(names(&p), ["fits_once"]);
+    let e = &p.explanation;
+    let short = |vcpus: f64, memory: f64| {
+        let mut r = Vec::new();
+        // The request's order: vCPUs before memory.
+        if vcpus < 4.0 {
+            r.push("insufficient vcpus".to_owned());
+        }
+        if memory < 4096.0 {
+            r.push("insufficient memory".to_owned());
+        }
+        r
+    };
+    for (v, (name, vcpus, memory)) in e.verdicts.iter().zip(hosts) {
+        assert_eq!(v.host, name);
+        // `fits_once` holds the first instance: nothing left of either.
+        let want = if name == "fits_once" { short(0.0, 0.0) } else { short(vcpus, memory) };
+        let mut got = v.reasons.clone();
+        assert_eq!(v.reason.as_ref(), got.first(), "{name}: `reason` is the first of `reasons`");
+        got.sort();
+        let mut want_sorted = want.clone();
+        want_sorted.sort();
+        assert_eq!(got, want_sorted, "{name}");
+        let checked = s.check_host(&c, &req, c.host_id(name).unwrap()).unwrap();
+        if name != "fits_once" {
+            assert_eq!(checked.reasons, v.reasons, "{name}: check_host agrees");
+        }
+    }
+    // Counted once each, under the first reason: 4 hosts rejected for the second instance.
+    assert_eq!(e.rejections.iter().map(|r| r.count).sum::<u32>(), 4);
+    // Without verdicts asked for, the explanation is the same but for them.
+    let plain = s.schedule(&c, &Request::new(2).vcpus(4.0).memory_mb(4096.0)).unwrap();
+    assert_eq!(plain.explanation.rejections, e.rejections);
+    assert!(plain.explanation.verdicts.is_empty());
+    // A filter checking one kind lists that kind only.
+    let memory_only =
+        Scheduler::builder().filter(ResourceFilter::only(crate::id::ResourceId::MEMORY_MB)).build().unwrap();
+    let p = memory_only.schedule(&c, &Request::new(1).vcpus(4.0).memory_mb(4096.0).explain(options)).unwrap();
+    assert_eq!(p.explanation.verdicts[0].reasons, ["insufficient memory"]);
+    // A filter without its own list gives its one reason.
+    let named = Scheduler::builder().filter(filter_fn("no", |_, _| false)).build().unwrap();
+    let p = named.schedule(&c, &Request::new(1).explain(options)).unwrap();
+    assert!(p.explanation.verdicts.iter().all(|v| v.reasons.len() == 1 && v.reason.as_ref() == v.reasons.first()));
 }

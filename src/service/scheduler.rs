@@ -351,19 +351,21 @@ fn explanation(
         };
         for (id, host) in cluster.hosts() {
             let (filter, reason) = if excluded(id) {
-                (Some(HOST_FILTER.to_owned()), Some(HOST_REASON.to_owned()))
+                (Some(HOST_FILTER.to_owned()), Some(vec![HOST_REASON.to_owned()]))
             } else if let Ok(i) = rejected.binary_search_by_key(&id, |r| r.host) {
                 let r = rejected[i];
-                (Some(chain.name(r.filter).to_owned()), Some(chain.describe(cx, r.filter, r.reason)))
+                (Some(chain.name(r.filter).to_owned()), Some(chain.reasons(cx, r.filter, id, r.reason)))
             } else {
                 (None, None)
             };
+            let reasons = reason.unwrap_or_default();
             out.verdicts.push(HostVerdict {
                 host: host.name.to_string(),
                 passed: filter.is_none(),
                 instance: filter.is_some().then_some(explain.instance),
                 filter,
-                reason,
+                reason: reasons.first().cloned(),
+                reasons,
                 disk: None,
             });
         }

@@ -44,6 +44,16 @@ pub enum SpreadError {
         /// The descriptor as written.
         descriptor: String,
     },
+    /// A preference over a label key no node of the snapshot carries, in a
+    /// [strict](super::SpreadRequest::strict_descriptors) request: such a level puts every
+    /// node in one branch, so it is most likely a misspelt key. SwarmKit ignores it; without
+    /// the strict flag both modes place as SwarmKit does and say so in
+    /// [`SpreadOutcome::warnings`](super::SpreadOutcome::warnings).
+    #[error("preference `{descriptor}` names a label no node carries")]
+    LabelNotCarried {
+        /// The preference's descriptor, as the outcome's levels spell it.
+        descriptor: String,
+    },
     /// A weight or target percentage is negative or not finite.
     #[error("invalid weight {weight} for value `{value}` of `{descriptor}`")]
     Weight {

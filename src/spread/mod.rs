@@ -142,7 +142,13 @@
 //!   and are listed in [`SpreadOutcome::skipped`] (SwarmKit's silent skip), in **both**
 //!   modes, so one request builds the same tree in both; a
 //!   [strict](SpreadRequest::strict_descriptors) request gets
-//!   [`SpreadError::UnsupportedDescriptor`] instead.
+//!   [`SpreadError::UnsupportedDescriptor`] instead;
+//! - a preference over a label no node carries (a misspelt `node.labels.rackk`) keeps its level,
+//!   one branch holding every node, as SwarmKit does, in **both** modes, and the outcome says so
+//!   in [`SpreadOutcome::warnings`] ([`SpreadWarning::LabelNotCarried`]); a
+//!   [strict](SpreadRequest::strict_descriptors) request gets
+//!   [`SpreadError::LabelNotCarried`] instead. The check reads the chunks' label indexes,
+//!   stopping at the first chunk that holds the key.
 //!
 //! [`SpreadMode::Balanced`] is what users ask for:
 //!
@@ -305,7 +311,7 @@ pub use filters::{
 pub use node::{
     Availability, Role, SwarmNode, ATTRIBUTES, ENGINE_LABEL_PREFIX, HOST_PORTS_LABEL, SERVICE_TASKS_ATTRIBUTE,
 };
-pub use outcome::{BranchNote, BranchReport, SpreadOutcome, SpreadSelection};
+pub use outcome::{BranchNote, BranchReport, SpreadOutcome, SpreadSelection, SpreadWarning};
 pub use request::{
     Descriptor, HardSpread, HostPort, Platform, Preference, SpreadMode, SpreadRequest, Targets, WeightedSpread,
     WhenUnsatisfiable,

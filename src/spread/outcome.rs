@@ -107,6 +107,33 @@ impl fmt::Display for BranchReport {
     }
 }
 
+/// Something a call placed as SwarmKit does although the request most likely meant otherwise;
+/// a [strict](super::SpreadRequest::strict_descriptors) request is refused with the matching
+/// [`SpreadError`](super::SpreadError) instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SpreadWarning {
+    /// A preference over a label key no node carries: every node sits in the one branch of
+    /// nodes without it, so the level spreads nothing (SwarmKit ignores such a key; a misspelt
+    /// key such as `node.labels.rackk` looks like this).
+    LabelNotCarried {
+        /// The preference's descriptor, as the outcome's levels spell it.
+        descriptor: String,
+    },
+}
+
+impl fmt::Display for SpreadWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpreadWarning::LabelNotCarried { descriptor } => write!(
+                f,
+                "preference `{descriptor}` names a label no node carries: every node is in one branch (SwarmKit ignores it)"
+            ),
+        }
+    }
+}
+
 /// The result of placing one batch.
 ///
 /// What every engine's outcome carries, the core's [`Explanation`], says how many nodes each
@@ -139,6 +166,12 @@ pub struct SpreadOutcome {
     pub levels: Vec<String>,
     /// Descriptors of preferences that added no level (SwarmKit's silent skip).
     pub skipped: Vec<String>,
+    /// What the request asked that SwarmKit ignores and the call placed as SwarmKit does (a
+    /// preference over a label no node carries); a
+    /// [strict](super::SpreadRequest::strict_descriptors) request is refused with an error
+    /// instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<SpreadWarning>,
     /// The decision tree, branch by branch.
     pub tree: BranchReport,
 }

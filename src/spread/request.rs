@@ -413,8 +413,11 @@ pub struct SpreadRequest {
     /// `node.platform.os`, a bare `node.labels.` …, and `node.id` / `node.hostname` unless
     /// [`node_level_spread`](SpreadRequest::node_level_spread) makes them levels) with
     /// [`SpreadError::UnsupportedDescriptor`](super::SpreadError::UnsupportedDescriptor),
-    /// instead of skipping it. Default false: both modes skip them, as SwarmKit does, and list
-    /// them in the outcome's `skipped`.
+    /// instead of skipping it, and a preference over a label no node carries with
+    /// [`SpreadError::LabelNotCarried`](super::SpreadError::LabelNotCarried). Default false:
+    /// both modes skip the former, as SwarmKit does, and list them in the outcome's `skipped`;
+    /// they keep the latter's level (one branch of every node, as SwarmKit) and list it in the
+    /// outcome's `warnings`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strict_descriptors: bool,
     /// Balanced mode only: a `spread` over `node.id` or `node.hostname` makes one branch per node

@@ -8,7 +8,7 @@ use super::skew::Domains;
 use super::tree::Tree;
 use super::SpreadError;
 use crate::explain::{Explanation, HostVerdict, RejectionCount};
-use crate::filter::chain::judge_chunk;
+use crate::filter::chain::{every_reason, judge_chunk};
 use crate::filter::{Filter, Reason, Rejections};
 use crate::id::{HostId, ResourceId, Symbol};
 use crate::request::{CompiledRequest, Cx, Prepared, Request};
@@ -634,6 +634,19 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Entry `i`'s name and the words of every reason it has against `host`, `reason`'s first
+    /// ([`Filter::all_reasons`]); the hard spread constraint has one.
+    fn reasons(&self, cx: &Cx<'_>, i: usize, host: HostId, reason: Reason) -> (String, Vec<String>) {
+        let e = &self.entries[i];
+        match e.filter {
+            Some(f) => {
+                let words = every_reason(f, &cx.with_state(e.state.as_deref()), host, reason, &mut Vec::new());
+                (f.name().to_owned(), words)
+            }
+            None => ("hard spread".to_owned(), vec!["hard spread constraint not satisfied".to_owned()]),
+        }
+    }
+
     /// The core's [`Explanation`] of the batch. With tasks left, SwarmKit's message
     /// (`no suitable node (…)`) from `swarm`'s counts per entry, highest first (ties in pipeline
     /// order), in SwarmKit's wording. From `last` (a [`final_pass`](Run::final_pass)), when
@@ -689,18 +702,19 @@ impl<'a> Run<'a> {
             rejected.sort_by_key(|r| r.host);
             for (id, host) in self.cluster.hosts() {
                 let found = rejected.binary_search_by_key(&id, |r| r.host).ok().map(|k| rejected[k]);
-                let (filter, reason) = match found {
+                let (filter, reasons) = match found {
                     Some(r) => {
-                        let (filter, reason) = self.describe(&cx, r.filter as usize, r.reason);
-                        (Some(filter), Some(reason))
+                        let (filter, reasons) = self.reasons(&cx, r.filter as usize, id, r.reason);
+                        (Some(filter), reasons)
                     }
-                    None => (None, None),
+                    None => (None, Vec::new()),
                 };
                 explanation.verdicts.push(HostVerdict {
                     host: host.name.to_string(),
                     passed: found.is_none(),
                     filter,
-                    reason,
+                    reason: reasons.first().cloned(),
+                    reasons,
                     instance: found.map(|r| r.instance),
                     disk: None,
                 });

@@ -191,7 +191,7 @@ impl SpreadScheduler {
             let error = ScheduleError::CountTooLarge { count: request.tasks, max: DEFAULT_MAX_COUNT };
             return Err(SpreadError::Request { error });
         }
-        let (levels, skipped) = levels(cluster, request)?;
+        let (levels, skipped, warnings) = levels(cluster, request)?;
         for h in &request.hard_spread {
             h.validate()?;
         }
@@ -348,6 +348,7 @@ impl SpreadScheduler {
             mode: request.mode,
             levels,
             skipped,
+            warnings,
             tree: report,
         })
     }
@@ -443,5 +444,58 @@ mod tests {
         scratch.clear();
         per_host(&s, &mut scratch, &fresh, &req);
         assert_eq!(scratch.tree_builds(), 6, "a cleared scratch rebuilds");
+    }
+
+    /// Issue 42.3: a preference over a label no node carries (`node.labels.rackk` for `rack`)
+    /// puts every node in one branch. Checked from the rule, in every mode and for each kind of
+    /// preference: such a level is listed in `warnings`, naming it, and places exactly as the
+    /// request without it (SwarmKit ignores it); a label some node carries (even one node only)
+    /// gives no warning; a key interned by an earlier snapshot of the lineage that no node
+    /// carries any more is still warned about; a strict request is refused naming the key.
+    #[test]
+    fn a_preference_over_a_label_no_node_carries_is_reported() {
+        use crate::spread::{SpreadError, SpreadMode, SpreadWarning};
+        let mut cluster = Cluster::builder()
+            .host(HostSpec::new("a1").label("rack", "r1").label("zone", "a"))
+            .host(HostSpec::new("a2").label("zone", "a"))
+            .host(HostSpec::new("b1").label("zone", "b"))
+            .build()
+            .unwrap();
+        let s = SpreadScheduler::new();
+        let modes = [SpreadMode::SwarmCompatible, SpreadMode::SwarmCompatibleStable, SpreadMode::Balanced];
+        let bogus = [
+            Preference::spread("node.labels.rackk"),
+            Preference::spread("rackk"),
+            Preference::pack("node.labels.rackk"),
+            Preference::spread("engine.labels.rack"),
+        ];
+        for mode in modes {
+            let base = SpreadRequest::new("web", 7).mode(mode).preference(Preference::spread("zone"));
+            let plain = s.schedule(&cluster, &base).unwrap();
+            assert!(plain.warnings.is_empty());
+            let carried =
+                s.schedule(&cluster, &base.clone().preference(Preference::spread("node.labels.rack"))).unwrap();
+            assert!(carried.warnings.is_empty(), "{mode:?}: `rack` is carried by a1");
+            for p in &bogus {
+                let req = base.clone().preference(p.clone());
+                let out = s.schedule(&cluster, &req).unwrap();
+                let descriptor = out.levels.last().cloned().unwrap();
+                assert_eq!(
+                    out.warnings,
+                    [SpreadWarning::LabelNotCarried { descriptor: descriptor.clone() }],
+                    "{mode:?}"
+                );
+                assert!(out.warnings[0].to_string().contains(&format!("`{descriptor}`")));
+                assert!(out.warnings[0].to_string().contains("SwarmKit ignores it"));
+                assert_eq!(out.per_host(), plain.per_host(), "{mode:?} {descriptor}: placed as without it");
+                let strict = s.schedule(&cluster, &req.strict_descriptors(true));
+                assert_eq!(strict, Err(SpreadError::LabelNotCarried { descriptor }));
+            }
+        }
+        // `rack` interned, then dropped from its only node: no node carries it now.
+        cluster.apply_mut(&ClusterEvent::HostUpdated { host: HostSpec::new("a1").label("zone", "a") }).unwrap();
+        let req = SpreadRequest::new("web", 3).preference(Preference::spread("node.labels.rack"));
+        let out = s.schedule(&cluster, &req).unwrap();
+        assert_eq!(out.warnings.len(), 1);
     }
 }

@@ -2,6 +2,7 @@
 //! nodes; and the per-level choice of which branch takes the next task.
 
 use super::node;
+use super::outcome::SpreadWarning;
 use super::request::{Descriptor, Preference, SpreadMode, Targets};
 use crate::id::{HostId, IdHashing, InputMap, Symbol};
 use crate::snapshot::{Cluster, HotChunk, Lineage, CHUNK};
@@ -33,18 +34,25 @@ pub(crate) struct Level {
     pub(crate) descriptor: String,
 }
 
-/// The levels a request's preferences make, and the descriptors skipped.
+/// What [`levels`] finds: the levels, the descriptors skipped, the warnings.
+pub(crate) type LevelsFound = (Vec<Level>, Vec<String>, Vec<SpreadWarning>);
+
+/// The levels a request's preferences make, the descriptors skipped, and the warnings.
 ///
 /// SwarmKit reads labels only and skips any other `spread` descriptor without a word (Q9);
 /// both modes do the same, so one request means the same tree in both, unless the request is
 /// [strict](super::SpreadRequest::strict_descriptors) (an error instead) or, in the balanced
 /// mode, opts into [node-level spread](super::SpreadRequest::node_level_spread).
-pub(crate) fn levels(
-    cluster: &Cluster,
-    request: &super::SpreadRequest,
-) -> Result<(Vec<Level>, Vec<String>), super::SpreadError> {
+///
+/// A label level whose key no node carries is refused in a
+/// [strict](super::SpreadRequest::strict_descriptors) request and kept with a
+/// [`SpreadWarning`] otherwise. Finding a key costs a
+/// binary search per chunk until a chunk holds it: O(log labels) for a key the first chunk
+/// holds, O(chunks × log labels) for one no node carries.
+pub(crate) fn levels(cluster: &Cluster, request: &super::SpreadRequest) -> Result<LevelsFound, super::SpreadError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
+    let mut warnings = Vec::new();
     let node_levels = request.node_level_spread && request.mode == SpreadMode::Balanced;
     for p in &request.preferences {
         p.validate()?;
@@ -70,6 +78,15 @@ pub(crate) fn levels(
                 return Err(super::SpreadError::UnsupportedDescriptor { descriptor: t.clone() });
             }
         };
+        if let Source::NodeLabel(key) | Source::EngineLabel(key) = source {
+            if !carried(cluster, key) {
+                let descriptor = d.to_string();
+                if request.strict_descriptors {
+                    return Err(super::SpreadError::LabelNotCarried { descriptor });
+                }
+                warnings.push(SpreadWarning::LabelNotCarried { descriptor });
+            }
+        }
         let kind = match p {
             Preference::Spread(_) => LevelKind::Spread,
             Preference::Pack(_) => LevelKind::Pack,
@@ -77,7 +94,13 @@ pub(crate) fn levels(
         };
         out.push(Level { kind, source, descriptor: d.to_string() });
     }
-    Ok((out, skipped))
+    Ok((out, skipped, warnings))
+}
+
+/// Whether some host of `cluster` carries label `key` (`None`: a key never interned, which no
+/// host carries), from the chunks' label indexes.
+fn carried(cluster: &Cluster, key: Option<Symbol>) -> bool {
+    key.is_some_and(|k| (0..cluster.chunk_count()).any(|c| cluster.hot_chunk(c).labels.values(k).any(|(_, m)| m != 0)))
 }
 
 /// A branch of the tree (the root, an inner branch or a leaf).
@@ -824,7 +847,7 @@ mod tests {
             let request = super::super::SpreadRequest::new("svc", 1)
                 .preference(Preference::spread("zone"))
                 .preference(Preference::spread("rack"));
-            let (levels, _) = super::levels(&cluster, &request).unwrap();
+            let (levels, _, _) = super::levels(&cluster, &request).unwrap();
             let names: Vec<&str> = cluster.host_ids().map(|h| cluster.host_name(h)).collect();
             // A host's tasks of the service: its id mod 3, summed by each leaf.
             let svc: Vec<u32> = (0..cluster.id_bound() as u32).map(|i| i % 3).collect();
@@ -920,7 +943,7 @@ mod tests {
                 let svc = counts(&cluster);
                 let all_names = names(&cluster);
                 let name_refs = || all_names.iter().map(String::as_str).collect::<Vec<_>>();
-                let (levels, _) = super::levels(&cluster, &request).unwrap();
+                let (levels, _, _) = super::levels(&cluster, &request).unwrap();
                 let changed = kept.stamp.as_ref().and_then(|s| cluster.changed_chunks(&s.cluster).map(Iterator::count));
                 let all_of = compatible.then_some("svc");
                 // The compatible mode's fill: every node counted, none eligible.

@@ -98,6 +98,23 @@ impl Filter for ResourceFilter {
         true
     }
 
+    /// `first`, then every other kind the host is short of, in the request's order, then the
+    /// kinds the cluster does not know.
+    fn all_reasons(&self, cx: &Cx<'_>, host: HostId, first: Reason, out: &mut Vec<Reason>) {
+        out.push(first);
+        let (compiled, overlay, cluster) = (cx.compiled(), cx.overlay(), cx.cluster());
+        for &(kind, want) in &compiled.resources {
+            let short = want > overlay.physical(cluster, host, kind) || want > overlay.free(cluster, host, kind);
+            if short && self.only.is_none_or(|o| o == kind) && Reason(kind.0) != first {
+                out.push(Reason(kind.0));
+            }
+        }
+        let unknown = Reason(cluster.resource_kinds().len() as u32);
+        if self.only.is_none() && !compiled.unknown.is_empty() && unknown != first {
+            out.push(unknown);
+        }
+    }
+
     fn describe(&self, cx: &Cx<'_>, reason: Reason) -> String {
         let kinds = cx.cluster().resource_kinds();
         let kind = ResourceId(reason.0);
