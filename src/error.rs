@@ -4,7 +4,76 @@
 //! configuration, an event that does not fit the cluster. A request that simply finds no host is
 //! not an error; it is a [`Outcome`](crate::schedule::Outcome) with an [`Explanation`](crate::explain::Explanation).
 
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
 use thiserror::Error;
+
+/// The underlying error a variant keeps as its source: a [`serde_json::Error`], a query's
+/// error, or the error type of a caller's own filter or weigher.
+///
+/// It is shared, so the crate's errors stay `Clone`, and two are equal when their texts are
+/// equal, so they stay `PartialEq`. It is not itself an error in the
+/// [`source`](std::error::Error::source) chain: the variant that holds it reports the error
+/// inside as its source, so `err.source()` downcasts to the concrete type.
+///
+/// ```
+/// use placewise::ScheduleError;
+/// use std::error::Error;
+///
+/// let err = ScheduleError::filter("mine", "input did not parse");
+/// assert_eq!(err.to_string(), "filter `mine` failed: input did not parse");
+/// assert_eq!(err.source().unwrap().to_string(), "input did not parse");
+/// ```
+#[derive(Clone)]
+pub struct ErrorSource(Arc<dyn StdError + Send + Sync + 'static>);
+
+impl ErrorSource {
+    /// Keeps `error` (a typed error, or a `String` or `&str` for an error in words).
+    pub fn new(error: impl Into<Box<dyn StdError + Send + Sync + 'static>>) -> Self {
+        ErrorSource(Arc::from(error.into()))
+    }
+
+    /// The error inside.
+    pub fn get_ref(&self) -> &(dyn StdError + Send + Sync + 'static) {
+        &*self.0
+    }
+
+    /// The error inside as a `T`, when it is one.
+    pub fn downcast_ref<T: StdError + 'static>(&self) -> Option<&T> {
+        self.0.downcast_ref::<T>()
+    }
+}
+
+impl std::ops::Deref for ErrorSource {
+    type Target = dyn StdError + Send + Sync + 'static;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for ErrorSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for ErrorSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+/// Equal when the texts are: the error types inside need not be comparable. Only an error
+/// being compared formats its text.
+impl PartialEq for ErrorSource {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for ErrorSource {}
 
 /// A syntax error in an expression (label selector, extra spec, query), with the position of the
 /// offending text.
@@ -32,14 +101,15 @@ impl ParseError {
 #[non_exhaustive]
 pub enum BuildError {
     /// The JSON text is malformed or has a field of the wrong type.
-    #[error("invalid JSON at line {line}, column {column}: {message}")]
+    #[error("invalid JSON at line {line}, column {column}: {}", without_position(.source))]
     Json {
         /// 1-based line of the error.
         line: usize,
         /// 1-based column of the error.
         column: usize,
-        /// What serde reported.
-        message: String,
+        /// What serde reported: a [`serde_json::Error`].
+        #[source]
+        source: ErrorSource,
     },
     /// A JSON array stands where the documented form is an object (serde's sequence form of a
     /// struct, which the crate's `from_json` functions do not accept).
@@ -131,14 +201,8 @@ pub enum BuildError {
 }
 
 impl BuildError {
-    pub(crate) fn from_json(err: &serde_json::Error) -> Self {
-        let message = err.to_string();
-        // serde_json appends " at line L column C"; the fields carry it already.
-        let message = match message.rfind(" at line ") {
-            Some(cut) => message[..cut].to_owned(),
-            None => message,
-        };
-        BuildError::Json { line: err.line(), column: err.column(), message }
+    pub(crate) fn from_json(err: serde_json::Error) -> Self {
+        BuildError::Json { line: err.line(), column: err.column(), source: ErrorSource::new(err) }
     }
 
     pub(crate) fn number(
@@ -148,6 +212,16 @@ impl BuildError {
         value: f64,
     ) -> Self {
         BuildError::InvalidNumber { context: context.into(), field: field.into(), problem, value }
+    }
+}
+
+/// serde's text without the " at line L column C" it appends: [`BuildError::Json`]'s fields
+/// carry the position already.
+fn without_position(source: &ErrorSource) -> String {
+    let message = source.to_string();
+    match message.rfind(" at line ") {
+        Some(cut) => message[..cut].to_owned(),
+        None => message,
     }
 }
 
@@ -207,20 +281,23 @@ pub enum ScheduleError {
         max: u32,
     },
     /// A filter could not prepare for this request (for example its input did not parse).
-    #[error("filter `{filter}` failed: {message}")]
+    /// Made with [`ScheduleError::filter`].
+    #[error("filter `{filter}` failed: {source}")]
     Filter {
         /// The filter's name.
         filter: String,
-        /// What went wrong.
-        message: String,
+        /// What went wrong: the filter's own error.
+        #[source]
+        source: ErrorSource,
     },
-    /// A weigher could not prepare for this request.
-    #[error("weigher `{weigher}` failed: {message}")]
+    /// A weigher could not prepare for this request. Made with [`ScheduleError::weigher`].
+    #[error("weigher `{weigher}` failed: {source}")]
     Weigher {
         /// The weigher's name.
         weigher: String,
-        /// What went wrong.
-        message: String,
+        /// What went wrong: the weigher's own error.
+        #[source]
+        source: ErrorSource,
     },
     /// The request has a part the model does not express (a NUMA topology, a PCI request) and a
     /// filter or weigher that would judge it runs: it is refused rather than passed silently.
@@ -232,4 +309,26 @@ pub enum ScheduleError {
         /// `hw:numa_nodes`)``).
         part: String,
     },
+}
+
+impl ScheduleError {
+    /// The filter `filter` failed with `error`: the filter's own error type, which
+    /// [`source`](std::error::Error::source) then returns, or a `String` or `&str` in words.
+    ///
+    /// ```
+    /// use placewise::ScheduleError;
+    /// use std::error::Error;
+    ///
+    /// let bad = "x".parse::<u32>().unwrap_err();
+    /// let err = ScheduleError::filter("mine", bad.clone());
+    /// assert_eq!(err.source().unwrap().downcast_ref(), Some(&bad));
+    /// ```
+    pub fn filter(filter: impl Into<String>, error: impl Into<Box<dyn StdError + Send + Sync + 'static>>) -> Self {
+        ScheduleError::Filter { filter: filter.into(), source: ErrorSource::new(error) }
+    }
+
+    /// The weigher `weigher` failed with `error`, as [`filter`](Self::filter) for a filter.
+    pub fn weigher(weigher: impl Into<String>, error: impl Into<Box<dyn StdError + Send + Sync + 'static>>) -> Self {
+        ScheduleError::Weigher { weigher: weigher.into(), source: ErrorSource::new(error) }
+    }
 }

@@ -132,7 +132,7 @@ pub(crate) use object_form;
 /// Reads a `T` from `json`, refusing the sequence form of any struct inside it with its path.
 pub(crate) fn from_str<T: DeserializeOwned + Serialize>(json: &str) -> Result<T, BuildError> {
     read(json).map_err(|refused| match refused {
-        Refused::Json(e) => BuildError::from_json(&e),
+        Refused::Json(e) => BuildError::from_json(e),
         Refused::Array(path) => BuildError::NotAnObject { path },
     })
 }

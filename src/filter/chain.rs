@@ -210,7 +210,7 @@ mod tests {
         }
 
         fn prepare(&self, _: &Cx<'_>) -> Result<Prepared, ScheduleError> {
-            Err(ScheduleError::Filter { filter: "failing".into(), message: "bad input".into() })
+            Err(ScheduleError::filter("failing", "bad input"))
         }
 
         fn check(&self, _: &Cx<'_>, _: HostId) -> Verdict {

@@ -305,7 +305,7 @@ impl SchedulerConfig {
     /// [`BuildError::Json`] for malformed JSON; [`BuildError::Config`] for an unknown option (the
     /// message lists the known ones) or a value of the wrong type.
     pub fn from_json(json: &str) -> Result<SchedulerConfig, BuildError> {
-        let value: Value = serde_json::from_str(json).map_err(|e| BuildError::from_json(&e))?;
+        let value: Value = serde_json::from_str(json).map_err(BuildError::from_json)?;
         SchedulerConfig::try_from(value)
     }
 

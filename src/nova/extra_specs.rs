@@ -95,6 +95,26 @@ pub struct Requirement {
     op: Op,
 }
 
+/// A flavor extra spec whose requirement Nova cannot evaluate against a host value: the error a
+/// filter that reads extra specs fails the request with, naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("extra spec {key}: {source}")]
+#[non_exhaustive]
+pub struct ExtraSpecError {
+    /// The extra spec's key, such as `capabilities:cpu_info:arch`.
+    pub key: String,
+    /// Why its requirement cannot be evaluated.
+    #[source]
+    pub source: SpecError,
+}
+
+impl ExtraSpecError {
+    /// The requirement of extra spec `key` failed with `source`.
+    pub fn new(key: impl Into<String>, source: SpecError) -> Self {
+        ExtraSpecError { key: key.into(), source }
+    }
+}
+
 /// A requirement that Nova cannot evaluate against a host value: Nova raises, and the whole
 /// request fails.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -142,10 +142,11 @@ pub const MAX_QUERY_DEPTH: usize = 100;
 #[non_exhaustive]
 pub enum QueryError {
     /// The hint text is not JSON (Python's `json.loads` raises `ValueError`).
-    #[error("query is not valid json: {message}")]
+    #[error("query is not valid json: {source}")]
     InvalidJson {
-        /// What the JSON parser reported.
-        message: String,
+        /// What the JSON parser reported: a [`serde_json::Error`].
+        #[source]
+        source: crate::error::ErrorSource,
     },
     /// The decoded query is a non-empty dict, a non-zero number or `true`: Nova cannot take its
     /// element 0.
@@ -354,7 +355,7 @@ impl Query {
         let decoded = match query {
             serde_json::Value::String(text) if text.is_empty() => return Ok(None),
             serde_json::Value::String(text) => serde_json::from_str::<serde_json::Value>(text)
-                .map_err(|e| QueryError::InvalidJson { message: e.to_string() })?,
+                .map_err(|e| QueryError::InvalidJson { source: crate::error::ErrorSource::new(e) })?,
             other => other.clone(),
         };
         if !json_truthy(&decoded) {

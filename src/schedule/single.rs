@@ -540,10 +540,7 @@ fn refused_multiplier(scheduler: &Scheduler, cx: &Cx<'_>, weigher_states: &[Prep
         }
     }
     // Only a weigher that answers differently when asked again gets here.
-    ScheduleError::Weigher {
-        weigher: "per-host multiplier".into(),
-        message: "not finite once, finite when asked again".into(),
-    }
+    ScheduleError::weigher("per-host multiplier", "not finite once, finite when asked again")
 }
 
 /// One weigher's scan of the chunks left with their columns' bounds, against its range: the

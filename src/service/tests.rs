@@ -474,7 +474,7 @@ impl Filter for Raises {
     }
 
     fn check_chunk(&self, _: &Cx<'_>, _: usize, mask: u64, rejected: &mut crate::filter::Rejections) -> u64 {
-        rejected.fail(crate::error::ScheduleError::Filter { filter: "raises".into(), message: "not a number".into() });
+        rejected.fail(crate::error::ScheduleError::filter("raises", "not a number"));
         mask
     }
 }

@@ -1554,7 +1554,8 @@ mod tests {
     fn json_errors_carry_positions() {
         let err = Cluster::from_json("{\"hosts\": [ {\"name\": \"a\", \"colour\": 1} ]}").unwrap_err();
         match err {
-            BuildError::Json { line, column, message } => {
+            BuildError::Json { line, column, source } => {
+                let message = source.to_string();
                 assert_eq!(line, 1);
                 assert!(column > 10);
                 assert!(message.contains("colour"), "{message}");

@@ -608,12 +608,12 @@ mod tests {
     fn from_json_returns_the_typed_error_with_position_and_path() {
         let bad = SpreadRequest::from_json("{\n  \"service\": \"s\",\n  \"tasks\": -1\n}").unwrap_err();
         assert!(
-            matches!(bad, BuildError::Json { line: 3, column: 13, ref message } if message.contains("-1")),
+            matches!(bad, BuildError::Json { line: 3, column: 13, ref source } if source.to_string().contains("-1")),
             "{bad:?}"
         );
         let unknown = SpreadRequest::from_json(r#"{"service": "s", "colour": 1}"#).unwrap_err();
         assert!(
-            matches!(unknown, BuildError::Json { line: 1, ref message, .. } if message.starts_with("unknown field `colour`"))
+            matches!(unknown, BuildError::Json { line: 1, ref source, .. } if source.to_string().starts_with("unknown field `colour`"))
         );
         let array = SpreadRequest::from_json(r#"{"service": "s", "ports": [["tcp", 80]]}"#).unwrap_err();
         assert_eq!(array, BuildError::NotAnObject { path: "$.ports[0]".into() });

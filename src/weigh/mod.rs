@@ -466,10 +466,20 @@ impl Multipliers {
 #[cold]
 #[inline(never)]
 fn non_finite_multiplier(weigher: &dyn Weigher, cx: &Cx<'_>, host: HostId, m: f64) -> ScheduleError {
-    ScheduleError::Weigher {
-        weigher: weigher.name().to_owned(),
-        message: format!("multiplier for host `{}` is not finite ({m})", cx.cluster().host_name(host)),
-    }
+    let host = cx.cluster().host_name(host).to_owned();
+    ScheduleError::weigher(weigher.name(), NonFiniteMultiplier { host, value: m })
+}
+
+/// A weigher's per-host multiplier that is not finite: the source of the
+/// [`ScheduleError::Weigher`] that refuses it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("multiplier for host `{host}` is not finite ({value})")]
+#[non_exhaustive]
+pub struct NonFiniteMultiplier {
+    /// The host the multiplier was given for.
+    pub host: String,
+    /// The multiplier.
+    pub value: f64,
 }
 
 #[cfg(test)]

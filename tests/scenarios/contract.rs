@@ -176,7 +176,7 @@ impl Filter for FailingPrepare {
     }
 
     fn prepare(&self, _: &Cx<'_>) -> Result<Prepared, ScheduleError> {
-        Err(ScheduleError::Filter { filter: "failing".into(), message: "input did not parse".into() })
+        Err(ScheduleError::filter("failing", "input did not parse"))
     }
 
     fn check(&self, _: &Cx<'_>, _: HostId) -> Verdict {

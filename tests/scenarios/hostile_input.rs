@@ -119,7 +119,10 @@ fn serde_itself_refuses_arrays_for_every_documented_top_level_type() {
     // The Nova scenario's types are private: its reader is the only path.
     for json in ["[]", r#"{"hosts": [["h1"]]}"#] {
         match Scenario::from_json(json).unwrap_err() {
-            BuildError::Json { message, .. } => assert!(message.starts_with("invalid type: sequence"), "{message}"),
+            BuildError::Json { source, .. } => {
+                let message = source.to_string();
+                assert!(message.starts_with("invalid type: sequence"), "{message}");
+            }
             other => panic!("unexpected error {other:?}"),
         }
     }
@@ -524,7 +527,8 @@ fn a_custom_weighers_non_finite_multiplier_is_refused_in_both_selection_loops() 
                 // them could panic ("does not correctly implement a total order").
                 let err = scheduler.schedule(&cluster, &Request::new(count).vcpus(1.0)).unwrap_err();
                 match err {
-                    ScheduleError::Weigher { weigher, message } => {
+                    ScheduleError::Weigher { weigher, source } => {
+                        let message = source.to_string();
                         assert_eq!(weigher, "a", "{ties:?} × {count}");
                         assert!(message.contains("`h65`") && message.contains("not finite"), "{message}");
                     }

@@ -5,7 +5,7 @@ use super::common::{flavor, judge_chunk, judge_host, metadata_values, sets_key, 
 use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
-use crate::nova::extra_specs::Requirement;
+use crate::nova::extra_specs::{ExtraSpecError, Requirement};
 use crate::request::{Cx, Prepared};
 
 /// The scope this filter reads.
@@ -96,12 +96,7 @@ impl AggregateInstanceExtraSpecsFilter {
             for value in metadata_values(cluster, h, &check.metadata_key) {
                 match check.requirement.matches(Some(value)) {
                     Ok(m) => matched |= m,
-                    Err(e) => {
-                        return Err(ScheduleError::Filter {
-                            filter: self.name().to_owned(),
-                            message: format!("extra spec {}: {e}", check.key),
-                        })
-                    }
+                    Err(e) => return Err(ScheduleError::filter(self.name(), ExtraSpecError::new(&check.key, e))),
                 }
             }
             if !matched {

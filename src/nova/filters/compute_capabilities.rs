@@ -5,7 +5,7 @@ use super::common::{flavor, is_host_state_attribute, SPEC_ERROR};
 use crate::error::ScheduleError;
 use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
-use crate::nova::extra_specs::Requirement;
+use crate::nova::extra_specs::{ExtraSpecError, Requirement};
 use crate::nova::host_state::DERIVED_ATTRIBUTES;
 use crate::nova::pyvalue::{py_str, PyValue};
 use crate::request::{Cx, Prepared};
@@ -279,10 +279,7 @@ impl ComputeCapabilitiesFilter {
         match check.requirement.matches(Some(&text)) {
             Ok(true) => Ok(Verdict::Pass),
             Ok(false) => Ok(Verdict::reject(code + MISMATCH)),
-            Err(e) => Err(ScheduleError::Filter {
-                filter: self.name().to_owned(),
-                message: format!("extra spec {}: {e}", check.key),
-            }),
+            Err(e) => Err(ScheduleError::filter(self.name(), ExtraSpecError::new(&check.key, e))),
         }
     }
 }

@@ -213,7 +213,7 @@ impl ImagePropertiesFilter {
     }
 
     fn error(&self, message: &str) -> ScheduleError {
-        ScheduleError::Filter { filter: self.name().to_owned(), message: message.to_owned() }
+        ScheduleError::filter(self.name(), message)
     }
 }
 

@@ -123,7 +123,7 @@ impl Vars for HostVars<'_> {
 
 impl JsonFilter {
     fn judge(&self, cx: &Cx<'_>, q: &QueryState, host: HostId) -> Result<Verdict, ScheduleError> {
-        let error = |e: &QueryError| ScheduleError::Filter { filter: self.name().to_owned(), message: e.to_string() };
+        let error = |e: &QueryError| ScheduleError::filter(self.name(), e.clone());
         match &q.query {
             Ok(None) => Ok(Verdict::Pass),
             Err(e) => Err(error(e)),

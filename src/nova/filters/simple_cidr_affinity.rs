@@ -124,7 +124,7 @@ fn wanted(cx: &Cx<'_>) -> Wanted {
 
 impl SimpleCIDRAffinityFilter {
     fn judge(&self, cx: &Cx<'_>, w: &Wanted, host: HostId) -> Result<Verdict, ScheduleError> {
-        let error = |message: String| ScheduleError::Filter { filter: self.name().to_owned(), message };
+        let error = |message: String| ScheduleError::filter(self.name(), message);
         match w {
             Wanted::Anywhere => Ok(Verdict::Pass),
             Wanted::Invalid(why) => Err(error(why.clone())),

@@ -195,10 +195,7 @@ impl Extension for MetricsWeigher {
     /// Computes in O(candidates × entries).
     fn validate(&self, cx: &Cx<'_>, hosts: &[HostId]) -> Result<(), ScheduleError> {
         let fail = |host: HostId, message: String| {
-            Err(ScheduleError::Weigher {
-                weigher: Self::NAME.to_owned(),
-                message: format!("{message} on host `{}`", cx.host(host).name),
-            })
+            Err(ScheduleError::weigher(Self::NAME, format!("{message} on host `{}`", cx.host(host).name)))
         };
         for &host in hosts {
             // Computed only when a metric is missing.

@@ -218,13 +218,7 @@ fn metrics_not_required_give_weight_of_unavailable() {
 fn a_required_metric_that_is_missing_fails_the_request() {
     let c = metric_hosts().build().unwrap();
     let err = schedule(&c, one(MetricsWeigher::new(&["cpu.frequency=1.0"]), 1.0), Request::new(1)).unwrap_err();
-    assert_eq!(
-        err,
-        ScheduleError::Weigher {
-            weigher: "MetricsWeigher".into(),
-            message: "metric `cpu.frequency` not found on host `c`".into()
-        }
-    );
+    assert_eq!(err, ScheduleError::weigher("MetricsWeigher", "metric `cpu.frequency` not found on host `c`"));
     // Even with a ratio of 0, and for a metric no host reports.
     let err = schedule(&c, one(MetricsWeigher::new(&["nosuch=0"]), 1.0), Request::new(1)).unwrap_err();
     assert_eq!(err.to_string(), "weigher `MetricsWeigher` failed: metric `nosuch` not found on host `a`");
@@ -422,11 +416,10 @@ fn a_metric_without_a_value_fails_the_weigher_that_reads_it_and_no_other() {
         let err = schedule(&c, one(w, 1.0), Request::new(1)).unwrap_err();
         assert_eq!(
             err,
-            ScheduleError::Weigher {
-                weigher: "MetricsWeigher".into(),
-                message: "metric `numa.membw.current` has no value (Nova raises NotImplementedError) on host `b`"
-                    .into()
-            },
+            ScheduleError::weigher(
+                "MetricsWeigher",
+                "metric `numa.membw.current` has no value (Nova raises NotImplementedError) on host `b`"
+            ),
             "required {required}"
         );
     }
