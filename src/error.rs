@@ -189,6 +189,14 @@ pub enum BuildError {
         /// What is wrong.
         message: String,
     },
+    /// A weigher was given a multiplier that is not finite.
+    #[error("invalid configuration: weigher `{weigher}` has a non-finite multiplier ({value})")]
+    NonFiniteMultiplier {
+        /// The weigher's name.
+        weigher: String,
+        /// The multiplier given.
+        value: f64,
+    },
     /// A configuration asks a filter or weigher for behaviour the model does not express, such
     /// as `ImagePropertiesWeigher` with a non-zero multiplier (it reads the cell database).
     #[error("{name}: {part} is not modelled")]

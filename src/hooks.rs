@@ -95,12 +95,11 @@ impl Hooks {
     ///
     /// # Errors
     ///
-    /// [`BuildError::Config`] naming the first weigher whose multiplier is not finite.
+    /// [`BuildError::NonFiniteMultiplier`] naming the first weigher whose multiplier is not
+    /// finite.
     pub fn validate(&self) -> Result<(), BuildError> {
         match self.weighers().find(|(_, m)| !m.is_finite()) {
-            Some((w, m)) => {
-                Err(BuildError::Config { message: format!("weigher `{}` has a non-finite multiplier ({m})", w.name()) })
-            }
+            Some((w, m)) => Err(BuildError::NonFiniteMultiplier { weigher: w.name().to_owned(), value: *m }),
             None => Ok(()),
         }
     }

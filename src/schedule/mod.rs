@@ -304,8 +304,9 @@ impl SchedulerBuilder {
     ///
     /// # Errors
     ///
-    /// [`BuildError::Config`] for a non-finite multiplier, a subset size of 0, or
-    /// [`shuffle_ties`](SchedulerBuilder::shuffle_ties) with [`Ties::PreviousOrder`].
+    /// [`BuildError::NonFiniteMultiplier`] for a non-finite multiplier; [`BuildError::Config`] for
+    /// a subset size of 0, or [`shuffle_ties`](SchedulerBuilder::shuffle_ties) with
+    /// [`Ties::PreviousOrder`].
     pub fn build(self) -> Result<Scheduler, BuildError> {
         let SchedulerBuilder { draft: mut scheduler, hooks } = self;
         if scheduler.host_subset_size == 0 {

@@ -192,7 +192,7 @@ impl ServiceSchedulerBuilder {
     ///
     /// # Errors
     ///
-    /// [`ServiceError::Build`] holding [`BuildError::Config`](crate::error::BuildError::Config) for a multiplier that is not
+    /// [`ServiceError::Build`] holding [`BuildError::NonFiniteMultiplier`](crate::error::BuildError::NonFiniteMultiplier) for a multiplier that is not
     /// finite.
     pub fn build(self) -> Result<ServiceScheduler, ServiceError> {
         let (filters, tiers) = self.hooks.into_parts().map_err(|error| ServiceError::Build { error })?;

@@ -456,7 +456,10 @@ fn caller_weighers_decide_only_between_hosts_of_the_smallest_rank_key() {
 fn a_multiplier_that_is_not_finite_is_refused_when_building() {
     let by_id = crate::weigh::weigher_fn("by id", |_: &Cx<'_>, h: HostId| f64::from(h.0));
     let err = ServiceScheduler::builder().weigher(by_id, f64::NAN).build().unwrap_err();
-    assert!(matches!(err, ServiceError::Build { error: crate::error::BuildError::Config { .. } }), "{err}");
+    assert!(
+        matches!(err, ServiceError::Build { error: crate::error::BuildError::NonFiniteMultiplier { .. } }),
+        "{err}"
+    );
     assert!(err.to_string().contains("`by id` has a non-finite multiplier"), "{err}");
 }
 

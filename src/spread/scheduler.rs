@@ -71,7 +71,7 @@ impl SpreadSchedulerBuilder {
     ///
     /// # Errors
     ///
-    /// [`BuildError::Config`] for a non-finite multiplier.
+    /// [`BuildError::NonFiniteMultiplier`] for a non-finite multiplier.
     pub fn build(self) -> Result<SpreadScheduler, BuildError> {
         let (filters, tiers) = self.hooks.into_parts()?;
         Ok(SpreadScheduler { filters, weighers: tiers.into_iter().flatten().collect() })
