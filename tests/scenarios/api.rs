@@ -297,3 +297,75 @@ fn combinators_keep_the_unknown_kind_reason() {
         "0/1 hosts are available: 1 insufficient fpga and rejected by never"
     );
 }
+
+/// Issue 41, item 5: an error keeps the error it comes from as its `source()`, typed: serde's
+/// error behind every `from_json`, the query's error behind `JsonFilter`'s, and a caller
+/// filter's own error type behind the `ScheduleError` it fails a request with.
+#[test]
+fn errors_keep_their_source() {
+    use placewise::error::BuildError;
+    use placewise::nova::filters::JsonFilter;
+    use placewise::nova::json_query::QueryError;
+    use placewise::nova::request::VmSpec;
+    use placewise::nova::{NovaRequest, NovaScheduler};
+    use placewise::request::{Cx, Prepared};
+    use placewise::spread::SpreadRequest;
+    use placewise::{HostId, ScheduleError, Verdict};
+    use std::error::Error;
+
+    fn serde_source(err: &BuildError) -> &serde_json::Error {
+        assert!(matches!(err, BuildError::Json { .. }), "{err:?}");
+        err.source().and_then(|s| s.downcast_ref::<serde_json::Error>()).expect("serde_json's error")
+    }
+    // The text keeps serde's words without the position the variant carries.
+    let err = Request::from_json("{\n  \"count\": }").unwrap_err();
+    let serde = serde_source(&err);
+    assert_eq!((serde.line(), serde.column()), (2, 12));
+    assert!(err.to_string().starts_with("invalid JSON at line 2, column 12: expected value"), "{err}");
+    assert!(!err.to_string().contains(" at line 2 column"), "{err}");
+    let err = SpreadRequest::from_json(r#"{"service": "s", "tasks": "x"}"#).unwrap_err();
+    assert!(serde_source(&err).is_data(), "{err}");
+    let err = Cluster::from_json("{").unwrap_err();
+    assert!(serde_source(&err).is_eof(), "{err}");
+
+    // A hint that is not JSON: the filter's error is the query's, whose error is serde's.
+    let cluster = Cluster::builder().host(HostSpec::new("a").vcpus(8.0).memory_mb(8192.0)).build().unwrap();
+    let nova = NovaScheduler::builder().filter(JsonFilter).build().unwrap();
+    let mut vm = VmSpec::default();
+    vm.hints.insert("query".into(), serde_json::json!("[1,"));
+    let err = nova.schedule(&cluster, &NovaRequest::new(Request::new(1), vm)).unwrap_err();
+    assert!(matches!(&err, ScheduleError::Filter { filter, .. } if filter == "JsonFilter"), "{err:?}");
+    let query = err.source().and_then(|s| s.downcast_ref::<QueryError>()).expect("the query's error");
+    assert!(matches!(query, QueryError::InvalidJson { .. }), "{query:?}");
+    assert!(query.source().is_some_and(|s| s.is::<serde_json::Error>()), "{query:?}");
+
+    // A caller's filter fails with its own error type, and gets it back.
+    #[derive(Debug, PartialEq)]
+    struct Unreadable {
+        field: &'static str,
+    }
+    impl std::fmt::Display for Unreadable {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "field `{}` is unreadable", self.field)
+        }
+    }
+    impl Error for Unreadable {}
+    struct Strict;
+    impl Filter for Strict {
+        fn name(&self) -> &str {
+            "strict"
+        }
+        fn prepare(&self, _: &Cx<'_>) -> Result<Prepared, ScheduleError> {
+            Err(ScheduleError::filter(self.name(), Unreadable { field: "owner" }))
+        }
+        fn check(&self, _: &Cx<'_>, _: HostId) -> Verdict {
+            Verdict::Pass
+        }
+    }
+    let core = Scheduler::builder().filter(Strict).build().unwrap();
+    let err = core.schedule(&cluster, &Request::new(1)).unwrap_err();
+    assert_eq!(err.to_string(), "filter `strict` failed: field `owner` is unreadable");
+    assert_eq!(err.source().and_then(|s| s.downcast_ref()), Some(&Unreadable { field: "owner" }));
+    // Errors stay comparable: by their text.
+    assert_eq!(err, ScheduleError::filter("strict", "field `owner` is unreadable"));
+}
