@@ -26,14 +26,26 @@ fn kind(e: &postgres::Error) -> StoreErrorKind {
 
 /// A failure before `COMMIT`: the transaction rolled back (or never began).
 pub(crate) fn from_pg(e: postgres::Error) -> SharedError {
-    SharedError::Store(StoreError::new(kind(&e), message(&e)))
+    SharedError::Store(StoreError::new(kind(&e), Database(e)))
 }
 
-/// The server's own words when it sent any, else the client's.
-fn message(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
+/// A database failure as a [`StoreError`]'s source: in the server's own words when it sent
+/// any, else the client's; its own source is the driver's [`postgres::Error`].
+#[derive(Debug)]
+struct Database(postgres::Error);
+
+impl std::fmt::Display for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_db_error() {
+            Some(db) => write!(f, "{} ({})", db.message(), db.code().code()),
+            None => self.0.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Database {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 
@@ -46,5 +58,5 @@ pub(crate) fn from_pg_at_commit(e: postgres::Error) -> SharedError {
         }
         other => other,
     };
-    SharedError::Store(StoreError::new(kind, message(&e)))
+    SharedError::Store(StoreError::new(kind, Database(e)))
 }

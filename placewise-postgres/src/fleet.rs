@@ -123,7 +123,7 @@ pub fn burst_scheduler(top_k: usize, pool: Option<&str>) -> Result<Scheduler, pl
 /// A store error that is not retryable, or one that outlasted `patience`.
 pub fn run_burst(config: &BurstConfig, mut on_ack: impl FnMut(&str, &str)) -> Result<BurstReport, SharedError> {
     let scheduler = burst_scheduler(config.top_k, config.pool.as_deref())
-        .map_err(|e| SharedError::Store(StoreError::new(StoreErrorKind::Other, e.to_string())))?;
+        .map_err(|e| SharedError::Store(StoreError::new(StoreErrorKind::Other, e)))?;
     let loading = Instant::now();
     let store = patiently(config.patience, || PgStore::connect(&config.url))?;
     let mut report = BurstReport {

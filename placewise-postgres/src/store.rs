@@ -158,6 +158,7 @@ fn as_i64(v: u64) -> i64 {
 }
 
 fn corrupt(message: impl Into<String>) -> SharedError {
+    let message: String = message.into();
     SharedError::Store(StoreError::new(StoreErrorKind::Corrupt, message))
 }
 

@@ -1,7 +1,7 @@
 //! The typed errors of shared state: the log, commits, retries and routing.
 
 use super::outcome::{ClaimId, Committed};
-use crate::error::{BuildError, EventError, ScheduleError};
+use crate::error::{BuildError, ErrorSource, EventError, ScheduleError};
 use thiserror::Error;
 
 /// A log entry or snapshot that cannot be taken in: the sequence is broken, or the content is.
@@ -100,19 +100,25 @@ pub enum SharedError {
 /// A failure of the store behind a [`SharedState`](super::SharedState), with what it means
 /// for the call that met it.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{kind}: {message}")]
+#[error("{kind}: {source}")]
 #[non_exhaustive]
 pub struct StoreError {
     /// What kind of failure, and so what the caller may do.
     pub kind: StoreErrorKind,
-    /// The store's own words.
-    pub message: String,
+    /// The store's own error (its driver's error type, or its words), which
+    /// [`source`](std::error::Error::source) returns.
+    #[source]
+    pub source: ErrorSource,
 }
 
 impl StoreError {
-    /// A store error of `kind`.
-    pub fn new(kind: StoreErrorKind, message: impl Into<String>) -> StoreError {
-        StoreError { kind, message: message.into() }
+    /// A store error of `kind`, caused by `error`: the store's own error type, or a `String` or
+    /// `&str` in words.
+    pub fn new(
+        kind: StoreErrorKind,
+        error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> StoreError {
+        StoreError { kind, source: ErrorSource::new(error) }
     }
 
     /// Whether the same call may simply be made again: the store was unreachable or the
