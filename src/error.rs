@@ -3,6 +3,12 @@
 //! `Err` is for input that is wrong: a malformed snapshot, a bad expression, an impossible
 //! configuration, an event that does not fit the cluster. A request that simply finds no host is
 //! not an error; it is a [`Outcome`](crate::schedule::Outcome) with an [`Explanation`](crate::explain::Explanation).
+//!
+//! A variant made from another error keeps it: [`BuildError::Json`] keeps serde's error,
+//! [`ScheduleError::Filter`] the filter's own error (a caller's filter hands in its own type with
+//! [`ScheduleError::filter`]), and [`std::error::Error::source`] returns it, typed. Words the
+//! crate puts together itself are variants with the values as fields
+//! ([`BuildError::NonFiniteMultiplier`]).
 
 use std::error::Error as StdError;
 use std::fmt;
