@@ -358,13 +358,27 @@ pub enum ReplicaError {
         /// The name given.
         name: String,
     },
-    /// A scheduler configuration the builder refuses (a disk weigher's non-finite multiplier,
-    /// too many hooks, a level without a key).
-    #[error("{message}")]
-    Config {
-        /// What is wrong.
-        message: String,
+    /// A disk weigher was given a multiplier that is not finite.
+    #[error("weigher `{weigher}` has a non-finite multiplier ({value})")]
+    NonFiniteMultiplier {
+        /// The disk weigher's name.
+        weigher: String,
+        /// The multiplier given.
+        value: f64,
     },
+    /// More node filters, disk filters or levels than the builder accepts.
+    #[error("{count} {what}: at most {max}")]
+    TooManyHooks {
+        /// `node filters`, `disk filters` or `levels`.
+        what: &'static str,
+        /// How many were given.
+        count: usize,
+        /// The limit, [`MAX_HOOKS`].
+        max: usize,
+    },
+    /// A level whose key is empty.
+    #[error("a level has an empty key")]
+    EmptyLevelKey,
     /// The node filters and weighers refused by the one check every engine's builder runs
     /// ([`Hooks::validate`]): a non-finite multiplier.
     #[error(transparent)]
@@ -732,9 +746,10 @@ impl ReplicaSchedulerBuilder {
     ///
     /// # Errors
     ///
-    /// [`ReplicaError::InvalidSetting`] for a setting out of range; [`ReplicaError::Config`] for
-    /// a non-finite multiplier, an empty level key, or more than [`MAX_HOOKS`] node filters,
-    /// disk filters or levels.
+    /// [`ReplicaError::InvalidSetting`] for a setting out of range;
+    /// [`ReplicaError::NonFiniteMultiplier`] for a disk weigher's non-finite multiplier;
+    /// [`ReplicaError::EmptyLevelKey`]; [`ReplicaError::TooManyHooks`] for more than
+    /// [`MAX_HOOKS`] node filters, disk filters or levels.
     pub fn build(self) -> Result<ReplicaScheduler, ReplicaError> {
         self.settings.validate()?;
         let disk_choice = self.disk_choice.unwrap_or(match self.version {
@@ -756,10 +771,7 @@ impl ReplicaSchedulerBuilder {
         hooks.filters = filters;
         hooks.weighers = tiers.into_iter().flatten().collect();
         if let Some((w, m)) = hooks.disk_weighers.iter().find(|(_, m)| !m.is_finite()) {
-            let name = w.name();
-            return Err(ReplicaError::Config {
-                message: format!("weigher `{name}` has a non-finite multiplier ({m})"),
-            });
+            return Err(ReplicaError::NonFiniteMultiplier { weigher: w.name().to_owned(), value: *m });
         }
         for (what, n) in [
             ("node filters", hooks.filters.len()),
@@ -767,11 +779,11 @@ impl ReplicaSchedulerBuilder {
             ("levels", hooks.levels.len()),
         ] {
             if n > MAX_HOOKS {
-                return Err(ReplicaError::Config { message: format!("{n} {what}: at most {MAX_HOOKS}") });
+                return Err(ReplicaError::TooManyHooks { what, count: n, max: MAX_HOOKS });
             }
         }
         if hooks.levels.iter().any(|l| l.key().is_empty()) {
-            return Err(ReplicaError::Config { message: "a level has an empty key".to_owned() });
+            return Err(ReplicaError::EmptyLevelKey);
         }
         if hooks.is_empty() {
             return Ok(scheduler);

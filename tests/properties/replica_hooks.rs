@@ -285,7 +285,7 @@ fn builder_without_hooks_is_longhorn_and_refuses_bad_input() {
     // The node hooks' one check, shared by every engine's builder, with its error as source.
     assert!(matches!(&bad, Err(ReplicaError::Build { error }) if error.to_string().contains("weigher `w`")), "{bad:?}");
     let bad = ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard("")).build();
-    assert!(matches!(bad, Err(ReplicaError::Config { .. })));
+    assert!(matches!(bad, Err(ReplicaError::EmptyLevelKey)));
 }
 
 mod neutral {
