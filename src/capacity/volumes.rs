@@ -2,8 +2,10 @@
 
 use crate::error::EventError;
 use crate::id::{DiskId, HostId};
-use crate::replica::{ReplicaScheduler, Volume};
-use crate::snapshot::{Cluster, ClusterEvent};
+use crate::replica::{record, ReplicaScheduler, Volume};
+use crate::snapshot::Cluster;
+#[cfg(doc)]
+use crate::snapshot::ClusterEvent;
 
 /// The answer of [`volumes`].
 #[derive(Debug, Clone)]
@@ -173,15 +175,13 @@ impl Stepwise {
     }
 }
 
-/// Counts replica `name` of `size` bytes on `disk` of `host` in `cluster` (one
-/// [`ClusterEvent::DiskUpdated`], applied in place: the result is [`Cluster::apply`]'s).
+/// Counts replica `name` of `size` bytes on `disk` of `host` in `cluster` as the replica engine
+/// records a placement ([`ReplicaOutcome::events`](crate::replica::ReplicaOutcome::events): one
+/// [`ClusterEvent::DiskUpdated`]), applied in place: the result is [`Cluster::apply`]'s.
 fn take_space(cluster: &mut Cluster, host: HostId, disk: DiskId, name: &str, size: i64) -> Result<(), EventError> {
-    let host_name = cluster.host_name(host).to_owned();
-    let mut spec =
-        cluster.disk_to_spec(host, disk).ok_or_else(|| EventError::UnknownHost { name: host_name.clone() })?;
-    spec.scheduled += size;
-    spec.scheduled_replicas.push(name.to_owned());
-    cluster.apply_mut(&ClusterEvent::DiskUpdated { host: host_name, disk: spec })
+    let mut spec = record::disk_spec(cluster, host, disk)?;
+    record::record(&mut spec, name, size);
+    cluster.apply_mut(&record::disk_event(cluster, host, spec))
 }
 
 #[cfg(test)]

@@ -273,6 +273,7 @@ mod node_stage;
 mod plan;
 mod prep;
 mod reasons;
+pub(crate) mod record;
 mod reuse;
 mod scratch;
 mod settings;
@@ -305,7 +306,7 @@ pub use volume::{
     MAX_VOLUME_REPLICAS,
 };
 
-use crate::error::{BuildError, ScheduleError};
+use crate::error::{BuildError, EventError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RejectionCount};
 use crate::filter::Filter;
 use crate::hooks::{hook_methods, Hooks};
@@ -415,6 +416,14 @@ pub enum ReplicaError {
         /// The core's error, naming the filter or weigher.
         #[source]
         error: ScheduleError,
+    },
+    /// An outcome's placements cannot be recorded on the snapshot given
+    /// ([`ReplicaOutcome::events`]): it has no host or disk a placement names.
+    #[error("cannot record the placement: {error}")]
+    Record {
+        /// The snapshot's error, naming the host or disk.
+        #[source]
+        error: EventError,
     },
 }
 
