@@ -380,6 +380,37 @@ impl<'h> HookCx<'h> {
     }
 }
 
+/// The position of the first of `levels` whose key no host of `cluster` carries: neither a
+/// topology level of the snapshot nor a label key any host has (with any value). Such a level
+/// would put every host in one domain `""`, so a hard one places one replica and a soft one
+/// nothing; the scheduler refuses it ([`ReplicaError::UnknownLevel`]).
+///
+/// Computes in O(levels) when every label key is carried by a host of the first chunk, at most
+/// O(levels × hosts / 64): once per snapshot a preparation is kept for.
+pub(crate) fn unknown_level(cluster: &Cluster, levels: &[Level]) -> Option<usize> {
+    levels.iter().position(|level| {
+        if cluster.topology().level(&level.key).is_some() {
+            return false;
+        }
+        let Some(key) = cluster.symbols().get(&level.key) else { return true };
+        !(0..cluster.chunk_count()).any(|c| cluster.hot_chunk(c).labels.values(key).next().is_some())
+    })
+}
+
+/// [`unknown_level`] as the error, for a scheduler's hooks.
+pub(crate) fn check_levels(cluster: &Cluster, hooks: Option<&ReplicaHooks>) -> Result<(), ReplicaError> {
+    let Some(levels) = hooks.map(|h| h.levels.as_slice()).filter(|l| !l.is_empty()) else { return Ok(()) };
+    level_error(levels, unknown_level(cluster, levels))
+}
+
+/// The error for `found`, the position of a level no host carries, if there is one.
+pub(crate) fn level_error(levels: &[Level], found: Option<usize>) -> Result<(), ReplicaError> {
+    match found.and_then(|i| levels.get(i)) {
+        Some(level) => Err(ReplicaError::UnknownLevel { key: level.key.clone() }),
+        None => Ok(()),
+    }
+}
+
 /// A host's domain at each level, resolved once per preparation: the symbol of its value
 /// (`None` for `""`).
 pub(crate) fn level_values(cluster: &Cluster, levels: &[Level], out: &mut Vec<Option<Symbol>>) {

@@ -417,6 +417,13 @@ pub enum ReplicaError {
         #[source]
         error: ScheduleError,
     },
+    /// A caller's level ([`Level`]) whose key no host of the snapshot carries: neither a
+    /// topology level nor a label key of any host. It would put every host in one domain.
+    #[error("level `{key}`: no host carries it as a topology level or a label")]
+    UnknownLevel {
+        /// The level's key.
+        key: String,
+    },
     /// An outcome's placements cannot be recorded on the snapshot given
     /// ([`ReplicaOutcome::events`]): it has no host or disk a placement names.
     #[error("cannot record the placement: {error}")]
@@ -907,6 +914,7 @@ impl ReplicaScheduler {
         }
         volume.validate()?;
         check_disks(cluster)?;
+        hooks::check_levels(cluster, self.hooks.as_deref())?;
         let cx = Ctx::new(self, cluster, volume)?;
         let mut prep = Prep::new(&cx, replicas);
         self.schedule_one(&cx, &mut prep, replicas, index, now)
@@ -937,6 +945,7 @@ impl ReplicaScheduler {
     ) -> Result<Vec<(String, ReplicaSelection)>, ReplicaError> {
         volume.validate()?;
         self.check_nodes(cluster)?;
+        hooks::check_levels(cluster, self.hooks.as_deref())?;
         let mut indices = Vec::with_capacity(order.len());
         for name in order {
             let i = replicas
@@ -1290,6 +1299,9 @@ impl ReplicaScheduler {
         // whether its snapshot holds one, so a stream of volumes on one snapshot checks once.
         scratch.prepare(&cx, self.hooks.as_ref());
         disk_error(cluster, scratch.disk_above_maximum(cluster))?;
+        if let Some(h) = self.hooks.as_deref() {
+            hooks::level_error(&h.levels, scratch.unknown_level(cluster, &h.levels))?;
+        }
         let prep = scratch.prepared();
         let mut list: Vec<Replica> = replicas.to_vec();
         let usable = list.iter().filter(|r| !r.is_failed() && !r.eviction_requested && r.active && !r.deleted).count();

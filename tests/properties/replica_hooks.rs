@@ -325,11 +325,21 @@ mod neutral {
             .disk_filter(disk_filter_fn("every disk", |_| true))
             .weigher(weigher_fn("flat", |_, _| 1.0), 2.0)
             .disk_weigher(disk_weigher_fn("flat disks", |_| 3.0), 1.0)
-            // No host has the label: every host is in the domain "", so a soft level only ever
-            // relaxes to the tier as it was.
-            .level(Level::soft("no-such-label"))
+            // Every host has the label with one value (`one_domain`): every host is in one
+            // domain, so a soft level only ever relaxes to the tier as it was. (A label no host
+            // has is refused: `ReplicaError::UnknownLevel`.)
+            .level(Level::soft("everywhere"))
             .build()
             .unwrap()
+    }
+
+    /// `cluster` with the label `everywhere=one` on every host.
+    fn one_domain(cluster: &Cluster) -> Cluster {
+        let mut spec = cluster.to_spec();
+        for host in &mut spec.hosts {
+            host.labels.insert("everywhere".into(), "one".into());
+        }
+        Cluster::from_spec(&spec).unwrap()
     }
 
     proptest! {
@@ -347,6 +357,7 @@ mod neutral {
             settings.replica_zone_soft_anti_affinity = soft[1];
             settings.replica_disk_soft_anti_affinity = soft[2];
             let version = if v110 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
+            let cluster = one_domain(&cluster);
             let plain = ReplicaScheduler::builder(settings.clone()).version(version).build().unwrap();
             let built = ReplicaScheduler::builder(settings.clone()).version(version).build().unwrap();
             let hooked = neutral(settings, version);
