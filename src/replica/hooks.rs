@@ -231,6 +231,8 @@ where
 /// An anti-affinity level beyond Longhorn's zone and node: hosts grouped by the value of a
 /// topology level of the snapshot or, when the snapshot has no level of that name, of a host
 /// label (a host without it is in the domain `""`, as Longhorn treats a node without a zone).
+/// A key that is neither a topology level nor a label key of any host is refused when the
+/// scheduler runs on that snapshot ([`ReplicaError::UnknownLevel`]).
 ///
 /// A **hard** level never places two replicas of a volume in one domain; a **soft** level
 /// prefers a domain without one. Levels refine Longhorn's tiers: within each tier of the cascade

@@ -89,7 +89,10 @@
 //!   label (rack, row …), hard or soft. Within each of Longhorn's tiers the hosts whose domains
 //!   hold no replica at every level come first; soft levels are dropped one at a time, last added
 //!   first; hard levels are never dropped. Longhorn's tiers stay the outer order (zone, then
-//!   node), so for nested topologies the preference is zone, rack, node.
+//!   node), so for nested topologies the preference is zone, rack, node. A level whose key no
+//!   host carries (neither a topology level nor any host's label key; a misspelt `rakc`)
+//!   would put every host in one domain, so every entry refuses it
+//!   ([`ReplicaError::UnknownLevel`]); a kept [`ReplicaScratch`] checks once per snapshot.
 //!
 //! A caller filter's rejections are named in the explanation (with
 //! [`explain`](ReplicaSchedulerBuilder::explain): a verdict whose `filter` is its name) and, when
