@@ -260,8 +260,7 @@ mod tests {
             .host(host("n4", "z1", 90 * G))
             .build()
             .unwrap();
-        let mut settings = ReplicaSettings::default();
-        settings.replica_zone_soft_anti_affinity = false;
+        let settings = ReplicaSettings { replica_zone_soft_anti_affinity: false, ..ReplicaSettings::default() };
         let s = ReplicaScheduler::new(settings).unwrap();
         let cap = volumes(&s, &cluster, &Volume::new("v", G, 4), 10).unwrap();
         assert_eq!(cap.total, 0);

@@ -1173,7 +1173,8 @@ impl ReplicaScheduler {
             };
         let mut verdicts: Vec<(HostId, Option<DiskId>, HostVerdict)> = Vec::with_capacity(nodes.len() + disks.len());
         // The last candidate ruled out: (step, host, disk) and its rule and counted reason.
-        let mut last: Option<((u8, HostId, Option<DiskId>), (String, String))> = None;
+        type Step = (u8, HostId, Option<DiskId>);
+        let mut last: Option<(Step, (String, String))> = None;
         let mut later = |at: (Option<u8>, HostId, Option<DiskId>), rule: &str, counted: &str| {
             let (Some(step), id, d) = at else { return };
             if last.as_ref().is_none_or(|(l, _)| (step, id, d) > *l) {

@@ -141,8 +141,7 @@ mod tests {
 
     #[test]
     fn each_placed_replica_is_recorded_on_its_disk() {
-        let mut settings = ReplicaSettings::default();
-        settings.replica_soft_anti_affinity = true;
+        let settings = ReplicaSettings { replica_soft_anti_affinity: true, ..ReplicaSettings::default() };
         let soft = ReplicaScheduler::new(settings).unwrap();
         let hard = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
         let one_disk =
