@@ -79,6 +79,9 @@ pub fn volumes(
 ) -> Result<VolumeCapacity, EventError> {
     let mut run = Stepwise::new(cluster);
     if let Some(count) = scheduler.count_volumes(cluster, volume, limit) {
+        // The next volume is the one that stops the count: scheduled with the explanation on,
+        // it names its binding rule in the one engine call.
+        run.explain_next = true;
         for (name, host, disk) in &count.placed {
             // The event's effect written directly (the stepwise count applies the event).
             if run.current.add_scheduled_replica(*host, *disk, name, volume.size) {
@@ -118,11 +121,13 @@ struct Stepwise {
     current: Cluster,
     placed: Vec<(HostId, DiskId)>,
     total: u32,
+    /// Schedule the next volume with the explanation on: it is expected to stop the count.
+    explain_next: bool,
 }
 
 impl Stepwise {
     fn new(cluster: &Cluster) -> Self {
-        Stepwise { current: cluster.clone(), placed: Vec::new(), total: 0 }
+        Stepwise { current: cluster.clone(), placed: Vec::new(), total: 0, explain_next: false }
     }
 
     /// Writes replica `name` of `size` bytes into `disk` of `host`. On error the snapshot may
@@ -142,10 +147,17 @@ impl Stepwise {
     ) -> Result<VolumeCapacity, EventError> {
         let (mut stop, mut message) = (None, None);
         let mut next = volume.clone();
+        let explaining = scheduler.explaining();
         while self.total < limit {
             let total = self.total;
             next.name = if total == 0 { volume.name.clone() } else { format!("{}-{total}", volume.name) };
-            let outcome = match scheduler.schedule(&self.current, &next, &[], 0) {
+            // Explanations change no decision: the answer is the same with either.
+            let engine = match &explaining {
+                Some(explaining) if std::mem::take(&mut self.explain_next) => explaining,
+                _ => scheduler,
+            };
+            let explained = explaining.is_none() || !std::ptr::eq(engine, scheduler);
+            let outcome = match engine.schedule(&self.current, &next, &[], 0) {
                 Ok(outcome) => outcome,
                 Err(error) => {
                     stop = Some(error.to_string());
@@ -154,7 +166,8 @@ impl Stepwise {
             };
             let placed: Vec<_> = outcome.placed().map(|(name, p)| (name.to_owned(), p.host, p.disk)).collect();
             if let Some(said) = outcome.condition_message() {
-                stop = Some(binding(scheduler, &self.current, &next, &outcome).unwrap_or_else(|| said.clone()));
+                let binding = binding(explaining.as_ref().filter(|_| !explained), &self.current, &next, &outcome);
+                stop = Some(binding.unwrap_or_else(|| said.clone()));
                 message = Some(said);
                 break;
             }
@@ -189,18 +202,18 @@ impl Stepwise {
 }
 
 /// The binding rule of `outcome`'s first replica that failed, by its reason
-/// ([`ReplicaSelection::binding`](crate::replica::ReplicaSelection::binding)). Without the
-/// scheduler's explanation the volume is scheduled again with it on (the same decisions): one
-/// more engine call, for the volume that stops the count only.
+/// ([`ReplicaSelection::binding`](crate::replica::ReplicaSelection::binding)). An outcome
+/// scheduled without the explanation is scheduled again by `explaining`, the scheduler with it
+/// on (the same decisions): one more engine call, for the volume that stops the count only.
 fn binding(
-    scheduler: &ReplicaScheduler,
+    explaining: Option<&ReplicaScheduler>,
     cluster: &Cluster,
     volume: &Volume,
     outcome: &ReplicaOutcome,
 ) -> Option<String> {
     let first =
         |o: &ReplicaOutcome| o.selections.iter().find(|(_, s)| s.placement.is_none()).map(|(_, s)| s.binding.clone());
-    let binding = match scheduler.explaining() {
+    let binding = match explaining {
         None => first(outcome)?,
         Some(explaining) => first(&explaining.schedule(cluster, volume, &[], 0).ok()?)?,
     };
