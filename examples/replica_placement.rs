@@ -3,8 +3,9 @@
 //!
 //! Run with `cargo run --release --example replica_placement`.
 //!
-//! Each volume's placements are applied to the cluster (the disk's `scheduled` bytes grow) before
-//! the next volume is scheduled, as Longhorn's node controller would recompute them. Then the
+//! Each volume's placements are recorded on the cluster (`ReplicaOutcome::apply`: the disk's
+//! `scheduled` bytes grow and it lists the replica) before the next volume is scheduled, as
+//! Longhorn's node controller would recompute them. Then the
 //! same engine runs with the caller's own rules (a node filter, a disk weigher, a hard zone
 //! level) through one reusable scratch.
 
@@ -50,21 +51,21 @@ fn volumes() -> Vec<Volume> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut spec = cluster_spec();
+    let spec = cluster_spec();
+    let mut cluster = Cluster::from_spec(&spec)?;
     let settings = ReplicaSettings::from_pairs([("storage-minimal-available-percentage", "10")])?;
     let scheduler = ReplicaScheduler::builder(settings).seed(7).explain(true).build()?;
 
     println!("{:<14} {:<24} {:<8} {:<7} {:<6}", "volume", "replica", "node", "zone", "disk");
     for volume in volumes() {
-        let cluster = Cluster::from_spec(&spec)?;
         let result = scheduler.schedule(&cluster, &volume, &[], 0)?;
         for (name, outcome) in &result.selections {
             let Some(p) = &outcome.placement else { continue };
             let zone = spec.hosts[p.host.index()].topology.get("zone").map_or("", String::as_str);
             println!("{:<14} {:<24} {:<8} {:<7} {:<6}", volume.name, name, p.node_id, zone, p.disk_id);
-            // Apply the placement so the next volume sees the disk's new scheduled total.
-            spec.hosts[p.host.index()].disks[p.disk.index()].scheduled += volume.size;
         }
+        // Record the placements so the next volume sees the disks' new scheduled totals.
+        cluster = result.apply(&cluster, &volume)?;
         let Some(message) = result.condition_message() else { continue };
         println!("\n{}: Scheduled=False, \"{message}\"", volume.name);
         // Every failed replica has the same story here: explain the first one.

@@ -182,7 +182,10 @@ fn array_for_object(input: &Value, shape: &Value) -> Option<String> {
             }
             (Value::Object(a), Value::Object(b)) => {
                 for (key, x) in a {
-                    if let Some(y) = b.get(key) {
+                    // A key read under a serde alias (Longhorn's `numberOfReplicas` for
+                    // `number_of_replicas`) is written back under the field's name.
+                    let aliased = || b.iter().find(|(name, _)| same_field(name, key)).map(|(_, y)| y);
+                    if let Some(y) = b.get(key).or_else(aliased) {
                         stack.push((x, y, format!("{path}.{key}")));
                     }
                 }
@@ -191,6 +194,14 @@ fn array_for_object(input: &Value, shape: &Value) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether two keys name one field in different cases: `number_of_replicas`,
+/// `numberOfReplicas` and `number-of-replicas` do, as do `node_id` and `nodeID`.
+fn same_field(a: &str, b: &str) -> bool {
+    let letters =
+        |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').map(|c| c.to_ascii_lowercase()).collect::<Vec<_>>();
+    letters(a) == letters(b)
 }
 
 /// A JSON object kept as `(key, value)` pairs in the order it was written, for a field
@@ -328,6 +339,22 @@ mod tests {
     fn an_array_the_derived_code_cannot_read_either_keeps_the_strict_message() {
         let short = from_str::<Outer>(r#"{"name": "x", "inner": [[]]}"#).unwrap_err();
         assert!(short.to_string().contains("invalid type: sequence, expected struct Inner"), "{short}");
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(remote = "Self")]
+    struct Aliased {
+        #[serde(alias = "innerList")]
+        inner_list: Vec<Inner>,
+    }
+
+    object_form!(Aliased);
+
+    #[test]
+    fn an_array_under_a_fields_alias_is_refused_with_the_path_as_written() {
+        let err = from_str::<Aliased>(r#"{"innerList": [{"a": 1}, [2]]}"#).unwrap_err();
+        assert_eq!(err, BuildError::NotAnObject { path: "$.innerList[1]".into() });
+        assert!(same_field("node_id", "nodeID") && !same_field("node_id", "node"));
     }
 
     #[test]

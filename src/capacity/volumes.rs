@@ -2,8 +2,10 @@
 
 use crate::error::EventError;
 use crate::id::{DiskId, HostId};
-use crate::replica::{ReplicaScheduler, Volume};
-use crate::snapshot::{Cluster, ClusterEvent};
+use crate::replica::{record, ReplicaOutcome, ReplicaScheduler, Volume};
+use crate::snapshot::Cluster;
+#[cfg(doc)]
+use crate::snapshot::ClusterEvent;
 
 /// The answer of [`volumes`].
 #[derive(Debug, Clone)]
@@ -17,9 +19,19 @@ pub struct VolumeCapacity {
     pub replicas: Vec<(HostId, u32)>,
     /// Replicas placed per disk, `(host, disk, replicas)` in id order.
     pub disks: Vec<(HostId, DiskId, u32)>,
-    /// Why the next volume does not place: the volume's `Scheduled=False` message
-    /// ([`ReplicaOutcome::condition_message`](crate::replica::ReplicaOutcome::condition_message)).
+    /// Why the next volume does not place: the binding rule of its first replica that fails
+    /// ([`ReplicaSelection::binding`](crate::replica::ReplicaSelection::binding), its reason:
+    /// the rule that ruled out the last candidate node or disk in Longhorn's step order, such
+    /// as `insufficient storage` or `rack r2 already used (rack level, hard)`); the volume's
+    /// `Scheduled=False` message when no replica names one (a precheck that stops creation);
+    /// the error's text when the engine refuses the volume or snapshot. `None` when the count
+    /// stopped at the limit.
     pub stop: Option<String>,
+    /// The next volume's `Scheduled=False` message, as Longhorn writes it
+    /// ([`ReplicaOutcome::condition_message`](crate::replica::ReplicaOutcome::condition_message)):
+    /// Longhorn's joined reason keys, or `replica scheduling failed`. `None` when the count
+    /// stopped at the limit or at an error.
+    pub message: Option<String>,
     /// The cluster with every counted volume's replicas written into its disks' `scheduled`
     /// bytes and scheduled-replica lists.
     pub cluster: Cluster,
@@ -67,6 +79,9 @@ pub fn volumes(
 ) -> Result<VolumeCapacity, EventError> {
     let mut run = Stepwise::new(cluster);
     if let Some(count) = scheduler.count_volumes(cluster, volume, limit) {
+        // The next volume is the one that stops the count: scheduled with the explanation on,
+        // it names its binding rule in the one engine call.
+        run.explain_next = true;
         for (name, host, disk) in &count.placed {
             // The event's effect written directly (the stepwise count applies the event).
             if run.current.add_scheduled_replica(*host, *disk, name, volume.size) {
@@ -106,11 +121,13 @@ struct Stepwise {
     current: Cluster,
     placed: Vec<(HostId, DiskId)>,
     total: u32,
+    /// Schedule the next volume with the explanation on: it is expected to stop the count.
+    explain_next: bool,
 }
 
 impl Stepwise {
     fn new(cluster: &Cluster) -> Self {
-        Stepwise { current: cluster.clone(), placed: Vec::new(), total: 0 }
+        Stepwise { current: cluster.clone(), placed: Vec::new(), total: 0, explain_next: false }
     }
 
     /// Writes replica `name` of `size` bytes into `disk` of `host`. On error the snapshot may
@@ -128,12 +145,19 @@ impl Stepwise {
         volume: &Volume,
         limit: u32,
     ) -> Result<VolumeCapacity, EventError> {
-        let mut stop = None;
+        let (mut stop, mut message) = (None, None);
         let mut next = volume.clone();
+        let explaining = scheduler.explaining();
         while self.total < limit {
             let total = self.total;
             next.name = if total == 0 { volume.name.clone() } else { format!("{}-{total}", volume.name) };
-            let outcome = match scheduler.schedule(&self.current, &next, &[], 0) {
+            // Explanations change no decision: the answer is the same with either.
+            let engine = match &explaining {
+                Some(explaining) if std::mem::take(&mut self.explain_next) => explaining,
+                _ => scheduler,
+            };
+            let explained = explaining.is_none() || !std::ptr::eq(engine, scheduler);
+            let outcome = match engine.schedule(&self.current, &next, &[], 0) {
                 Ok(outcome) => outcome,
                 Err(error) => {
                     stop = Some(error.to_string());
@@ -141,12 +165,15 @@ impl Stepwise {
                 }
             };
             let placed: Vec<_> = outcome.placed().map(|(name, p)| (name.to_owned(), p.host, p.disk)).collect();
-            if let Some(message) = outcome.condition_message() {
-                stop = Some(message);
+            if let Some(said) = outcome.condition_message() {
+                let binding = binding(explaining.as_ref().filter(|_| !explained), &self.current, &next, &outcome);
+                stop = Some(binding.unwrap_or_else(|| said.clone()));
+                message = Some(said);
                 break;
             }
             if placed.len() < volume.number_of_replicas as usize {
-                stop = Some("replica scheduling failed".to_owned());
+                message = Some("replica scheduling failed".to_owned());
+                stop = message.clone();
                 break;
             }
             for (name, host, disk) in placed {
@@ -169,19 +196,37 @@ impl Stepwise {
                 _ => replicas.push((h, n)),
             }
         }
-        Ok(VolumeCapacity { total: self.total, capped: stop.is_none(), replicas, disks, stop, cluster: self.current })
+        let capped = stop.is_none();
+        Ok(VolumeCapacity { total: self.total, capped, replicas, disks, stop, message, cluster: self.current })
     }
 }
 
-/// Counts replica `name` of `size` bytes on `disk` of `host` in `cluster` (one
-/// [`ClusterEvent::DiskUpdated`], applied in place: the result is [`Cluster::apply`]'s).
+/// The binding rule of `outcome`'s first replica that failed, by its reason
+/// ([`ReplicaSelection::binding`](crate::replica::ReplicaSelection::binding)). An outcome
+/// scheduled without the explanation is scheduled again by `explaining`, the scheduler with it
+/// on (the same decisions): one more engine call, for the volume that stops the count only.
+fn binding(
+    explaining: Option<&ReplicaScheduler>,
+    cluster: &Cluster,
+    volume: &Volume,
+    outcome: &ReplicaOutcome,
+) -> Option<String> {
+    let first =
+        |o: &ReplicaOutcome| o.selections.iter().find(|(_, s)| s.placement.is_none()).map(|(_, s)| s.binding.clone());
+    let binding = match explaining {
+        None => first(outcome)?,
+        Some(explaining) => first(&explaining.schedule(cluster, volume, &[], 0).ok()?)?,
+    };
+    binding.map(|b| b.reason)
+}
+
+/// Counts replica `name` of `size` bytes on `disk` of `host` in `cluster` as the replica engine
+/// records a placement ([`ReplicaOutcome::events`](crate::replica::ReplicaOutcome::events): one
+/// [`ClusterEvent::DiskUpdated`]), applied in place: the result is [`Cluster::apply`]'s.
 fn take_space(cluster: &mut Cluster, host: HostId, disk: DiskId, name: &str, size: i64) -> Result<(), EventError> {
-    let host_name = cluster.host_name(host).to_owned();
-    let mut spec =
-        cluster.disk_to_spec(host, disk).ok_or_else(|| EventError::UnknownHost { name: host_name.clone() })?;
-    spec.scheduled += size;
-    spec.scheduled_replicas.push(name.to_owned());
-    cluster.apply_mut(&ClusterEvent::DiskUpdated { host: host_name, disk: spec })
+    let mut spec = record::disk_spec(cluster, host, disk)?;
+    record::record(&mut spec, name, size);
+    cluster.apply_mut(&record::disk_event(cluster, host, spec))
 }
 
 #[cfg(test)]
@@ -210,6 +255,41 @@ mod tests {
         assert!(cap.replicas.iter().all(|&(_, n)| n == cap.total));
         let again = s.schedule(&cap.cluster, &Volume::new("w", 10 * G, 3), &[], 0).unwrap();
         assert!(again.condition_message().is_some(), "the next volume must fail");
+        // Space is what ran out: the binding rule; Longhorn's message as Longhorn writes it.
+        assert_eq!(cap.stop.as_deref(), Some("insufficient storage"));
+        let next = Volume::new(format!("v-{}", cap.total), 10 * G, 3);
+        assert_eq!(cap.message, s.schedule(&cap.cluster, &next, &[], 0).unwrap().condition_message());
+    }
+
+    #[test]
+    fn the_stop_is_the_rule_of_the_last_candidate_ruled_out() {
+        let host = |n: &str, z: &str, avail: i64| HostSpec::new(n).zone(z).disk(DiskSpec::new("d1", 100 * G, avail));
+        // n4, in a used zone, is the last candidate; hard zone anti-affinity rules it out after
+        // the node checks ruled out nothing and before any disk is looked at.
+        let cluster = Cluster::builder()
+            .host(host("n1", "z1", 90 * G))
+            .host(host("n2", "z2", 90 * G))
+            .host(host("n3", "z3", 90 * G))
+            .host(host("n4", "z1", 90 * G))
+            .build()
+            .unwrap();
+        let settings = ReplicaSettings { replica_zone_soft_anti_affinity: false, ..ReplicaSettings::default() };
+        let s = ReplicaScheduler::new(settings).unwrap();
+        let cap = volumes(&s, &cluster, &Volume::new("v", G, 4), 10).unwrap();
+        assert_eq!(cap.total, 0);
+        assert_eq!(cap.stop.as_deref(), Some("zone z1 already used (zone anti-affinity, hard)"));
+        assert_eq!(cap.message.as_deref(), Some("replica scheduling failed"));
+        // Soft zone anti-affinity: n4 is tried, and its disk's space is what rules it out.
+        let cluster = Cluster::builder()
+            .host(host("n1", "z1", 90 * G))
+            .host(host("n2", "z2", 90 * G))
+            .host(host("n3", "z3", 90 * G))
+            .host(HostSpec::new("n4").zone("z1").disk(DiskSpec::new("d1", 100 * G, 90 * G).scheduled(95 * G)))
+            .build()
+            .unwrap();
+        let s = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
+        let cap = volumes(&s, &cluster, &Volume::new("v", 10 * G, 4), 10).unwrap();
+        assert_eq!((cap.total, cap.stop.as_deref()), (0, Some("insufficient storage")));
     }
 
     #[test]

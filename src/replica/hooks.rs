@@ -231,6 +231,8 @@ where
 /// An anti-affinity level beyond Longhorn's zone and node: hosts grouped by the value of a
 /// topology level of the snapshot or, when the snapshot has no level of that name, of a host
 /// label (a host without it is in the domain `""`, as Longhorn treats a node without a zone).
+/// A key that is neither a topology level nor a label key of any host is refused when the
+/// scheduler runs on that snapshot ([`ReplicaError::UnknownLevel`]).
 ///
 /// A **hard** level never places two replicas of a volume in one domain; a **soft** level
 /// prefers a domain without one. Levels refine Longhorn's tiers: within each tier of the cascade
@@ -377,6 +379,37 @@ impl<'h> HookCx<'h> {
         let instance = u32::try_from(picks.len()).unwrap_or(u32::MAX);
         let cx = Cx::new(cluster, &self.request, &self.compiled, &overlay, instance);
         WeighPass::new().score(&hooks.weighers, &cx, hosts, out).map_err(|error| ReplicaError::Hook { error })
+    }
+}
+
+/// The position of the first of `levels` whose key no host of `cluster` carries: neither a
+/// topology level of the snapshot nor a label key any host has (with any value). Such a level
+/// would put every host in one domain `""`, so a hard one places one replica and a soft one
+/// nothing; the scheduler refuses it ([`ReplicaError::UnknownLevel`]).
+///
+/// Computes in O(levels) when every label key is carried by a host of the first chunk, at most
+/// O(levels × hosts / 64): once per snapshot a preparation is kept for.
+pub(crate) fn unknown_level(cluster: &Cluster, levels: &[Level]) -> Option<usize> {
+    levels.iter().position(|level| {
+        if cluster.topology().level(&level.key).is_some() {
+            return false;
+        }
+        let Some(key) = cluster.symbols().get(&level.key) else { return true };
+        !(0..cluster.chunk_count()).any(|c| cluster.hot_chunk(c).labels.values(key).next().is_some())
+    })
+}
+
+/// [`unknown_level`] as the error, for a scheduler's hooks.
+pub(crate) fn check_levels(cluster: &Cluster, hooks: Option<&ReplicaHooks>) -> Result<(), ReplicaError> {
+    let Some(levels) = hooks.map(|h| h.levels.as_slice()).filter(|l| !l.is_empty()) else { return Ok(()) };
+    level_error(levels, unknown_level(cluster, levels))
+}
+
+/// The error for `found`, the position of a level no host carries, if there is one.
+pub(crate) fn level_error(levels: &[Level], found: Option<usize>) -> Result<(), ReplicaError> {
+    match found.and_then(|i| levels.get(i)) {
+        Some(level) => Err(ReplicaError::UnknownLevel { key: level.key.clone() }),
+        None => Ok(()),
     }
 }
 

@@ -90,14 +90,23 @@
 //!   label (rack, row …), hard or soft. Within each of Longhorn's tiers the hosts whose domains
 //!   hold no replica at every level come first; soft levels are dropped one at a time, last added
 //!   first; hard levels are never dropped. Longhorn's tiers stay the outer order (zone, then
-//!   node), so for nested topologies the preference is zone, rack, node.
+//!   node), so for nested topologies the preference is zone, rack, node. A level whose key no
+//!   host carries (neither a topology level nor any host's label key; a misspelt `rakc`)
+//!   would put every host in one domain, so every entry refuses it
+//!   ([`ReplicaError::UnknownLevel`]); a kept [`ReplicaScratch`] checks once per snapshot.
 //!
 //! A caller filter's rejections are named in the explanation (with
 //! [`explain`](ReplicaSchedulerBuilder::explain): a verdict whose `filter` is its name) and, when
-//! the replica is not placed, in the reasons ([`Reasons::callers`]; the message adds `rejected by
-//! <name>`). A level's exclusions are named in the explanation only (`<key> anti-affinity`, with
-//! the reason `<key> <domain> already used (<key> level, hard)`): like Longhorn's own
-//! anti-affinity they add no reason key.
+//! the replica is not placed and the filter bound it, in the reasons ([`Reasons::callers`]; the
+//! message adds `rejected by <name>`). A node filter binds a replica when it rejected a node
+//! the rules after it would have admitted: a node of a tier the cascade tries, in no domain of
+//! a hard level that holds a replica; a filter that only dropped nodes a later hard rule
+//! excludes anyway is left out, so Longhorn's message stays as Longhorn writes it. A level's
+//! exclusions are named in the explanation only (`<key> anti-affinity`, with the reason `<key>
+//! <domain> already used (<key> level, hard)`): like Longhorn's own anti-affinity they add no
+//! reason key. Every failed replica also names its binding rule
+//! ([`ReplicaSelection::binding`]): the rule that ruled out the last candidate node or disk in
+//! step order, which [`capacity::volumes`](crate::capacity::volumes) reports as its stop.
 //!
 //! ```
 //! use placewise::replica::{disk_weigher_fn, Level, ReplicaScheduler, ReplicaSettings, Volume};
@@ -126,7 +135,9 @@
 //! let (_, failed) = result.selections.iter().find(|(_, o)| o.placement.is_none()).unwrap();
 //! let names: Vec<&str> = failed.explanation.verdicts.iter().filter_map(|v| v.filter.as_deref()).collect();
 //! assert!(names.contains(&"maintenance") && names.contains(&"rack anti-affinity"));
-//! assert_eq!(result.condition_message().as_deref(), Some("rejected by maintenance"));
+//! // The rack level binds it: the host under maintenance is in a used rack anyway.
+//! assert_eq!(failed.binding.as_ref().unwrap().filter, "rack anti-affinity");
+//! assert_eq!(result.condition_message().as_deref(), Some("replica scheduling failed"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -275,6 +286,7 @@ mod node_stage;
 mod plan;
 mod prep;
 mod reasons;
+pub(crate) mod record;
 mod reuse;
 mod scratch;
 mod settings;
@@ -307,7 +319,7 @@ pub use volume::{
     MAX_VOLUME_REPLICAS,
 };
 
-use crate::error::{BuildError, ScheduleError};
+use crate::error::{BuildError, EventError, ScheduleError};
 use crate::explain::{Explanation, HostVerdict, RejectionCount};
 use crate::filter::Filter;
 use crate::hooks::{hook_methods, Hooks};
@@ -432,6 +444,21 @@ pub enum ReplicaError {
         #[source]
         error: ScheduleError,
     },
+    /// A caller's level ([`Level`]) whose key no host of the snapshot carries: neither a
+    /// topology level nor a label key of any host. It would put every host in one domain.
+    #[error("level `{key}`: no host carries it as a topology level or a label")]
+    UnknownLevel {
+        /// The level's key.
+        key: String,
+    },
+    /// An outcome's placements cannot be recorded on the snapshot given
+    /// ([`ReplicaOutcome::events`]): it has no host or disk a placement names.
+    #[error("cannot record the placement: {error}")]
+    Record {
+        /// The snapshot's error, naming the host or disk.
+        #[source]
+        error: EventError,
+    },
 }
 
 // The limit is spelled out in `Volume::validate`'s problem text.
@@ -530,6 +557,22 @@ pub struct ReplicaSelection {
     /// Without it `available` is 1 for a placed replica: the paths that decide a replica
     /// without visiting every host count no others.
     pub explanation: Explanation,
+    /// For a replica not placed, with [`ReplicaSchedulerBuilder::explain`]: the binding rule,
+    /// the entry of `explanation.rejections` under which the **last candidate to be ruled out**
+    /// is counted. Candidates are the nodes and their disks; each is ruled out by the first
+    /// rule that excludes it, and the rules run in Longhorn's step order: the node checks
+    /// (steps 2–4: condition, scheduling, data engine, hard node affinity, topology, engine
+    /// image), the node selector, the caller's node filters, the tier cascade (node and zone
+    /// anti-affinity), the caller's levels within it, then the disks of the tiers tried: the
+    /// disk pre-filter (scheduling, condition, pressure), type and filesystem size, the disk
+    /// selector, the caller's disk filters, the space check, disk anti-affinity. The binding
+    /// rule is the latest of these steps that ruled out a candidate (among several of that
+    /// step, the last in host and disk order): `insufficient storage` under `space` when space
+    /// is what ran out, `rack r2 already used (rack level, hard)` when a hard level excluded the
+    /// nodes left, not a rule that only excluded nodes a later rule would have excluded too.
+    /// `None` for a placed replica, a replica its preconditions stop (step 1), and without an
+    /// explanation.
+    pub binding: Option<RejectionCount>,
 }
 
 impl ReplicaSelection {
@@ -537,7 +580,7 @@ impl ReplicaSelection {
     pub(crate) fn new(hosts: usize) -> Self {
         let mut explanation = Explanation::new(u32::try_from(hosts).unwrap_or(u32::MAX));
         explanation.available = 0;
-        ReplicaSelection { placement: None, reasons: Reasons::default(), tier: None, explanation }
+        ReplicaSelection { placement: None, reasons: Reasons::default(), tier: None, explanation, binding: None }
     }
 
     /// Longhorn's message for a failure: the joined keys, or `replica scheduling failed`.
@@ -889,6 +932,12 @@ impl ReplicaScheduler {
                 .is_some_and(|t| now >= t.saturating_add(self.settings.replica_replenishment_wait_interval))
     }
 
+    /// This scheduler with the explanation on ([`ReplicaSchedulerBuilder::explain`]): the same
+    /// decisions, with each failure's verdicts and binding rule. `None` when it is on already.
+    pub(crate) fn explaining(&self) -> Option<ReplicaScheduler> {
+        (!self.explain).then(|| ReplicaScheduler { explain: true, ..self.clone() })
+    }
+
     /// Schedules `replicas[index]` of `volume`, seeing the other replicas as they are (placed
     /// ones occupy nodes, zones and disks). Does not change anything. `now` is in seconds.
     ///
@@ -912,6 +961,7 @@ impl ReplicaScheduler {
         }
         volume.validate()?;
         check_disks(cluster)?;
+        hooks::check_levels(cluster, self.hooks.as_deref())?;
         let cx = Ctx::new(self, cluster, volume)?;
         let mut prep = Prep::new(&cx, replicas);
         self.schedule_one(&cx, &mut prep, replicas, index, now)
@@ -942,6 +992,7 @@ impl ReplicaScheduler {
     ) -> Result<Vec<(String, ReplicaSelection)>, ReplicaError> {
         volume.validate()?;
         self.check_nodes(cluster)?;
+        hooks::check_levels(cluster, self.hooks.as_deref())?;
         let mut indices = Vec::with_capacity(order.len());
         for name in order {
             let i = replicas
@@ -1047,7 +1098,7 @@ impl ReplicaScheduler {
         {
             out.reasons.insert(r);
             if let Some(nodes) = notes.nodes.take() {
-                out.explanation = self.explanation(cx, prep, nodes, Vec::new(), &[]);
+                (out.explanation, out.binding) = self.explanation(cx, prep, nodes, Vec::new(), &[]);
             }
             prep.cand_hosts = cands;
             return Ok(out);
@@ -1061,7 +1112,7 @@ impl ReplicaScheduler {
         best_effort_locality(cx, prep, replicas);
         if let (Some(mut nodes), Some(disks)) = (notes.nodes.take(), notes.disks.take()) {
             left_out(cx, prep, &cands, &tiers, &used, &cascade, &mut nodes);
-            out.explanation = self.explanation(cx, prep, nodes, disks, &prep.entries);
+            (out.explanation, out.binding) = self.explanation(cx, prep, nodes, disks, &prep.entries);
         }
         // The tiers borrow the classes, which go back to the preparation's buffers.
         drop(tiers);
@@ -1070,10 +1121,13 @@ impl ReplicaScheduler {
         out.tier = cascade.tier;
         let Some(placement) = self.choose(cx, prep, replica)? else {
             out.tier = None;
+            let soft = (node_soft, zone_soft);
+            let caller_nodes = binding_callers(cx, prep, &prep.cand_hosts, &used, caller_nodes, soft);
             failure_reasons(&mut out.reasons, cx.hooks, caller_nodes, &cascade);
             return Ok(out);
         };
         out.placement = Some(placement);
+        out.binding = None;
         Ok(out)
     }
 
@@ -1102,7 +1156,9 @@ impl ReplicaScheduler {
 
     /// The explanation of one replica from its notes: a verdict per node and disk noted, the
     /// nodes of `entries` (left for the choice) as passed, in host order; the rejections
-    /// counted per rule and reason, most frequent first. Only with an explanation.
+    /// counted per rule and reason, most frequent first; and the binding rule
+    /// ([`ReplicaSelection::binding`]): the count of the last node or disk ruled out in step
+    /// order. Only with an explanation.
     fn explanation(
         &self,
         cx: &Ctx<'_>,
@@ -1110,7 +1166,7 @@ impl ReplicaScheduler {
         nodes: Vec<(HostId, NodeNote)>,
         disks: Vec<(HostId, DiskId, DiskNote)>,
         entries: &[Entry],
-    ) -> Explanation {
+    ) -> (Explanation, Option<RejectionCount>) {
         let cluster = cx.cluster;
         let words = Words { cx, soft: self.effective_anti_affinity(cx.volume), level_values: &prep.level_values };
         let mut out = Explanation::new(u32::try_from(cluster.len()).unwrap_or(u32::MAX));
@@ -1131,14 +1187,25 @@ impl ReplicaScheduler {
                 None => counts.push(RejectionCount { filter: filter.to_owned(), reason: reason.to_owned(), count: 1 }),
             };
         let mut verdicts: Vec<(HostId, Option<DiskId>, HostVerdict)> = Vec::with_capacity(nodes.len() + disks.len());
+        // The last candidate ruled out: (step, host, disk) and its rule and counted reason.
+        type Step = (u8, HostId, Option<DiskId>);
+        let mut last: Option<(Step, (String, String))> = None;
+        let mut later = |at: (Option<u8>, HostId, Option<DiskId>), rule: &str, counted: &str| {
+            let (Some(step), id, d) = at else { return };
+            if last.as_ref().is_none_or(|(l, _)| (step, id, d) > *l) {
+                last = Some(((step, id, d), (rule.to_owned(), counted.to_owned())));
+            }
+        };
         for (id, note) in nodes {
             let (rule, reason) = words.node(id, note);
             count(&rule, &reason);
+            later((note.step(), id, None), &rule, &reason);
             verdicts.push((id, None, verdict(id, None, Some((rule, reason)))));
         }
         for (id, d, note) in disks {
             let (rule, counted, reason) = words.disk(note);
             count(&rule, &counted);
+            later((Some(note.step()), id, Some(d)), &rule, &counted);
             verdicts.push((id, Some(d), verdict(id, Some(d), Some((rule, reason)))));
         }
         for e in entries {
@@ -1149,8 +1216,10 @@ impl ReplicaScheduler {
         counts.sort_by(|a, b| {
             b.count.cmp(&a.count).then_with(|| a.filter.cmp(&b.filter)).then_with(|| a.reason.cmp(&b.reason))
         });
+        let binding = last
+            .and_then(|(_, (rule, reason))| counts.iter().find(|c| c.filter == rule && c.reason == reason).cloned());
         out.rejections = counts;
-        out
+        (out, binding)
     }
 
     /// The placement of `replica` on candidate `pick`, or `None` when its host or disk is not
@@ -1297,6 +1366,9 @@ impl ReplicaScheduler {
         // whether its snapshot holds one, so a stream of volumes on one snapshot checks once.
         scratch.prepare(&cx, self.hooks.as_ref());
         disk_error(cluster, scratch.disk_above_maximum(cluster))?;
+        if let Some(h) = self.hooks.as_deref() {
+            hooks::level_error(&h.levels, scratch.unknown_level(cluster, &h.levels))?;
+        }
         let prep = scratch.prepared();
         let mut list: Vec<Replica> = replicas.to_vec();
         let usable = list.iter().filter(|r| !r.is_failed() && !r.eviction_requested && r.active && !r.deleted).count();
@@ -1703,6 +1775,41 @@ fn best_effort_locality(cx: &Ctx<'_>, prep: &mut Prep, replicas: &[Replica]) {
             }
         }
     }
+}
+
+/// The caller's node filters (of `caller_nodes`, by position) that bind a replica no tier
+/// placed: those that rejected a candidate node (of `cands`) which the rules after them would
+/// have admitted: a node of a tier the cascade tries under the node and zone anti-affinity
+/// rules (`soft`: node, zone), whose domain at no hard level of the caller's holds a replica.
+/// A filter whose every rejected node a later hard rule excludes anyway did not bind it, and is
+/// not named. Runs on a failure only.
+fn binding_callers(
+    cx: &Ctx<'_>,
+    prep: &Prep,
+    cands: &[HostId],
+    used: &Used,
+    caller_nodes: u64,
+    (node_soft, zone_soft): (bool, bool),
+) -> u64 {
+    let Some(hooks) = cx.hooks.filter(|_| caller_nodes != 0) else { return caller_nodes };
+    let levels = (!hooks.levels.is_empty()).then(|| LevelPasses::new(hooks, &prep.level_values, used));
+    let mut binding = 0u64;
+    for &id in cands {
+        let Some(hp) = prep.host(id).filter(|hp| hp.selector_ok && hp.caller != 0) else { continue };
+        let (node_used, zone_used) = (used.node(id), used.zone(hp.zone));
+        // The tiers of `tier_order`, by `node_classes`' class rules.
+        let in_a_tier = zone_used.is_none()
+            || match (zone_soft, node_soft) {
+                (false, _) => node_used == Some(true) && (zone_used == Some(true) || cx.best_effort),
+                (true, false) => node_used.is_none() || hp.pressured || node_used == Some(true),
+                (true, true) => true,
+            };
+        let hard_level = levels.as_ref().and_then(|lv| lv.excludes(&prep.level_values, id, lv.passes.len() - 1));
+        if in_a_tier && hard_level.is_none() {
+            binding |= 1u64 << (hp.caller - 1);
+        }
+    }
+    binding
 }
 
 /// The reasons of a replica no tier placed: the disk reasons the cascade met, and the caller's

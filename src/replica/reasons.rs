@@ -215,6 +215,29 @@ pub(crate) enum NodeNote {
     Caller(u16),
 }
 
+impl NodeNote {
+    /// The step of Longhorn's order that rules a node out by this note
+    /// ([`ReplicaSelection::binding`](super::ReplicaSelection::binding)): the node checks, the
+    /// node selector, the caller's node filters, the tier cascade, the caller's levels within
+    /// it. `None` for [`NodeNote::NoDisk`]: its disks carry the notes that ruled it out.
+    pub(crate) fn step(self) -> Option<u8> {
+        Some(match self {
+            NodeNote::NotReady
+            | NodeNote::Cordoned
+            | NodeNote::SchedulingDisabled
+            | NodeNote::V2Disabled
+            | NodeNote::HardAffinity
+            | NodeNote::Topology
+            | NodeNote::EngineImage => 0,
+            NodeNote::NodeSelector => 1,
+            NodeNote::Caller(_) => 2,
+            NodeNote::NodeUsed | NodeNote::ZoneUsed => 3,
+            NodeNote::Level(_) => 4,
+            NodeNote::NoDisk => return None,
+        })
+    }
+}
+
 /// Why a disk was not chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DiskNote {
@@ -241,6 +264,22 @@ pub(crate) enum DiskNote {
     /// Rejected by the caller's disk filter of this position (its name index in
     /// [`ReplicaHooks::names`](super::hooks::ReplicaHooks::names)).
     Caller(u16),
+}
+
+impl DiskNote {
+    /// The step of Longhorn's order that rules a disk out by this note, after every node step
+    /// ([`NodeNote::step`]): the pre-filter, type and filesystem size, the disk selector, the
+    /// caller's disk filters, the space check, disk anti-affinity.
+    pub(crate) fn step(self) -> u8 {
+        match self {
+            DiskNote::Unavailable | DiskNote::NotReady | DiskNote::Pressure(_) | DiskNote::ReportedUnschedulable => 5,
+            DiskNote::WrongType | DiskNote::IncompatibleSize => 6,
+            DiskNote::Tags => 7,
+            DiskNote::Caller(_) => 8,
+            DiskNote::Space(_) => 9,
+            DiskNote::AntiAffinity => 10,
+        }
+    }
 }
 
 /// What the explanation's words read: the call's context, the anti-affinity flags and the

@@ -47,6 +47,7 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         hard_node_affinity: &str,
     ) -> Result<Option<usize>, ReplicaError> {
+        super::hooks::check_levels(cluster, self.hooks.as_deref())?;
         let cx = Ctx::new(self, cluster, volume)?;
         Ok(self.reusable_in(&cx, &mut Prep::new(&cx, &[]), replicas, hard_node_affinity))
     }
@@ -240,6 +241,7 @@ impl ReplicaScheduler {
     ) -> Result<Option<String>, ReplicaError> {
         volume.validate()?;
         super::check_disks(cluster)?;
+        super::hooks::check_levels(cluster, self.hooks.as_deref())?;
         let cx = Ctx::new(self, cluster, volume)?;
         let out = self.precheck_in(&cx, &mut Prep::new(&cx, &[]), &mut replicas.to_vec(), now)?;
         Ok(out.placement.is_none().then(|| out.reasons.precheck_message()))

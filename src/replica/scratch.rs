@@ -1,6 +1,6 @@
 //! [`ReplicaScratch`]: the volume-independent preparation and the buffers, kept across calls.
 
-use super::hooks::ReplicaHooks;
+use super::hooks::{self, Level, ReplicaHooks};
 use super::prep::{self, Base, FillKey, Prep};
 use super::settings::ReplicaSettings;
 use super::Ctx;
@@ -64,6 +64,9 @@ struct Stamp {
     /// The snapshot's first disk above its maximum ([`Cluster::disk_above_maximum`]), found
     /// when the stamp was made or refreshed.
     disk_above_maximum: Option<(HostId, DiskId)>,
+    /// The first of the hooks' levels whose key no host carries ([`hooks::unknown_level`]),
+    /// found when the stamp was made or refreshed.
+    unknown_level: Option<usize>,
 }
 
 impl Stamp {
@@ -152,6 +155,16 @@ impl ReplicaScratch {
         }
     }
 
+    /// The first of `levels` (the hooks' the scratch was prepared with) whose key no host of
+    /// `cluster` carries, right after a [`prepare`](ReplicaScratch::prepare) for it: O(1) from
+    /// the kept preparation's stamp, as [`hooks::unknown_level`] for a one-off scratch.
+    pub(crate) fn unknown_level(&self, cluster: &Cluster, levels: &[Level]) -> Option<usize> {
+        match &self.stamp {
+            Some(stamp) if !self.one_off => stamp.unknown_level,
+            _ => hooks::unknown_level(cluster, levels),
+        }
+    }
+
     /// Makes the kept preparation match `cx`'s snapshot, settings and hooks: keeps it,
     /// refreshes the hosts of the chunks that changed (and the volume's part with them when it
     /// was filled for `key`), or rebuilds it. `true` when the volume's part must be filled anew.
@@ -166,6 +179,7 @@ impl ReplicaScratch {
                     // The old snapshot's chunks that no one else holds are freed here.
                     stamp.cluster = cx.cluster.clone();
                     stamp.disk_above_maximum = cx.cluster.disk_above_maximum();
+                    stamp.unknown_level = levels_unknown(cx.cluster, hooks);
                     self.rebuilds += 1;
                     self.refreshes += 1;
                     return !with_volume;
@@ -182,9 +196,15 @@ impl ReplicaScratch {
             settings: cx.settings.clone(),
             hooks: hooks.cloned(),
             disk_above_maximum: cx.cluster.disk_above_maximum(),
+            unknown_level: levels_unknown(cx.cluster, hooks),
         });
         true
     }
+}
+
+/// [`hooks::unknown_level`] for the levels of `hooks`, if any.
+fn levels_unknown(cluster: &Cluster, hooks: Option<&Arc<ReplicaHooks>>) -> Option<usize> {
+    hooks.and_then(|h| hooks::unknown_level(cluster, &h.levels))
 }
 
 #[cfg(test)]

@@ -925,3 +925,57 @@ fn the_explanation_names_each_disk_left_out() {
         o.explanation.rejections.iter().map(|r| (&*r.filter, &*r.reason, r.count)).collect();
     assert_eq!(counts, [("space", "insufficient storage", 2), ("disk", "no disk of the node passed", 1)]);
 }
+
+/// Issue 42.3: a level whose key no host carries (no topology level, no host's label key) is
+/// refused by every entry, naming the key; a key some host carries, even one host past the
+/// first chunk or with an empty value, is accepted.
+#[test]
+fn a_level_no_host_carries_is_refused_by_every_entry() {
+    let hosts = |n: usize| -> Vec<HostSpec> {
+        (0..n).map(|i| host(&format!("n{i}"), &[("d1", 100 * G, 100 * G)]).zone(format!("z{}", i % 3))).collect()
+    };
+    let mut spread = hosts(70);
+    spread[69] = spread[69].clone().label("rack", "r9");
+    spread[68] = spread[68].clone().label("row", "");
+    let carried = cluster(spread);
+    let level =
+        |key: &str| ReplicaScheduler::builder(ReplicaSettings::default()).level(Level::hard(key)).build().unwrap();
+    let volume = Volume::new("vol", G, 3);
+    for key in ["zone", "rack", "row"] {
+        let s = level(key);
+        assert!(s.schedule(&carried, &volume, &[], 0).is_ok(), "{key}");
+        assert!(s.schedule_with(&mut ReplicaScratch::new(), &carried, &volume, &[], 0).is_ok(), "{key}");
+    }
+    let unknown = |r: Result<(), ReplicaError>| match r {
+        Err(ReplicaError::UnknownLevel { key }) => key,
+        other => panic!("{other:?}"),
+    };
+    // `rakc` is no symbol at all; `rack` on a snapshot whose one rack host was removed is a
+    // symbol no host carries any more.
+    let removed = carried.apply(&crate::snapshot::ClusterEvent::HostRemoved { host: "n69".into() }).unwrap();
+    for (cluster, key) in [(&carried, "rakc"), (&removed, "rack")] {
+        let s = ReplicaScheduler::builder(ReplicaSettings::default())
+            .level(Level::soft("zone"))
+            .level(Level::hard(key))
+            .build()
+            .unwrap();
+        let pending = [Replica::new("vol-r-1")];
+        assert_eq!(unknown(s.schedule(cluster, &volume, &[], 0).map(drop)), key);
+        assert_eq!(unknown(s.schedule_with(&mut ReplicaScratch::new(), cluster, &volume, &[], 0).map(drop)), key);
+        assert_eq!(unknown(s.schedule_replica(cluster, &volume, &pending, 0, 0).map(drop)), key);
+        assert_eq!(
+            unknown(s.schedule_replicas(cluster, &volume, &mut pending.clone(), &["vol-r-1"], 0).map(drop)),
+            key
+        );
+        assert_eq!(unknown(s.precheck(cluster, &volume, &[], 0).map(drop)), key);
+        assert_eq!(unknown(s.reusable_failed_replica(cluster, &volume, &[], "").map(drop)), key);
+    }
+    // A kept preparation finds it on a later snapshot of its lineage, and forgets it again.
+    let s = level("rack");
+    let mut scratch = ReplicaScratch::new();
+    assert!(s.schedule_with(&mut scratch, &carried, &volume, &[], 0).is_ok());
+    assert_eq!(unknown(s.schedule_with(&mut scratch, &removed, &volume, &[], 0).map(drop)), "rack");
+    assert!(s.schedule_with(&mut scratch, &carried, &volume, &[], 0).is_ok());
+    let message = ReplicaError::UnknownLevel { key: "rakc".into() }.to_string();
+    assert_eq!(message, "level `rakc`: no host carries it as a topology level or a label");
+}

@@ -326,11 +326,21 @@ mod neutral {
             .disk_filter(disk_filter_fn("every disk", |_| true))
             .weigher(weigher_fn("flat", |_, _| 1.0), 2.0)
             .disk_weigher(disk_weigher_fn("flat disks", |_| 3.0), 1.0)
-            // No host has the label: every host is in the domain "", so a soft level only ever
-            // relaxes to the tier as it was.
-            .level(Level::soft("no-such-label"))
+            // Every host has the label with one value (`one_domain`): every host is in one
+            // domain, so a soft level only ever relaxes to the tier as it was. (A label no host
+            // has is refused: `ReplicaError::UnknownLevel`.)
+            .level(Level::soft("everywhere"))
             .build()
             .unwrap()
+    }
+
+    /// `cluster` with the label `everywhere=one` on every host.
+    fn one_domain(cluster: &Cluster) -> Cluster {
+        let mut spec = cluster.to_spec();
+        for host in &mut spec.hosts {
+            host.labels.insert("everywhere".into(), "one".into());
+        }
+        Cluster::from_spec(&spec).unwrap()
     }
 
     proptest! {
@@ -348,6 +358,7 @@ mod neutral {
             settings.replica_zone_soft_anti_affinity = soft[1];
             settings.replica_disk_soft_anti_affinity = soft[2];
             let version = if v110 { LonghornVersion::V1_10 } else { LonghornVersion::Head };
+            let cluster = one_domain(&cluster);
             let plain = ReplicaScheduler::builder(settings.clone()).version(version).build().unwrap();
             let built = ReplicaScheduler::builder(settings.clone()).version(version).build().unwrap();
             let hooked = neutral(settings, version);
@@ -383,4 +394,81 @@ fn a_failed_replica_on_a_rejected_host_is_not_reused() {
     let plain = ReplicaScheduler::new(ReplicaSettings::default()).unwrap();
     assert_eq!(plain.reusable_failed_replica(&cluster, &volume, &replicas, "").unwrap(), Some(1));
     assert_eq!(no_maintenance().reusable_failed_replica(&cluster, &volume, &replicas, "").unwrap(), None);
+}
+
+/// Issue 42.1: twelve hosts in three racks (one zone), a hard rack level, a caller filter
+/// `maintenance` on `maint` hosts (in racks 1 and 2).
+fn racks(maint: &[usize]) -> Cluster {
+    let mut b = Cluster::builder();
+    for i in 0..12 {
+        let mut h = HostSpec::new(format!("n{i:02}"))
+            .zone("z1")
+            .label("rack", format!("r{}", i % 3))
+            .disk(DiskSpec::new("d1", 100 * G, 90 * G - i as i64 * G));
+        if maint.contains(&i) {
+            h = h.label("maintenance", "true");
+        }
+        b = b.host(h);
+    }
+    b.build().unwrap()
+}
+
+fn rack_scheduler(explain: bool) -> ReplicaScheduler {
+    ReplicaScheduler::builder(ReplicaSettings::default())
+        .filter(filter_fn("maintenance", |cx, h| cx.cluster().label(h, "maintenance").is_none()))
+        .level(Level::hard("rack"))
+        .explain(explain)
+        .build()
+        .unwrap()
+}
+
+/// The binding rule is the rule of the last candidate ruled out in Longhorn's step order: a
+/// caller filter that only dropped hosts the hard level excludes anyway binds nothing, so it is
+/// named neither in Longhorn's message, nor in the replica's explanation message, nor in the
+/// stop of `capacity::volumes`; each names the rack level, and says what it says without the
+/// filter.
+#[test]
+fn a_filter_that_binds_nothing_is_not_named_and_the_stop_names_the_binding_rule() {
+    let volume = Volume::new("vol", G, 4);
+    for maint in [&[1usize, 2][..], &[]] {
+        let cluster = racks(maint);
+        let r = rack_scheduler(true).schedule(&cluster, &volume, &[], 0).unwrap();
+        assert_eq!(r.placed().count(), 3, "one replica per rack");
+        let failed = r.selections.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
+        // Longhorn's text as Longhorn writes it: an anti-affinity-only failure.
+        assert_eq!(r.condition_message().as_deref(), Some("replica scheduling failed"), "{maint:?}");
+        assert_eq!(failed.explanation.message.as_deref(), Some("replica scheduling failed"));
+        assert!(failed.reasons.callers().is_empty());
+        // The maintenance hosts keep their verdicts; the binding rule is the level's.
+        assert_eq!(by(&failed.explanation, "maintenance").len(), maint.len());
+        let binding = failed.binding.as_ref().unwrap();
+        assert_eq!(binding.filter, "rack anti-affinity");
+        assert!(binding.reason.ends_with("already used (rack level, hard)"), "{}", binding.reason);
+        assert!(failed.explanation.rejections.contains(binding));
+        // The count stops at the same rule, with or without the scheduler's explanation.
+        for explain in [true, false] {
+            let cap = placewise::capacity::volumes(&rack_scheduler(explain), &cluster, &volume, 10).unwrap();
+            assert_eq!(cap.total, 0);
+            assert_eq!(cap.stop.as_deref(), Some(binding.reason.as_str()));
+            assert_eq!(cap.message.as_deref(), Some("replica scheduling failed"));
+        }
+    }
+}
+
+/// A caller filter that drops a host no later hard rule excludes is what binds the replica:
+/// it stays named in Longhorn's message (`caller_filter_rejection_is_a_named_reason`); the
+/// binding rule, the last candidate's, is then the node anti-affinity that ruled out the
+/// hosts left.
+#[test]
+fn a_filter_that_binds_is_named_and_the_last_rule_is_the_binding_one() {
+    let r = no_maintenance().schedule(&maintenance_cluster(), &Volume::new("vol", G, 4), &[], 0).unwrap();
+    let failed = r.selections.iter().find(|(_, o)| o.placement.is_none()).map(|(_, o)| o).unwrap();
+    assert_eq!(r.condition_message().as_deref(), Some("rejected by maintenance"));
+    let binding = failed.binding.as_ref().unwrap();
+    assert_eq!(
+        (binding.filter.as_str(), binding.reason.as_str(), binding.count),
+        ("node anti-affinity", "holds a replica of this volume (node anti-affinity, hard)", 3)
+    );
+    // A placed replica has no binding rule.
+    assert!(r.selections.iter().filter(|(_, o)| o.placement.is_some()).all(|(_, o)| o.binding.is_none()));
 }
