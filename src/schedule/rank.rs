@@ -985,6 +985,14 @@ fn merge_sort(v: &mut [u32], spare: &mut Vec<u32>, cmp: impl Fn(&u32, &u32) -> O
 /// to the lower host id: [`Ranking::rank`] is not `Greater`.
 #[inline(always)]
 fn first(scores: &[f64], cap: usize, tiers: usize, candidates: &[HostId], a: usize, b: usize) -> bool {
+    if tiers == 1 {
+        // The common case, without the loop: a higher score, else an equal one (or two NaNs)
+        // and the lower id, else a number against a NaN.
+        let (x, y) = (scores[a], scores[b]);
+        return x > y
+            || (x == y || x.is_nan() && y.is_nan()) && candidates[a] <= candidates[b]
+            || y.is_nan() && !x.is_nan();
+    }
     for t in 0..tiers {
         let (x, y) = (scores[t * cap + a], scores[t * cap + b]);
         if x > y {
