@@ -1,6 +1,5 @@
 //! `BuildFailureWeigher`: hosts where recent builds failed.
 
-use super::aggregate_multiplier;
 use crate::id::HostId;
 use crate::request::Cx;
 use crate::weigh::{Bounds, Extension, Weigher};
@@ -66,22 +65,6 @@ impl Weigher for BuildFailureWeigher {
     }
 }
 
-impl Extension for BuildFailureWeigher {
-    /// `−(smallest aggregate override, else the configured value)`.
-    fn multiplier(&self, cx: &Cx<'_>, host: HostId, configured: f64) -> f64 {
-        -aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
-    }
-
-    fn per_host_multiplier(&self) -> bool {
-        // Always: even without overrides the multiplier differs from the configured one.
-        true
-    }
-
-    fn multiplier_by_aggregates(&self) -> bool {
-        true
-    }
-
-    fn validates(&self) -> bool {
-        false
-    }
-}
+// `−(smallest aggregate override, else the configured value)`: even without overrides the
+// multiplier differs from the configured one, so it is always asked per host.
+aggregate_extension!(BuildFailureWeigher, negated);

@@ -27,12 +27,20 @@
 /// The filter scheduler's per-aggregate multiplier override as a weigher's
 /// [`Extension`](crate::weigh::Extension): the smallest value of the type's `AGGREGATE_KEY`
 /// across the host's aggregates, else the configured multiplier; asked once per aggregate class;
-/// no candidate check.
+/// no candidate check. `negated`: the weigher adds the multiplier's negative
+/// (`BuildFailureWeigher`: fewer failures weigh more).
 macro_rules! aggregate_extension {
     ($ty:ty) => {
+        aggregate_extension!(@impl $ty, |m| m);
+    };
+    ($ty:ty, negated) => {
+        aggregate_extension!(@impl $ty, |m| -m);
+    };
+    (@impl $ty:ty, |$m:ident| $signed:expr) => {
         impl $crate::weigh::Extension for $ty {
             fn multiplier(&self, cx: &$crate::request::Cx<'_>, host: $crate::id::HostId, configured: f64) -> f64 {
-                $crate::nova::weighers::aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured)
+                let $m = $crate::nova::weighers::aggregate_multiplier(cx, host, Self::AGGREGATE_KEY, configured);
+                $signed
             }
 
             fn per_host_multiplier(&self) -> bool {
