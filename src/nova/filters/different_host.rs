@@ -1,7 +1,7 @@
 //! DifferentHostFilter: away from the instances named in the `different_host` hint.
 
 use super::common::{hint, Hint};
-use crate::filter::{Filter, Reason, Verdict};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::nova::request::VmSpec;
 use crate::request::Cx;
@@ -15,6 +15,25 @@ pub(super) fn hinted_uuids<'a>(cx: &Cx<'a>, name: &str) -> Option<impl Iterator<
         _ => return None,
     };
     Some(one.into_iter().chain(many.iter().filter_map(Value::as_str)))
+}
+
+/// The lanes of `mask` in chunk `chunk` that pass a `name` hint, the hint read once for the
+/// chunk: every lane without the hint; with it, the lanes where running one of the named
+/// instances (on the service host, shared by its nodes) is `runs_one`.
+pub(super) fn judge_hinted(
+    cx: &Cx<'_>,
+    name: &str,
+    runs_one: bool,
+    chunk: usize,
+    mask: u64,
+    rejected: &mut Rejections,
+) -> u64 {
+    match hinted_uuids(cx, name) {
+        None => mask,
+        Some(uuids) => rejected.check_lanes(chunk, mask, |host| {
+            (uuids.clone().any(|u| cx.cluster().service_has_instance(host, u)) == runs_one).into()
+        }),
+    }
 }
 
 /// Nova's `DifferentHostFilter`: with a `different_host` hint (one instance UUID or a list), a
@@ -36,6 +55,10 @@ impl Filter for DifferentHostFilter {
                 (!uuids.any(|u| cx.cluster().service_has_instance(host, u))).into()
             }
         }
+    }
+
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        judge_hinted(cx, "different_host", false, chunk, mask, rejected)
     }
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {

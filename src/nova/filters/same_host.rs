@@ -1,7 +1,7 @@
 //! SameHostFilter: next to the instances named in the `same_host` hint.
 
-use super::different_host::hinted_uuids;
-use crate::filter::{Filter, Reason, Verdict};
+use super::different_host::{hinted_uuids, judge_hinted};
+use crate::filter::{Filter, Reason, Rejections, Verdict};
 use crate::id::HostId;
 use crate::request::Cx;
 
@@ -24,6 +24,10 @@ impl Filter for SameHostFilter {
                 uuids.any(|u| cx.cluster().service_has_instance(host, u)).into()
             }
         }
+    }
+
+    fn check_chunk(&self, cx: &Cx<'_>, chunk: usize, mask: u64, rejected: &mut Rejections) -> u64 {
+        judge_hinted(cx, "same_host", true, chunk, mask, rejected)
     }
 
     fn describe(&self, _cx: &Cx<'_>, _reason: Reason) -> String {
