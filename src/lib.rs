@@ -109,6 +109,7 @@ pub mod expr;
 pub mod filter;
 pub mod hooks;
 pub mod id;
+pub mod import;
 mod json;
 pub mod nova;
 pub mod replica;

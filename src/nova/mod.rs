@@ -46,6 +46,7 @@ pub mod config;
 pub mod extra_specs;
 pub mod filters;
 pub mod host_state;
+pub mod import;
 pub mod json_query;
 pub mod pyvalue;
 pub mod request;

@@ -281,6 +281,7 @@ mod cold;
 mod count;
 mod disk_stage;
 mod hooks;
+pub mod import;
 mod node;
 mod node_stage;
 mod plan;

@@ -294,6 +294,7 @@ mod compat;
 mod constraint;
 mod error;
 mod filters;
+pub mod import;
 mod node;
 mod outcome;
 mod request;

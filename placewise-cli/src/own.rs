@@ -1,0 +1,137 @@
+//! placewise's own snapshot JSON, and the summary of a cluster every system's `inspect` shows.
+
+use crate::answer::{Answer, CliError};
+use placewise::import::Document;
+use placewise::snapshot::ClusterSpec;
+use placewise::Cluster;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Whether a document is a placewise snapshot: an object with a `hosts` array.
+pub(crate) fn recognises(value: &Value) -> bool {
+    value.get("hosts").is_some_and(Value::is_array)
+}
+
+/// `inspect` of a snapshot.
+pub(crate) fn inspect(docs: &[Document]) -> Result<Answer, CliError> {
+    let [doc] = docs else {
+        return Err(CliError::Usage(format!("a placewise snapshot is one document; {} were given", docs.len())));
+    };
+    let text = doc.value.to_string();
+    let cluster = Cluster::from_json(&text)
+        .map_err(|source| CliError::Import(placewise::import::ImportError::Build { source }))?;
+    let (summary, json) = summary(&cluster);
+    Ok(Answer {
+        text: format!("format: placewise snapshot ({})\n{summary}", doc.origin),
+        json: json!({ "format": "placewise", "cluster": json }),
+        snapshot: Some(cluster.to_json()),
+        svg: None,
+    })
+}
+
+/// What the other subcommands say on a bare snapshot.
+pub(crate) fn no_request() -> CliError {
+    CliError::Usage(
+        "a placewise snapshot carries no workload to place; give a system's objects \
+         (Longhorn, Swarm, OpenStack) or use the library with a request"
+            .into(),
+    )
+}
+
+/// A cluster's size and totals, as text lines and as JSON: hosts, hosts taking work, disks,
+/// each resource's capacity and free amount, instances.
+pub(crate) fn summary(cluster: &Cluster) -> (String, Value) {
+    let spec: ClusterSpec = cluster.to_spec();
+    let mut totals: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    let (mut disks, mut disk_max, mut disk_avail, mut instances) = (0usize, 0i64, 0i64, 0usize);
+    for host in &spec.hosts {
+        for (kind, r) in &host.resources {
+            let t = totals.entry(kind.as_str()).or_default();
+            let usable = (r.capacity - r.reserved) * r.allocation_ratio;
+            t.0 += usable;
+            t.1 += usable - r.used;
+        }
+        for d in &host.disks {
+            disks += 1;
+            disk_max += d.maximum;
+            disk_avail += d.available;
+        }
+        instances += host.instances.len();
+    }
+    let mut text = String::new();
+    let _ = writeln!(text, "hosts: {}", spec.hosts.len());
+    if disks > 0 {
+        let _ = writeln!(text, "disks: {disks} ({} of {} available)", bytes(disk_avail), bytes(disk_max));
+    }
+    for (kind, (cap, free)) in &totals {
+        let _ = writeln!(text, "{kind}: {} usable, {} free", number(*cap), number(*free));
+    }
+    if instances > 0 {
+        let _ = writeln!(text, "instances: {instances}");
+    }
+    let resources: serde_json::Map<String, Value> =
+        totals.iter().map(|(k, (cap, free))| (k.to_string(), json!({ "usable": cap, "free": free }))).collect();
+    let json = json!({
+        "hosts": spec.hosts.len(),
+        "disks": disks,
+        "disk_maximum": disk_max,
+        "disk_available": disk_avail,
+        "resources": resources,
+        "instances": instances,
+    });
+    (text, json)
+}
+
+/// Bytes in binary units, one decimal (`1.5 GiB`).
+pub(crate) fn bytes(n: i64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut x = n as f64;
+    let mut unit = 0;
+    while x.abs() >= 1024.0 && unit + 1 < UNITS.len() {
+        x /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{x:.1} {}", UNITS[unit])
+    }
+}
+
+/// A number without a needless fraction.
+pub(crate) fn number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(3 << 29), "1.5 GiB");
+        assert_eq!(number(4.0), "4");
+        assert_eq!(number(0.25), "0.25");
+    }
+
+    #[test]
+    fn a_snapshot_is_summarised() {
+        let doc = Document::new(
+            "c.json",
+            json!({"hosts": [
+                {"name": "a", "resources": {"vcpus": {"capacity": 8, "allocation_ratio": 2.0}}},
+                {"name": "b", "resources": {"vcpus": 4}}
+            ]}),
+        );
+        let answer = inspect(&[doc]).unwrap();
+        assert_eq!(answer.json["cluster"]["hosts"], 2);
+        assert_eq!(answer.json["cluster"]["resources"]["vcpus"]["usable"], 20.0);
+        assert!(answer.text.contains("vcpus: 20 usable, 20 free"), "{}", answer.text);
+    }
+}

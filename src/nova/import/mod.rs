@@ -1,0 +1,1 @@
+//! OpenStack's own objects in: the Placement API's and the Nova API's JSON.

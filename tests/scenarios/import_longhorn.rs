@@ -1,0 +1,1 @@
+//! Importing longhorn objects: the fixtures under `tests/data/import/longhorn/`.

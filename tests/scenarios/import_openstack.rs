@@ -1,0 +1,1 @@
+//! Importing openstack objects: the fixtures under `tests/data/import/openstack/`.

@@ -1,0 +1,1 @@
+//! Importing swarm objects: the fixtures under `tests/data/import/swarm/`.
