@@ -68,6 +68,9 @@ pub struct WeightTerm {
 pub struct RankedHost {
     /// The host's name.
     pub host: String,
+    /// The disk's name, when the engine ranks disks (replica).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
     /// Score per tier.
     pub scores: Vec<f64>,
     /// Every weigher's contribution.

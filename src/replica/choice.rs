@@ -473,6 +473,84 @@ pub(crate) fn best_disk(cands: &[Candidate], disk_stats: &Agg, s: i128) -> Optio
     best_disk
 }
 
+/// How many candidates an explanation ranks ([`Explanation::top`](crate::explain::Explanation::top)).
+pub(crate) const EXPLAIN_TOP: usize = 3;
+
+/// One candidate as an explanation lists it: the disk choice's terms, each `(name, raw value,
+/// multiplier)`, in the order the rule compares them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Ranked {
+    pub(crate) cand: Candidate,
+    pub(crate) terms: Vec<(&'static str, f64, f64)>,
+}
+
+/// The candidates of `entries` in the order `strategy` prefers them, best first, at most `k`,
+/// each with the terms the rule compared; `pick` (what [`choose_entries`] chose on the same
+/// entries) comes first even when it was Longhorn's "first candidate" fallback, which no score
+/// ranks. For the balance score, a node or disk without room for `size` is not ranked (the
+/// rule skips it). Used for explanations only: it allocates.
+pub(crate) fn ranked(
+    strategy: DiskChoice,
+    entries: &[Entry],
+    pool: Pool<'_>,
+    size: i64,
+    pick: Candidate,
+    k: usize,
+) -> Vec<Ranked> {
+    let mut out: Vec<Ranked> = Vec::new();
+    match strategy {
+        DiskChoice::MostUsableStorage => {
+            for e in entries {
+                for c in pool.cands(e) {
+                    out.push(Ranked { cand: *c, terms: vec![("usable storage", c.free as f64, 1.0)] });
+                }
+            }
+            // Stable: equal values keep host, then disk order, as the rule's first-wins scan.
+            out.sort_by(|a, b| b.cand.free.cmp(&a.cand.free));
+        }
+        DiskChoice::BalanceScore => {
+            let s = size as i128;
+            let mut node_stats = Wide::default();
+            let mut disk_stats = Agg::EMPTY;
+            for e in entries {
+                let agg = pool.agg(e);
+                node_stats.push(agg.sum);
+                disk_stats.merge(agg);
+            }
+            let mut keyed: Vec<(f64, f64, Ranked)> = Vec::new();
+            for e in entries {
+                let total = pool.agg(e).sum;
+                if total < s {
+                    continue;
+                }
+                let node = spread(node_stats.range_with(total, s), node_stats.n, node_stats.sum - s);
+                for c in pool.cands(e) {
+                    if (c.usable as i128) < s {
+                        continue;
+                    }
+                    let disk = disk_stats.spread_with(c.usable as i128, s);
+                    let terms = vec![("node balance", node, -1.0), ("disk balance", disk, -1.0)];
+                    keyed.push((node, disk, Ranked { cand: *c, terms }));
+                }
+            }
+            // Lower is better at both stages; stable, so ties keep host and disk order.
+            keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            out = keyed.into_iter().map(|(_, _, r)| r).collect();
+        }
+    }
+    let same = |r: &Ranked| (r.cand.host, r.cand.disk) == (pick.host, pick.disk);
+    match out.iter().position(same) {
+        Some(0) => {}
+        Some(i) => {
+            let r = out.remove(i);
+            out.insert(0, r);
+        }
+        None => out.insert(0, Ranked { cand: pick, terms: Vec::new() }),
+    }
+    out.truncate(k);
+    out
+}
+
 /// Chooses among `cands` (sorted by host id, then disk id; non-empty). Returns an index.
 /// The plain counterpart of [`choose_entries`], used by tests and the reference vectors.
 #[cfg(test)]

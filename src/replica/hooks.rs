@@ -4,7 +4,9 @@
 //! Longhorn's behaviour is the configuration without any: the scheduler then holds no hooks and
 //! never looks at them (one `Option` test per call).
 
-use super::choice::{choose_entries, push_dynamic, Agg, Candidate, DiskChoice, Entry, Pool};
+use super::choice::{
+    choose_entries, push_dynamic, ranked, Agg, Candidate, DiskChoice, Entry, Pool, Ranked, EXPLAIN_TOP,
+};
 use super::space::DiskSpace;
 use super::volume::Volume;
 use super::{Ctx, ReplicaError};
@@ -486,21 +488,36 @@ pub(crate) fn weighed_choice(
     entries: &mut Vec<Entry>,
     pool: Pool<'_>,
     picks: &[HostId],
+    mut top: Option<&mut Vec<Ranked>>,
 ) -> Result<Option<Candidate>, ReplicaError> {
     let size = cx.volume.size;
     let mut scores = Vec::new();
+    let mut caller_terms: Vec<(&'static str, f64, f64)> = Vec::new();
     if let (false, Some(hcx)) = (hooks.weighers.is_empty() || entries.len() < 2, cx.hook_cx.as_ref()) {
         let hosts: Vec<HostId> = entries.iter().map(|e| e.host).collect();
         hcx.weigh(cx.cluster, hooks, &hosts, picks, &mut scores)?;
         let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        caller_terms.push(("node weighers", best, 1.0));
         let mut k = 0;
         entries.retain(|_| {
             k += 1;
             scores[k - 1] == best
         });
     }
+    // The explanation's ranking of what the disk choice saw, after the caller's scores, which
+    // every candidate left shares.
+    let mut rank = |entries: &[Entry], pool: Pool<'_>, pick: Option<Candidate>, caller: &[(&'static str, f64, f64)]| {
+        if let (Some(top), Some(pick)) = (top.as_deref_mut(), pick) {
+            *top = ranked(strategy, entries, pool, size, pick, EXPLAIN_TOP);
+            for r in top.iter_mut() {
+                r.terms.splice(0..0, caller.iter().copied());
+            }
+        }
+        pick
+    };
     if hooks.disk_weighers.is_empty() {
-        return Ok(choose_entries(strategy, entries, pool, size));
+        let pick = choose_entries(strategy, entries, pool, size);
+        return Ok(rank(entries, pool, pick, &caller_terms));
     }
     let all: Vec<Candidate> = entries.iter().flat_map(|e| pool.cands(e).iter().copied()).collect();
     let keys: Vec<(HostId, DiskId)> = all.iter().map(|c| (c.host, c.disk)).collect();
@@ -517,5 +534,7 @@ pub(crate) fn weighed_choice(
         kept.push(*c);
     }
     let pool = Pool { stat: &[], dynamic: &kept, stat_aggs: &[], dyn_aggs: &aggs };
-    Ok(choose_entries(strategy, &narrowed, pool, size))
+    caller_terms.push(("disk weighers", best, 1.0));
+    let pick = choose_entries(strategy, &narrowed, pool, size);
+    Ok(rank(&narrowed, pool, pick, &caller_terms))
 }

@@ -321,14 +321,14 @@ pub use volume::{
 };
 
 use crate::error::{BuildError, EventError, ScheduleError};
-use crate::explain::{Explanation, HostVerdict, RejectionCount};
+use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 use crate::filter::Filter;
 use crate::hooks::{hook_methods, Hooks};
 use crate::id::{DiskId, HostId, Symbol};
 use crate::rng::SplitMix64;
 use crate::snapshot::{check_attributes, AttributeKey, AttributeType, AttributeWarning, Cluster, Host};
 use crate::weigh::Weigher;
-use choice::{Agg, Candidate, Entry, Pool};
+use choice::{Agg, Candidate, Entry, Pool, EXPLAIN_TOP};
 use hooks::{weighed_choice, HookCx, ReplicaHooks};
 use node_stage::{LevelPasses, Used};
 use prep::Prep;
@@ -555,7 +555,11 @@ pub struct ReplicaSelection {
     /// used (zone anti-affinity, hard)`, `rack r2 already used (rack level, hard)`, the space
     /// check's numbers in Longhorn's text), the disk's name in `disk` for a disk; the nodes
     /// left for the choice as passed. `rejections` counts those verdicts per rule and reason.
-    /// Without it `available` is 1 for a placed replica: the paths that decide a replica
+    /// `top` ranks up to three candidate disks of a placed replica as the disk choice compared
+    /// them, the placed one first: the balance score's `node balance` and `disk balance` (lower
+    /// is better: multiplier −1) or v1.10's `usable storage`, after the caller's `node
+    /// weighers` and `disk weighers` sums where there are any (it then lists the candidates
+    /// those scores left tied for best). Without it `available` is 1 for a placed replica: the paths that decide a replica
     /// without visiting every host count no others.
     pub explanation: Explanation,
     /// For a replica not placed, with [`ReplicaSchedulerBuilder::explain`]: the binding rule,
@@ -587,6 +591,30 @@ impl ReplicaSelection {
     /// Longhorn's message for a failure: the joined keys, or `replica scheduling failed`.
     pub fn message(&self) -> Option<String> {
         self.placement.is_none().then(|| self.reasons.condition_message())
+    }
+}
+
+/// A ranked candidate as the explanation lists it: the host, the disk, and each term of the
+/// disk choice as a tier of its own (a balance score's lower value is better: multiplier −1).
+fn ranked_host(cluster: &Cluster, r: choice::Ranked) -> RankedHost {
+    let terms: Vec<WeightTerm> = r
+        .terms
+        .iter()
+        .enumerate()
+        .map(|(tier, &(name, raw, multiplier))| WeightTerm {
+            tier: tier as u32,
+            weigher: name.to_owned(),
+            raw,
+            normalized: raw,
+            multiplier,
+            weighted: raw * multiplier,
+        })
+        .collect();
+    RankedHost {
+        host: cluster.host_name(r.cand.host).to_owned(),
+        disk: cluster.disk(r.cand.host, r.cand.disk).map(|d| d.name.to_string()),
+        scores: terms.iter().map(|t| t.weighted).collect(),
+        terms,
     }
 }
 
@@ -740,8 +768,8 @@ impl ReplicaSchedulerBuilder {
         self
     }
 
-    /// Records every node's and disk's verdict in each outcome's
-    /// [`explanation`](ReplicaSelection::explanation) (costs an allocation per call, and turns
+    /// Records every node's and disk's verdict, and the ranking of the best candidate disks, in
+    /// each outcome's [`explanation`](ReplicaSelection::explanation) (costs an allocation per call, and turns
     /// off the paths that decide a replica without visiting every host). Default off.
     pub fn explain(mut self, on: bool) -> Self {
         self.explain = on;
@@ -1120,7 +1148,7 @@ impl ReplicaScheduler {
         prep.cand_hosts = cands;
         prep.tiers = classes;
         out.tier = cascade.tier;
-        let Some(placement) = self.choose(cx, prep, replica)? else {
+        let Some(placement) = self.choose(cx, prep, replica, &mut out.explanation)? else {
             out.tier = None;
             let soft = (node_soft, zone_soft);
             let caller_nodes = binding_callers(cx, prep, &prep.cand_hosts, &used, caller_nodes, soft);
@@ -1144,14 +1172,24 @@ impl ReplicaScheduler {
         cx: &Ctx<'_>,
         prep: &mut Prep,
         replica: &Replica,
+        explanation: &mut Explanation,
     ) -> Result<Option<ReplicaPlacement>, ReplicaError> {
         let volume = cx.volume;
         let pool =
             Pool { stat: &prep.cands, dynamic: &prep.dyn_cands, stat_aggs: &prep.aggs, dyn_aggs: &prep.dyn_aggs };
+        let mut ranked = Vec::new();
+        let top = self.explain.then_some(&mut ranked);
         let pick = match cx.hooks.filter(|h| !h.weighers.is_empty() || !h.disk_weighers.is_empty()) {
-            Some(h) => weighed_choice(cx, h, self.disk_choice, &mut prep.entries, pool, &prep.picks)?,
-            None => choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size),
+            Some(h) => weighed_choice(cx, h, self.disk_choice, &mut prep.entries, pool, &prep.picks, top)?,
+            None => {
+                let pick = choice::choose_entries(self.disk_choice, &prep.entries, pool, volume.size);
+                if let (Some(top), Some(pick)) = (top, pick) {
+                    *top = choice::ranked(self.disk_choice, &prep.entries, pool, volume.size, pick, EXPLAIN_TOP);
+                }
+                pick
+            }
         };
+        explanation.top = ranked.into_iter().map(|r| ranked_host(cx.cluster, r)).collect();
         Ok(pick.and_then(|p| self.placement(cx.cluster, volume, replica, p)))
     }
 

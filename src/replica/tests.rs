@@ -142,6 +142,43 @@ fn tv2_docs_balance_example() {
     assert_eq!(at(&one(&old, &c, &v, vec![])), "A/A1");
 }
 
+/// With an explanation, `top` ranks the candidates as the disk choice compared them: the placed
+/// disk first, then the rest in the rule's order, each with the rule's terms.
+#[test]
+fn top_ranks_the_disk_choice_with_its_terms() {
+    let t = 1000 * G;
+    let s = sched(|s| s.storage_minimal_available_percentage = 5);
+    let c = cluster(vec![
+        host("A", &[("A1", t, 900 * G), ("A2", t, 100 * G)]),
+        host("B", &[("B1", t, 600 * G), ("B2", t, 700 * G)]),
+    ]);
+    let v = Volume::new("v", 100 * G, 1);
+    let key = |o: &ReplicaSelection| -> Vec<String> {
+        o.explanation.top.iter().map(|r| format!("{}/{}", r.host, r.disk.as_deref().unwrap_or("?"))).collect()
+    };
+    // Balance score: node B leaves the nodes more even; on B, B1 leaves the disks more even.
+    let o = one(&rebuilt(&s, |b| b.explain(true)), &c, &v, vec![]);
+    assert_eq!(at(&o), "B/B1");
+    assert_eq!(key(&o), ["B/B1", "B/B2", "A/A1"]);
+    let first = &o.explanation.top[0];
+    let names: Vec<&str> = first.terms.iter().map(|t| t.weigher.as_str()).collect();
+    assert_eq!(names, ["node balance", "disk balance"]);
+    assert!(first.terms.iter().all(|t| t.multiplier == -1.0 && t.weighted == -t.raw));
+    let node = |r: &crate::explain::RankedHost| r.terms[0].raw;
+    assert_eq!(node(&o.explanation.top[0]), node(&o.explanation.top[1]), "one node, one node score");
+    assert!(node(&o.explanation.top[1]) < node(&o.explanation.top[2]));
+    assert!(o.explanation.top[0].terms[1].raw <= o.explanation.top[1].terms[1].raw, "equal scores keep disk order");
+    // v1.10: the most usable storage, largest first.
+    let old = rebuilt(&s, |b| b.version(LonghornVersion::V1_10).explain(true));
+    let o = one(&old, &c, &v, vec![]);
+    assert_eq!(at(&o), "A/A1");
+    assert_eq!(key(&o), ["A/A1", "B/B2", "B/B1"]);
+    let raws: Vec<f64> = o.explanation.top.iter().map(|r| r.terms[0].raw).collect();
+    assert_eq!(raws, [(900 * G) as f64, (700 * G) as f64, (600 * G) as f64]);
+    // Without an explanation there is no ranking.
+    assert!(one(&s, &c, &v, vec![]).explanation.top.is_empty());
+}
+
 fn tv3_cluster() -> Cluster {
     let d = |n: &str, z: &str| host(n, &[("d1", 100 * G, 80 * G)]).zone(z);
     cluster(vec![d("n1", "z1"), d("n2", "z1"), d("n3", "z2"), d("n4", "z3")])

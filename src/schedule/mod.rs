@@ -813,6 +813,7 @@ impl Scheduler {
                 }
                 RankedHost {
                     host: cluster.host_name(candidates[c]).to_owned(),
+                    disk: None,
                     scores: (0..self.tiers.len()).map(|t| ranking.score(t, c)).collect(),
                     terms,
                 }

@@ -671,7 +671,7 @@ impl<'s> Work<'s> {
                     scores.push(sum);
                     terms.extend(caller_terms);
                 }
-                RankedHost { host: cluster.host_name(h).to_owned(), scores, terms }
+                RankedHost { host: cluster.host_name(h).to_owned(), disk: None, scores, terms }
             })
             .collect();
         Ok(out)

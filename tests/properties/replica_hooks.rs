@@ -118,6 +118,11 @@ fn disk_weigher_prefers_disks_with_fewer_replicas() {
         ReplicaScheduler::builder(ReplicaSettings::default()).disk_weigher(fewer, 1.0).explain(true).build().unwrap();
     let r = s.schedule(&cluster, &volume, &[], 0).unwrap();
     assert_eq!(placed(&r), ["n1/d3"]);
+    // The ranking starts with the placed disk, the caller's disk score before the choice's terms.
+    let top = &r.selections[0].1.explanation.top[0];
+    assert_eq!((top.host.as_str(), top.disk.as_deref()), ("n1", Some("d3")));
+    let terms: Vec<&str> = top.terms.iter().map(|t| t.weigher.as_str()).collect();
+    assert_eq!(terms, ["disk weighers", "node balance", "disk balance"]);
     // A weigher rejects nothing: no verdict names it.
     assert!(r.selections[0].1.explanation.verdicts.iter().all(|v| v.filter.as_deref() != Some("fewer replicas")));
 
