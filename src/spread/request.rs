@@ -427,8 +427,11 @@ pub struct SpreadRequest {
     pub node_level_spread: bool,
     /// How much detail the outcome's [`Explanation`](crate::explain::Explanation) carries beyond the
     /// per-filter counts: with [`verdicts`](ExplainOptions::verdicts), every node's verdict
-    /// over the final state (one more pass of the pipeline over every node). The engine keeps
-    /// no per-weigher breakdown, so [`top`](ExplainOptions::top) adds nothing.
+    /// over the final state (one more pass of the pipeline over every node); with
+    /// [`top`](ExplainOptions::top) `k`, the `k` nodes SwarmKit's node order ranks best over
+    /// the final state (where the next task would go within its branch), each with the order's
+    /// keys as terms: failure penalty, service tasks, total tasks (multiplier −1), then the
+    /// caller weighers' score.
     #[serde(default, skip_serializing_if = "is_default")]
     pub explain: ExplainOptions,
 }

@@ -7,7 +7,7 @@ use super::outcome::{BranchNote, BranchReport};
 use super::skew::Domains;
 use super::tree::Tree;
 use super::SpreadError;
-use crate::explain::{Explanation, HostVerdict, RejectionCount};
+use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
 use crate::filter::chain::{every_reason, judge_chunk};
 use crate::filter::{Filter, Reason, Rejections};
 use crate::id::{HostId, ResourceId, Symbol};
@@ -721,6 +721,54 @@ impl<'a> Run<'a> {
             }
         }
         explanation
+    }
+
+    /// The `k` nodes SwarmKit's node order ranks best over the state the batch left, among
+    /// the nodes the whole pipeline passes there: where the next task would go within its
+    /// branch. Each lists the order's keys as terms, lower counts first (multiplier −1): the
+    /// failure penalty, the service's tasks, the total tasks, then the user weighers' score.
+    /// Explanations only: it judges every node once more and allocates.
+    pub(crate) fn top(&self, k: usize) -> Vec<RankedHost> {
+        if k == 0 {
+            return Vec::new();
+        }
+        let mut passing: Vec<HostId> =
+            self.cluster.hosts().map(|(h, _)| h).filter(|&h| self.fails(h, true).is_none()).collect();
+        passing.sort_by(|&a, &b| self.full_order(a, b).then(a.cmp(&b)));
+        passing.truncate(k);
+        let n = &*self.nodes;
+        passing
+            .into_iter()
+            .map(|h| {
+                let i = h.index();
+                let mut keys = vec![
+                    ("failure penalty", f64::from(n.penalty[i]), -1.0),
+                    ("service tasks", f64::from(n.svc[i]), -1.0),
+                    ("total tasks", f64::from(n.total[i]), -1.0),
+                ];
+                if self.scored {
+                    keys.push(("weighers", n.score[i], 1.0));
+                }
+                let terms: Vec<WeightTerm> = keys
+                    .into_iter()
+                    .enumerate()
+                    .map(|(tier, (name, raw, multiplier))| WeightTerm {
+                        tier: tier as u32,
+                        weigher: name.to_owned(),
+                        raw,
+                        normalized: raw,
+                        multiplier,
+                        weighted: raw * multiplier,
+                    })
+                    .collect();
+                RankedHost {
+                    host: self.cluster.host_name(h).to_owned(),
+                    disk: None,
+                    scores: terms.iter().map(|t| t.weighted).collect(),
+                    terms,
+                }
+            })
+            .collect()
     }
 
     /// The tree as a report.

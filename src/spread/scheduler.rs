@@ -325,7 +325,8 @@ impl SpreadScheduler {
         // the balanced mode.
         let counted = (unplaced > 0 && request.mode != SpreadMode::Balanced).then(|| run.swarm_counts());
         let swarm = counted.as_ref().or(last.as_ref());
-        let explanation = run.explain(swarm, last.as_ref(), instance);
+        let mut explanation = run.explain(swarm, last.as_ref(), instance);
+        explanation.top = run.top(request.explain.top as usize);
         // One path per leaf, shared by its tasks (and kept with the tree's shape).
         let mut assignments = Vec::with_capacity(run.placed.len());
         for (i, (&h, &leaf)) in run.placed.iter().zip(&run.leaves).enumerate() {
@@ -444,6 +445,37 @@ mod tests {
         scratch.clear();
         per_host(&s, &mut scratch, &fresh, &req);
         assert_eq!(scratch.tree_builds(), 6, "a cleared scratch rebuilds");
+    }
+
+    /// With `explain.top`, the explanation ranks the nodes as SwarmKit's node order does over
+    /// the state the batch left (the next task's order): fewer tasks of the service first, then
+    /// fewer tasks in all; nodes the pipeline rejects are not ranked.
+    #[test]
+    fn top_ranks_nodes_by_swarmkit_order_after_the_batch() {
+        use crate::request::ExplainOptions;
+        use crate::snapshot::InstanceSpec;
+        let task = |id: &str, group: &str| InstanceSpec::new(id).group(group);
+        let cluster = Cluster::builder()
+            .host(HostSpec::new("a").instance(task("w1", "web")).instance(task("w2", "web")))
+            .host(HostSpec::new("b").instance(task("o1", "other")).instance(task("o2", "other")))
+            .host(HostSpec::new("c"))
+            .host(HostSpec::new("d").label("role", "manager"))
+            .build()
+            .unwrap();
+        let s = SpreadScheduler::new();
+        let req = SpreadRequest::new("web", 1)
+            .constraint("node.labels.role!=manager")
+            .unwrap()
+            .explain(ExplainOptions { verdicts: false, top: 5 });
+        let out = s.schedule(&cluster, &req).unwrap();
+        assert_eq!(out.selections[0].host_name, "c");
+        let top: Vec<(&str, Vec<f64>)> =
+            out.explanation.top.iter().map(|r| (r.host.as_str(), r.terms.iter().map(|t| t.raw).collect())).collect();
+        // After the batch: b has 0 web tasks (2 in all), c 1 (1), a 2 (2); d is rejected.
+        assert_eq!(top, [("b", vec![0.0, 0.0, 2.0]), ("c", vec![0.0, 1.0, 1.0]), ("a", vec![0.0, 2.0, 2.0])]);
+        let names: Vec<&str> = out.explanation.top[0].terms.iter().map(|t| t.weigher.as_str()).collect();
+        assert_eq!(names, ["failure penalty", "service tasks", "total tasks"]);
+        assert!(s.schedule(&cluster, &req.explain(ExplainOptions::default())).unwrap().explanation.top.is_empty());
     }
 
     /// Issue 42.3: a preference over a label no node carries (`node.labels.rackk` for `rack`)
