@@ -1082,12 +1082,29 @@ impl ReplicaScheduler {
         index: usize,
         now: i64,
     ) -> Result<ReplicaSelection, ReplicaError> {
-        let mut out = self.place_one(cx, prep, replicas, index, now)?;
+        let mut out = ReplicaSelection::new(cx.cluster.len());
+        self.schedule_into(cx, prep, replicas, index, now, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`schedule_one`](ReplicaScheduler::schedule_one) into `out`, a fresh
+    /// [`ReplicaSelection::new`]: a selection is large, and one written where it is kept is
+    /// not copied on its way there.
+    fn schedule_into(
+        &self,
+        cx: &Ctx<'_>,
+        prep: &mut Prep,
+        replicas: &[Replica],
+        index: usize,
+        now: i64,
+        out: &mut ReplicaSelection,
+    ) -> Result<(), ReplicaError> {
+        self.place_one(cx, prep, replicas, index, now, out)?;
         out.explanation.message = out.message();
         if !self.explain {
             out.explanation.available = u32::from(out.placement.is_some());
         }
-        Ok(out)
+        Ok(())
     }
 
     /// [`schedule_one`](ReplicaScheduler::schedule_one) but the explanation's summary.
@@ -1098,14 +1115,14 @@ impl ReplicaScheduler {
         replicas: &[Replica],
         index: usize,
         now: i64,
-    ) -> Result<ReplicaSelection, ReplicaError> {
-        let mut out = ReplicaSelection::new(cx.cluster.len());
+        out: &mut ReplicaSelection,
+    ) -> Result<(), ReplicaError> {
         let Some(replica) = replicas.get(index) else {
-            return Ok(out);
+            return Ok(());
         };
         if let Err(r) = precondition(replica) {
             out.reasons.insert(r);
-            return Ok(out);
+            return Ok(());
         }
         let volume = cx.volume;
         let mut notes = Notes::new(self.explain);
@@ -1118,7 +1135,7 @@ impl ReplicaScheduler {
             if let Some(placement) = self.first_tier_pick(cx, prep, replica, &used) {
                 out.tier = Some(Tier::UnusedNodesInUnusedZones);
                 out.placement = Some(placement);
-                return Ok(out);
+                return Ok(());
             }
         }
         let mut cands = std::mem::take(&mut prep.cand_hosts);
@@ -1130,7 +1147,7 @@ impl ReplicaScheduler {
                 (out.explanation, out.binding) = self.explanation(cx, prep, nodes, Vec::new(), &[]);
             }
             prep.cand_hosts = cands;
-            return Ok(out);
+            return Ok(());
         }
         let used = node_stage::used(&prep.hosts, &prep.replica_at, &cands, replicas, replenishing);
         let mut classes = std::mem::take(&mut prep.tiers);
@@ -1153,11 +1170,11 @@ impl ReplicaScheduler {
             let soft = (node_soft, zone_soft);
             let caller_nodes = binding_callers(cx, prep, &prep.cand_hosts, &used, caller_nodes, soft);
             failure_reasons(&mut out.reasons, cx.hooks, caller_nodes, &cascade);
-            return Ok(out);
+            return Ok(());
         };
         out.placement = Some(placement);
         out.binding = None;
-        Ok(out)
+        Ok(())
     }
 
     /// Step 12, the choice among the entries the cascade left: by the caller's weighers when
@@ -1442,12 +1459,13 @@ impl ReplicaScheduler {
                 }
             }
             if hard.is_empty() && precheck.is_none() {
-                let out = self.precheck_in(&cx, prep, &mut list, now)?;
+                let out = precheck.insert(ReplicaSelection::new(cluster.len()));
+                self.precheck_in(&cx, prep, &mut list, now, out)?;
                 if out.placement.is_none() {
                     precheck_failure = Some(out.reasons.precheck_message());
+                    precheck = None;
                     break;
                 }
-                precheck = Some(out);
             }
             let name = new_replica_name(volume, &mut rng, &list);
             let mut r = Replica::new(name.clone());
@@ -1457,28 +1475,35 @@ impl ReplicaScheduler {
         }
         list.sort_by(|a, b| a.name.cmp(&b.name));
         let waiting = volume.data_locality != DataLocality::Disabled && volume.node_id.is_empty();
-        let mut results = Vec::new();
+        // Sized exactly: a selection is large (it carries the explanation), and a vector grown
+        // to four of them leaves the allocator's small-block cache for three replicas.
+        let to_place = |r: &Replica| r.node_id.is_empty() && !r.is_failed() && !r.deleted;
+        let mut results = Vec::with_capacity(if waiting { 0 } else { list.iter().filter(|r| to_place(r)).count() });
         if !waiting {
             prep.bind(&cx, &list);
             for i in 0..list.len() {
-                if !list[i].node_id.is_empty() || list[i].is_failed() || list[i].deleted {
+                if !to_place(&list[i]) {
                     continue;
                 }
                 let r = &list[i];
                 let plain = r.hard_node_affinity.is_empty() && !r.is_failed();
-                let outcome = match precheck.take().filter(|_| plain) {
+                match precheck.take().filter(|_| plain) {
                     Some(mut out) => {
                         if let Some(p) = out.placement.as_mut() {
                             p.data_directory_name = self.data_directory_name(volume, r);
                         }
-                        out
+                        results.push((r.name.clone(), out));
                     }
-                    None => self.schedule_one(&cx, prep, &list, i, now)?,
-                };
-                if let Some(p) = &outcome.placement {
+                    None => {
+                        results.push((r.name.clone(), ReplicaSelection::new(cluster.len())));
+                        if let Some((_, out)) = results.last_mut() {
+                            self.schedule_into(&cx, prep, &list, i, now, out)?;
+                        }
+                    }
+                }
+                if let Some(p) = results.last().and_then(|(_, out)| out.placement.as_ref()) {
                     write_placement(prep, &mut list, i, p);
                 }
-                results.push((list[i].name.clone(), outcome));
             }
         }
         Ok(ReplicaOutcome {

@@ -243,11 +243,13 @@ impl ReplicaScheduler {
         super::check_disks(cluster)?;
         super::hooks::check_levels(cluster, self.hooks.as_deref())?;
         let cx = Ctx::new(self, cluster, volume)?;
-        let out = self.precheck_in(&cx, &mut Prep::new(&cx, &[]), &mut replicas.to_vec(), now)?;
+        let mut out = super::ReplicaSelection::new(cluster.len());
+        self.precheck_in(&cx, &mut Prep::new(&cx, &[]), &mut replicas.to_vec(), now, &mut out)?;
         Ok(out.placement.is_none().then(|| out.reasons.precheck_message()))
     }
 
-    /// [`ReplicaScheduler::precheck`] against prepared hosts: the probe replica's outcome. The
+    /// [`ReplicaScheduler::precheck`] against prepared hosts: the probe replica's outcome, written
+    /// into `out` (a fresh [`ReplicaSelection::new`](super::ReplicaSelection::new)). The
     /// probe is appended to `list` for the check and removed again; `prep` is left bound to
     /// `list`.
     pub(super) fn precheck_in(
@@ -256,12 +258,13 @@ impl ReplicaScheduler {
         prep: &mut Prep,
         list: &mut Vec<Replica>,
         now: i64,
-    ) -> Result<super::ReplicaSelection, ReplicaError> {
+        out: &mut super::ReplicaSelection,
+    ) -> Result<(), ReplicaError> {
         list.push(Replica::new(format!("{}-precheck", cx.volume.name)));
         prep.bind(cx, list);
-        let out = self.schedule_one(cx, prep, list, list.len() - 1, now);
+        let done = self.schedule_into(cx, prep, list, list.len() - 1, now, out);
         list.pop();
         prep.bind(cx, list);
-        out
+        done
     }
 }
