@@ -87,6 +87,7 @@
 //! | [`weigh`] | the [`Weigher`] trait, [`normalize`](weigh::normalize) and the core's built-in, [`weigh::builtin`] |
 //! | [`schedule`] | [`Scheduler`], its builder, [`Outcome`] |
 //! | [`explain`] | [`Explanation`] and its parts |
+//! | [`import`] | what the importers of real systems' objects share: [`import::Document`], typed errors naming file, object and field, warnings |
 //! | [`hooks`] | [`hooks::Hooks`]: the caller's filters and tiers of weighers as every engine's builder collects and validates them |
 //! | [`nova`] | OpenStack Nova's filter scheduler: its filters and weighers by class name, its request parts and languages, configuration by name, the reference tool's scenarios |
 //! | [`replica`] | the Longhorn-style replica scheduler: node/zone then disk stage, anti-affinity tiers, space formulas, disk choice, failed-replica reuse, locality and auto-balance plans, the caller's node and disk hooks and extra levels, [`replica::ReplicaScratch`] |

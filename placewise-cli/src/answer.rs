@@ -44,9 +44,10 @@ pub(crate) enum CliError {
     /// A file is not valid YAML.
     #[error("{origin}: not valid YAML: {message}")]
     Yaml { origin: String, message: String },
-    /// The objects could not be imported.
+    /// The objects could not be imported (boxed: the error is large, and every function of
+    /// the command line returns it).
     #[error(transparent)]
-    Import(#[from] ImportError),
+    Import(Box<ImportError>),
     /// The command line asks for something the input cannot answer.
     #[error("{0}")]
     Usage(String),
@@ -57,4 +58,10 @@ pub(crate) enum CliError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<ImportError> for CliError {
+    fn from(e: ImportError) -> Self {
+        CliError::Import(Box::new(e))
+    }
 }

@@ -2,10 +2,8 @@
 
 use crate::answer::{Answer, CliError};
 use placewise::import::Document;
-use placewise::snapshot::ClusterSpec;
 use placewise::Cluster;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Whether a document is a placewise snapshot: an object with a `hosts` array.
@@ -19,8 +17,7 @@ pub(crate) fn inspect(docs: &[Document]) -> Result<Answer, CliError> {
         return Err(CliError::Usage(format!("a placewise snapshot is one document; {} were given", docs.len())));
     };
     let text = doc.value.to_string();
-    let cluster = Cluster::from_json(&text)
-        .map_err(|source| CliError::Import(placewise::import::ImportError::Build { source }))?;
+    let cluster = Cluster::from_json(&text).map_err(placewise::import::ImportError::from)?;
     let (summary, json) = summary(&cluster);
     Ok(Answer {
         text: format!("format: placewise snapshot ({})\n{summary}", doc.origin),
@@ -39,41 +36,45 @@ pub(crate) fn no_request() -> CliError {
     )
 }
 
-/// A cluster's size and totals, as text lines and as JSON: hosts, hosts taking work, disks,
-/// each resource's capacity and free amount, instances.
+/// A cluster's size and totals, as text lines and as JSON: hosts, disks, each resource's
+/// schedulable total (`(capacity − reserved) × allocation ratio`) and what is free of it after
+/// every use the snapshot knows (listed instances included), instances.
 pub(crate) fn summary(cluster: &Cluster) -> (String, Value) {
-    let spec: ClusterSpec = cluster.to_spec();
-    let mut totals: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
-    let (mut disks, mut disk_max, mut disk_avail, mut instances) = (0usize, 0i64, 0i64, 0usize);
-    for host in &spec.hosts {
-        for (kind, r) in &host.resources {
-            let t = totals.entry(kind.as_str()).or_default();
-            let usable = (r.capacity - r.reserved) * r.allocation_ratio;
-            t.0 += usable;
-            t.1 += usable - r.used;
+    let kinds = cluster.resource_kinds();
+    let mut totals: Vec<(f64, f64)> = vec![(0.0, 0.0); kinds.len()];
+    let (mut hosts, mut disks, mut disk_max, mut disk_avail, mut instances) = (0usize, 0usize, 0i64, 0i64, 0usize);
+    for (_, host) in cluster.hosts() {
+        hosts += 1;
+        for (id, _) in kinds.iter() {
+            let r = host.resource(id);
+            if let Some(t) = totals.get_mut(id.index()) {
+                t.0 += r.limit();
+                t.1 += r.free();
+            }
         }
-        for d in &host.disks {
+        for d in host.disks.iter() {
             disks += 1;
-            disk_max += d.maximum;
-            disk_avail += d.available;
+            disk_max = disk_max.saturating_add(i64::try_from(d.maximum).unwrap_or(i64::MAX));
+            disk_avail = disk_avail.saturating_add(i64::try_from(d.available).unwrap_or(i64::MAX));
         }
         instances += host.instances.len();
     }
     let mut text = String::new();
-    let _ = writeln!(text, "hosts: {}", spec.hosts.len());
+    let _ = writeln!(text, "hosts: {hosts}");
     if disks > 0 {
         let _ = writeln!(text, "disks: {disks} ({} of {} available)", bytes(disk_avail), bytes(disk_max));
     }
-    for (kind, (cap, free)) in &totals {
-        let _ = writeln!(text, "{kind}: {} usable, {} free", number(*cap), number(*free));
+    let mut resources = serde_json::Map::new();
+    for (id, name) in kinds.iter() {
+        let (usable, free) = totals.get(id.index()).copied().unwrap_or_default();
+        let _ = writeln!(text, "{name}: {} usable, {} free", number(usable), number(free));
+        resources.insert(name.to_owned(), json!({ "usable": usable, "free": free }));
     }
     if instances > 0 {
         let _ = writeln!(text, "instances: {instances}");
     }
-    let resources: serde_json::Map<String, Value> =
-        totals.iter().map(|(k, (cap, free))| (k.to_string(), json!({ "usable": cap, "free": free }))).collect();
     let json = json!({
-        "hosts": spec.hosts.len(),
+        "hosts": hosts,
         "disks": disks,
         "disk_maximum": disk_max,
         "disk_available": disk_avail,

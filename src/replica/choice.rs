@@ -506,7 +506,7 @@ pub(crate) fn ranked(
                 }
             }
             // Stable: equal values keep host, then disk order, as the rule's first-wins scan.
-            out.sort_by(|a, b| b.cand.free.cmp(&a.cand.free));
+            out.sort_by_key(|r| std::cmp::Reverse(r.cand.free));
         }
         DiskChoice::BalanceScore => {
             let s = size as i128;
