@@ -92,7 +92,7 @@ pub use units::parse_size;
 pub use write::write;
 
 use crate::capacity::{self, VolumeCapacity};
-use crate::import::{items, Document, ImportError, ImportWarning};
+use crate::import::{Document, ImportError, ImportWarning};
 use crate::replica::{
     DataEngine, Replica, ReplicaError, ReplicaOutcome, ReplicaScheduler, ReplicaSettings, Volume,
     ATTR_ENGINE_IMAGE_DEPLOYED, ATTR_INSTANCE_MANAGER_RUNNING,
@@ -104,7 +104,7 @@ use std::borrow::Cow;
 /// one, which [`read`] refuses clearly), a `List` whose first item is one, or the definition of
 /// a `longhorn.io` kind.
 pub fn recognises(value: &serde_json::Value) -> bool {
-    items(value).first().is_some_and(read::is_longhorn)
+    read::objects(value).first().is_some_and(read::is_longhorn)
 }
 
 /// Reads Longhorn's objects (see the [module docs](self)).

@@ -77,6 +77,18 @@ struct Sorted<'a> {
     versions: Vec<&'a str>,
 }
 
+/// The objects of a document: [`items`], and also the items of a list whose `kind` an editor
+/// trimmed (`{"apiVersion": "v1", "items": […]}`).
+pub(super) fn objects(value: &Value) -> &[Value] {
+    match value {
+        Value::Object(map) if !map.contains_key("kind") => match map.get("items") {
+            Some(Value::Array(list)) => list,
+            _ => items(value),
+        },
+        _ => items(value),
+    }
+}
+
 /// Whether `value` (one object, not a list) is Longhorn's: a `longhorn.io` (or the legacy
 /// `longhorn.rancher.io`) object, or the definition of a `longhorn.io` kind.
 pub(super) fn is_longhorn(value: &Value) -> bool {
@@ -106,7 +118,7 @@ fn within(prefix: &str, e: ImportError) -> ImportError {
 fn sort<'a>(docs: &'a [Document], warnings: &mut Vec<ImportWarning>) -> Result<Sorted<'a>, ImportError> {
     let mut s = Sorted::default();
     for doc in docs {
-        for item in items(&doc.value) {
+        for item in objects(&doc.value) {
             let origin = doc.origin.as_str();
             let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
             let api = item.get("apiVersion").and_then(Value::as_str).unwrap_or("");
@@ -711,7 +723,7 @@ fn read_volume(
         }
     });
     let image = o.opt_str("spec.image")?.filter(|i| !i.is_empty()).map(str::to_owned);
-    if let Some(i) = &image {
+    if let Some(i) = image.as_ref().filter(|_| volume.data_engine == DataEngine::V1) {
         if !facts.images.is_empty() && !facts.images.iter().any(|(name, _)| name == i) {
             warnings.push(
                 o.warning("spec.image", format!("no engine image `{i}` in the input: it is taken as deployed nowhere")),
