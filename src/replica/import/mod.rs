@@ -16,8 +16,8 @@
 //! ([`LonghornCluster::explain`]: Longhorn's condition text, which the engine's
 //! [`Explanation::message`](crate::explain::Explanation::message) carries, and the verdict on
 //! every node and disk), and how many more volumes of a size and replica count fit
-//! ([`LonghornCluster::capacity`], through [`capacity::volumes`](crate::capacity::volumes)).
-//! [`write`] is the way back, for round trips.
+//! ([`LonghornCluster::capacity`], through [`capacity::volumes`]).
+//! [`write()`] is the way back, for round trips.
 //!
 //! ```
 //! use placewise::import::Document;
@@ -61,8 +61,8 @@
 //! | `scheduledReplica` | the disk's scheduled replicas; a replica it lists is [`Replica::counted`] |
 //! | a disk in `spec.disks` without status | unavailable (size 0), with a warning; one in the status only takes no new replicas |
 //! | `diskUUID` | what `replica.spec.diskID` names, looked up **on the replica's node**: cloned nodes may share one |
-//! | instance managers (`spec.nodeID`, `spec.type` `aio`/`replica`, `spec.dataEngine`, `status.currentState` `running`) | [`ATTR_INSTANCE_MANAGER_RUNNING`](crate::replica::ATTR_INSTANCE_MANAGER_RUNNING) per node and data engine; none in the input: every node runs one |
-//! | engine images (`spec.image`, `status.state` `deployed`/`deploying`, `status.nodeDeploymentMap`) | [`ATTR_ENGINE_IMAGE_DEPLOYED`](crate::replica::ATTR_ENGINE_IMAGE_DEPLOYED) for the volume's `spec.image` (the snapshot holds the `default-engine-image` setting's, or the only one's); none in the input: deployed everywhere |
+//! | instance managers (`spec.nodeID`, `spec.type` `aio`/`replica`, `spec.dataEngine`, `status.currentState` `running`) | [`ATTR_INSTANCE_MANAGER_RUNNING`] per node and data engine; none in the input: every node runs one |
+//! | engine images (`spec.image`, `status.state` `deployed`/`deploying`, `status.nodeDeploymentMap`) | [`ATTR_ENGINE_IMAGE_DEPLOYED`] for the volume's `spec.image` (the snapshot holds the `default-engine-image` setting's, or the only one's); none in the input: deployed everywhere |
 //! | volume `spec.size` (a string of bytes, or a quantity such as `10Gi`), `numberOfReplicas` (0 or absent: `default-replica-count`), selectors, `nodeID`, `dataLocality` (empty: `default-data-locality`), the anti-affinity and auto-balance overrides, `dataEngine`, `topologyRequirement` | [`Volume`] |
 //! | volume `status.actualSize`, `robustness`, `lastDegradedAt` | [`Volume`] |
 //! | volume `Scheduled` condition when `False` | [`LonghornVolume::reported`]: what Longhorn said, beside what the engine says |

@@ -11,14 +11,14 @@ use crate::snapshot::{Cluster, DiskSpec, DiskType, HostSpec};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
-/// The engine image [`write`] names.
+/// The engine image [`write()`] names.
 const ENGINE_IMAGE: &str = "longhornio/longhorn-engine:v1.12.1";
-/// The instance manager image [`write`] names.
+/// The instance manager image [`write()`] names.
 const MANAGER_IMAGE: &str = "longhornio/longhorn-instance-manager:v1.12.1";
 const NAMESPACE: &str = "longhorn-system";
 const API: &str = "longhorn.io/v1beta2";
 
-/// A disk's `diskUUID` as [`write`] makes it: a UUID-shaped string drawn from the node and disk
+/// A disk's `diskUUID` as [`write()`] makes it: a UUID-shaped string drawn from the node and disk
 /// names, so that the same cluster always gets the same UUIDs.
 pub(super) fn disk_uuid(node: &str, disk: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
