@@ -108,10 +108,9 @@ pub(crate) fn inspect(docs: &[Document]) -> Result<Answer, CliError> {
         let failed = v.replicas.iter().filter(|r| r.is_failed()).count();
         let _ = writeln!(
             text,
-            "  {}: {} × {} replicas; {} replica objects ({scheduled} scheduled, {failed} failed){}",
+            "  {}: {}; {} replica objects ({scheduled} scheduled, {failed} failed){}",
             vol.name,
-            bytes(vol.size),
-            vol.number_of_replicas,
+            shape(vol),
             v.replicas.len(),
             v.reported.as_deref().map(|r| format!("; Longhorn reports: {r}")).unwrap_or_default()
         );
@@ -192,6 +191,11 @@ fn volume(lh: &LonghornCluster, ask: &Ask) -> Result<LonghornVolume, CliError> {
     }
 }
 
+/// A volume's size and replica count, `10.0 GiB × 3 replicas`.
+fn shape(vol: &placewise::replica::Volume) -> String {
+    format!("{} × {} replicas", bytes(vol.size), vol.number_of_replicas)
+}
+
 fn engine_error(e: placewise::replica::ReplicaError) -> CliError {
     CliError::Usage(e.to_string())
 }
@@ -200,14 +204,7 @@ fn engine_error(e: placewise::replica::ReplicaError) -> CliError {
 fn outcome(v: &LonghornVolume, out: &ReplicaOutcome, explain: bool) -> (String, Value) {
     let vol = &v.volume;
     let mut text = String::new();
-    let _ = writeln!(
-        text,
-        "volume {}: {} × {} replicas, {} replica objects",
-        vol.name,
-        bytes(vol.size),
-        vol.number_of_replicas,
-        v.replicas.len()
-    );
+    let _ = writeln!(text, "volume {}: {}, {} replica objects", vol.name, shape(vol), v.replicas.len());
     if let Some(r) = &v.reported {
         let _ = writeln!(text, "Longhorn reports: {r}");
     }
@@ -290,19 +287,20 @@ fn selection(text: &mut String, name: &str, s: &ReplicaSelection, explain: bool)
 
 /// `place`: where Longhorn would place the replicas a volume lacks.
 pub(crate) fn place(docs: &[Document], ask: &Ask) -> Result<Answer, CliError> {
-    let lh = read(docs)?;
-    let v = volume(&lh, ask)?;
-    let out = lh.place(&v, now()).map_err(engine_error)?;
-    let (text, json) = outcome(&v, &out, false);
-    Ok(Answer { text, json, snapshot: None, svg: None })
+    placement(docs, ask, false)
 }
 
 /// `explain`: why each replica goes where it goes, or is unschedulable.
 pub(crate) fn explain(docs: &[Document], ask: &Ask) -> Result<Answer, CliError> {
+    placement(docs, ask, true)
+}
+
+/// `place`, or with `explain` every verdict.
+fn placement(docs: &[Document], ask: &Ask, explain: bool) -> Result<Answer, CliError> {
     let lh = read(docs)?;
     let v = volume(&lh, ask)?;
-    let out = lh.explain(&v, now()).map_err(engine_error)?;
-    let (text, json) = outcome(&v, &out, true);
+    let out = if explain { lh.explain(&v, now()) } else { lh.place(&v, now()) }.map_err(engine_error)?;
+    let (text, json) = outcome(&v, &out, explain);
     Ok(Answer { text, json, snapshot: None, svg: None })
 }
 
@@ -316,10 +314,9 @@ pub(crate) fn capacity(docs: &[Document], ask: &Ask) -> Result<Answer, CliError>
     let mut text = String::new();
     let _ = writeln!(
         text,
-        "{} more volumes of {} × {} replicas fit{}",
+        "{} more volumes of {} fit{}",
         cap.total,
-        bytes(vol.size),
-        vol.number_of_replicas,
+        shape(vol),
         if cap.capped { format!(" (counting stopped at {LIMIT})") } else { String::new() }
     );
     if let Some(stop) = &cap.stop {
@@ -345,10 +342,9 @@ pub(crate) fn capacity(docs: &[Document], ask: &Ask) -> Result<Answer, CliError>
         })
         .collect();
     let title = format!(
-        "{} more volumes of {} × {}: replicas per node{}",
+        "{} more volumes of {}: per node{}",
         cap.total,
-        bytes(vol.size),
-        vol.number_of_replicas,
+        shape(vol),
         cap.stop.as_deref().map(|s| format!(" (then: {s})")).unwrap_or_default()
     );
     let json = json!({
