@@ -29,7 +29,7 @@ pub(super) const KINDS: [&str; 6] = [
 ];
 
 /// Longhorn kinds that exist but say nothing placement reads: skipped with a warning.
-const SKIPPED: [&str; 19] = [
+const SKIPPED: [&str; 18] = [
     "Engine",
     "BackingImage",
     "BackingImageManager",
@@ -46,9 +46,8 @@ const SKIPPED: [&str; 19] = [
     "SystemBackup",
     "SystemRestore",
     "VolumeAttachment",
-    "Bundle",
-    "EngineSpec",
     "DataEngineUpgradeManager",
+    "NodeDataEngineUpgrade",
 ];
 
 /// One object of a kind the importer reads.
