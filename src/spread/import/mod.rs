@@ -374,11 +374,6 @@ pub fn read(docs: &[Document]) -> Result<SwarmCluster, ImportError> {
             }
         }
     }
-    if hosts.is_empty() && services.is_empty() {
-        return Err(ImportError::Incomplete(
-            "the input holds no Swarm node or service (give docker node inspect and docker service inspect output, or a Compose file)".into(),
-        ));
-    }
 
     let mut tally = TaskTally::default();
     let mut task_seen: HashMap<String, &str> = HashMap::new();
@@ -414,8 +409,11 @@ pub fn read(docs: &[Document]) -> Result<SwarmCluster, ImportError> {
         read::declare_kinds(&mut hosts[node], &instance.resources);
         hosts[node].instances.push(instance);
     }
-    // A service's request must name only kinds the cluster knows, or every node fails it for
-    // an unknown kind, as SwarmKit's resource filter does; nothing to declare.
+    if hosts.is_empty() && services.is_empty() {
+        return Err(ImportError::Incomplete(
+            "the input holds no Swarm node or service (give docker node inspect and docker service inspect output, or a Compose file)".into(),
+        ));
+    }
     let mut builder = Cluster::builder();
     for host in hosts {
         builder = builder.host(host);
