@@ -135,8 +135,9 @@ pub struct SwarmService {
     pub deployed: bool,
     /// Its active tasks found on the nodes (resource-holding, not being shut down).
     pub running: u32,
-    /// The engine's request for its next tasks: placement, reservations, ports; `tasks` is
-    /// what [`SwarmCluster::request`] gives by default.
+    /// The engine's request for its next tasks: placement, reservations, ports (a global
+    /// service: at most one a node); `tasks` is what [`SwarmCluster::request`] gives by
+    /// default.
     pub request: SpreadRequest,
 }
 
@@ -214,15 +215,17 @@ impl SwarmCluster {
             known: self.services.iter().map(|s| s.name.clone()).collect(),
         })?;
         let mut request = service.request.clone();
-        request.tasks = match (tasks, service.mode) {
-            (Some(n), _) => n,
-            (None, ServiceMode::Replicated(n)) => n.saturating_sub(service.running),
-            (None, ServiceMode::Global) => self.nodes_without(&service.name),
-        };
-        if service.mode == ServiceMode::Global {
-            request.max_replicas = 1;
-        }
+        request.tasks = tasks.unwrap_or_else(|| self.missing(service));
         Ok(request)
+    }
+
+    /// A service's missing tasks: a replicated one's replicas − running, a global one's nodes
+    /// without an active task of it.
+    fn missing(&self, service: &SwarmService) -> u32 {
+        match service.mode {
+            ServiceMode::Replicated(n) => n.saturating_sub(service.running),
+            ServiceMode::Global => self.nodes_without(&service.name),
+        }
     }
 
     /// Nodes without an active task of `service`: a global service's missing tasks.
@@ -421,18 +424,12 @@ pub fn read(docs: &[Document]) -> Result<SwarmCluster, ImportError> {
         builder = builder.host(host);
     }
     let cluster = builder.build()?;
-    for s in &mut services {
-        s.request.tasks = match s.mode {
-            ServiceMode::Replicated(n) => n.saturating_sub(s.running),
-            ServiceMode::Global => 0,
-        };
-    }
     let mut swarm = SwarmCluster { cluster, warnings, services, tasks: tally, objects };
-    for i in 0..swarm.services.len() {
-        if swarm.services[i].mode == ServiceMode::Global {
-            let name = swarm.services[i].name.clone();
-            swarm.services[i].request.tasks = swarm.nodes_without(&name);
-            swarm.services[i].request.max_replicas = 1;
+    let missing: Vec<u32> = swarm.services.iter().map(|s| swarm.missing(s)).collect();
+    for (s, tasks) in swarm.services.iter_mut().zip(missing) {
+        s.request.tasks = tasks;
+        if s.mode == ServiceMode::Global {
+            s.request.max_replicas = 1;
         }
     }
     Ok(swarm)
