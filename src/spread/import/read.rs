@@ -490,14 +490,13 @@ fn host_port(o: &Object<'_>, at: &str, p: &Value, compose: bool) -> Result<Optio
     if !m.get(mode).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case("host")) {
         return Ok(None);
     }
-    let port = match m.get(published) {
+    let found = match m.get(published) {
         None | Some(Value::Null) => return Ok(None),
-        Some(v) => v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok())),
+        Some(v) => v,
     };
+    let port = found.as_u64().or_else(|| found.as_str().and_then(|s| s.trim().parse().ok()));
     let Some(port) = port.and_then(|n| u16::try_from(n).ok()) else {
-        return Err(
-            o.invalid(&format!("{at}.{published}"), format!("expected a port number, found {}", shown(&m[published])))
-        );
+        return Err(o.invalid(&format!("{at}.{published}"), format!("expected a port number, found {}", shown(found))));
     };
     let protocol = m.get(protocol).and_then(Value::as_str).unwrap_or("tcp").to_ascii_lowercase();
     Ok((port != 0).then_some((protocol, port)))
