@@ -110,3 +110,15 @@ fn what_is_written_reads_back() {
     assert_eq!(second.services[0].request, first.services[0].request);
     assert_eq!(second.place("web", None).unwrap(), first.place("web", None).unwrap());
 }
+
+#[test]
+fn a_host_port_that_is_no_port_is_named() {
+    let compose = json!({"services": {"api": {"ports": [{"target": 80, "published": "eighty", "mode": "host"}]}}});
+    let err = read(&[doc("c.yml", compose)]).unwrap_err().to_string();
+    assert_eq!(err, "c.yml: Service api: field `ports[0].published`: expected a port number, found \"eighty\"");
+    let ingress = json!({"services": {"api": {"ports": [{"target": 80, "published": 8080}, "9090:90"]}}});
+    assert!(
+        read(&[doc("c.yml", ingress)]).unwrap().services[0].request.ports.is_empty(),
+        "ingress ports hold no node port"
+    );
+}
