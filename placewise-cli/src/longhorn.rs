@@ -1,7 +1,5 @@
 //! The command line's answers on Longhorn objects: what was read, where a volume's missing
 //! replicas go, why a replica is unschedulable, and how many more volumes fit.
-// `CliError` holds the library's `ImportError` unboxed (`answer.rs`); errors leave once per run.
-#![allow(clippy::result_large_err)]
 
 use crate::answer::{Answer, CliError};
 use crate::own::{bytes, summary};
