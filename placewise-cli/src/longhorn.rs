@@ -35,7 +35,8 @@ pub(crate) fn inspect(docs: &[Document]) -> Result<Answer, CliError> {
     let lh = read(docs)?;
     let (totals, cluster_json) = summary(&lh.cluster);
     let mut text = String::new();
-    let _ = writeln!(text, "format: {} ({} documents)", lh.format, docs.len());
+    let plural = if docs.len() == 1 { "" } else { "s" };
+    let _ = writeln!(text, "format: {} ({} document{plural})", lh.format, docs.len());
     text.push_str(&totals);
     let mut nodes = Vec::new();
     let _ = writeln!(text, "nodes:");

@@ -38,16 +38,18 @@ pub(crate) fn no_request() -> CliError {
 
 /// A cluster's size and totals, as text lines and as JSON: hosts, disks, each resource's
 /// schedulable total (`(capacity − reserved) × allocation ratio`) and what is free of it after
-/// every use the snapshot knows (listed instances included), instances.
+/// every use the snapshot knows (listed instances included) for the kinds some host declares,
+/// instances.
 pub(crate) fn summary(cluster: &Cluster) -> (String, Value) {
     let kinds = cluster.resource_kinds();
-    let mut totals: Vec<(f64, f64)> = vec![(0.0, 0.0); kinds.len()];
+    let mut totals: Vec<Option<(f64, f64)>> = vec![None; kinds.len()];
     let (mut hosts, mut disks, mut disk_max, mut disk_avail, mut instances) = (0usize, 0usize, 0i64, 0i64, 0usize);
     for (_, host) in cluster.hosts() {
         hosts += 1;
         for (id, _) in kinds.iter() {
             let r = host.resource(id);
-            if let Some(t) = totals.get_mut(id.index()) {
+            if let (true, Some(t)) = (r.is_declared(), totals.get_mut(id.index())) {
+                let t = t.get_or_insert((0.0, 0.0));
                 t.0 += r.limit();
                 t.1 += r.free();
             }
@@ -65,8 +67,9 @@ pub(crate) fn summary(cluster: &Cluster) -> (String, Value) {
         let _ = writeln!(text, "disks: {disks} ({} of {} available)", bytes(disk_avail), bytes(disk_max));
     }
     let mut resources = serde_json::Map::new();
+    // Kinds no host declares (the snapshot always knows the three standard ones) are left out.
     for (id, name) in kinds.iter() {
-        let (usable, free) = totals.get(id.index()).copied().unwrap_or_default();
+        let Some((usable, free)) = totals.get(id.index()).copied().flatten() else { continue };
         let _ = writeln!(text, "{name}: {} usable, {} free", number(usable), number(free));
         resources.insert(name.to_owned(), json!({ "usable": usable, "free": free }));
     }
