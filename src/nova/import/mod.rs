@@ -8,7 +8,7 @@
 //! ([`OpenStackCloud::place`]), every filter's verdict on every host
 //! ([`OpenStackCloud::explain`]), and how many more of a flavor fit, per availability zone and
 //! per aggregate ([`OpenStackCloud::capacity`], [`NovaScheduler::instances`]).
-//! [`read_conf`] reads a `nova.conf`; [`write`] gives a cluster back as API responses.
+//! [`read_conf`] reads a `nova.conf`; [`write()`] gives a cluster back as API responses.
 //!
 //! ```
 //! use placewise::import::Document;
@@ -55,7 +55,7 @@
 //! provider's uuid: give each in a folder or file named by the uuid
 //! (`resource_providers/<uuid>/inventories.json`, `<uuid>.usages.json`), or embed it in the
 //! provider object (`{"uuid": …, "name": …, "generation": …, "inventories": {…}, "usages":
-//! {…}, "traits": […], "aggregates": […]}`, the shape [`write`] gives). Otherwise the import
+//! {…}, "traits": […], "aggregates": […]}`, the shape [`write()`] gives). Otherwise the import
 //! fails with [`ImportError::Incomplete`] saying so. A flavor's `os-extra_specs` response
 //! goes in a folder named by the flavor's id or name.
 //!
