@@ -373,6 +373,9 @@ fn bad_input_is_refused_naming_the_file_the_object_and_the_field() {
     let rp = json!({"uuid": "11111111-2222-4333-8444-555555555555", "name": "n", "generation": 1});
     let e = error_of(&[("a.json", rp.clone()), ("b.json", rp)]).to_string();
     assert_eq!(e, "b.json: resource_provider 11111111-2222-4333-8444-555555555555 is given twice (first in a.json)");
+    let page = json!({"hypervisors": [{"hypervisor_hostname": "cn", "state": "up", "status": "enabled"}]});
+    let e = error_of(&[("p1.json", page.clone()), ("p2.json", page)]).to_string();
+    assert_eq!(e, "p2.json: hypervisor cn is given twice (first in p1.json)");
     let e = error_of(&[("h.json", json!({"hypervisors": [{"hypervisor_hostname": "x", "state": "sideways"}]}))]);
     assert_eq!(
         e.to_string(),

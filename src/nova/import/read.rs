@@ -238,20 +238,14 @@ impl Tables {
                 }
             }
             "os-aggregates" => {
-                let list: Vec<&Value> = match doc.opt_array("aggregates")? {
-                    Some(list) => list.iter().collect(),
-                    None => doc.get("aggregate").into_iter().collect(),
-                };
+                let list = list_or_one(&doc, "aggregates", "aggregate")?;
                 for a in &list {
                     self.nova_aggregate(origin, a)?;
                 }
                 self.count(kind, list.len());
             }
             "flavors" => {
-                let list: Vec<&Value> = match doc.opt_array("flavors")? {
-                    Some(list) => list.iter().collect(),
-                    None => doc.get("flavor").into_iter().collect(),
-                };
+                let list = list_or_one(&doc, "flavors", "flavor")?;
                 for f in &list {
                     self.flavor(origin, f)?;
                 }
@@ -262,10 +256,7 @@ impl Tables {
                 self.extra_specs.push((parent_folder(origin), origin.to_owned(), specs))
             }
             "os-server-groups" => {
-                let list: Vec<&Value> = match doc.opt_array("server_groups")? {
-                    Some(list) => list.iter().collect(),
-                    None => doc.get("server_group").into_iter().collect(),
-                };
+                let list = list_or_one(&doc, "server_groups", "server_group")?;
                 for g in &list {
                     self.server_group(origin, g)?;
                 }
@@ -382,6 +373,13 @@ impl Tables {
     fn hypervisor(&mut self, origin: &str, value: &Value) -> Result<(), ImportError> {
         let nodename = Object::new(origin, "hypervisor", "(unnamed)", value).str("hypervisor_hostname")?;
         let h = Object::new(origin, "hypervisor", nodename, value);
+        if let Some(first) = self.hypervisors.iter().find(|g| g.nodename == nodename) {
+            return Err(ImportError::Duplicate {
+                origin: origin.to_owned(),
+                object: h.object_ref(),
+                first: first.origin.clone(),
+            });
+        }
         let id = match h.get("id") {
             Some(Value::String(s)) => Some(s.to_ascii_lowercase()),
             _ => None,
@@ -686,6 +684,14 @@ impl Tables {
         }
         Ok(())
     }
+}
+
+/// The items of a list response (`plural`) or the one object of a single response (`single`).
+fn list_or_one<'a>(doc: &Object<'a>, plural: &str, single: &str) -> Result<Vec<&'a Value>, ImportError> {
+    Ok(match doc.opt_array(plural)? {
+        Some(list) => list.iter().collect(),
+        None => doc.get(single).into_iter().collect(),
+    })
 }
 
 /// A flavor's extra specs (all values are strings; numbers and booleans are read as their text).
