@@ -176,13 +176,14 @@ fn requests_by_hand(count: u32) -> Vec<(&'static str, NovaRequest)> {
     };
     add("m1.small", Flavor::new("m1.small", 2048.0, 1.0, 20.0), &|r| r);
     add("m1.large", Flavor::new("m1.large", 8192.0, 4.0, 80.0), &|r| r);
-    add("m1.quarter", Flavor::new("m1.quarter", 6144.0, 3.0, 10.0), &|r| r);
+    add("m1.quarter", Flavor::new("m1.quarter", 6144.0, 3.0, 10.0).extra_spec("hw:numa_nodes", "1"), &|r| r);
     let mut ssd = Flavor::new("ssd.medium", 4096.0, 2.0, 40.0)
         .extra_spec("aggregate_instance_extra_specs:ssd", "true")
         .extra_spec("trait:HW_CPU_X86_AVX2", "required")
         .extra_spec("hw:cpu_policy", "shared");
     ssd.ephemeral_gb = 10.0;
-    add("ssd.medium", ssd, &|r| r.with_request(|q| q.selector("HW_CPU_X86_AVX2".parse().unwrap())));
+    // Placement counts root, ephemeral and swap (512 MiB: 1 GiB) disk.
+    add("ssd.medium", ssd, &|r| r.with_request(|q| q.disk_gb(51.0).selector("HW_CPU_X86_AVX2".parse().unwrap())));
     let gpu = Flavor::new("gpu.small", 4096.0, 2.0, 20.0)
         .extra_spec("resources:CUSTOM_GPU", "1")
         .extra_spec("trait:HW_CPU_X86_SSE42", "forbidden");
@@ -273,7 +274,15 @@ fn the_pitfalls_of_the_api_shapes_are_read_as_nova_means_them() {
         ("anti-affinity", Some(1), &["compute-1".to_owned()][..])
     );
     assert_eq!(cloud.server_group("db").unwrap().policy, "affinity");
-    // The paged response and the nested provider are warned about.
+    // The paged response, the nested provider and the NUMA spec are warned about.
+    assert!(
+        cloud
+            .warnings
+            .iter()
+            .any(|w| w.to_string().ends_with("not modelled (NUMA, CPU pinning, PCI, granular groups): hw:numa_nodes")),
+        "{:?}",
+        cloud.warnings
+    );
     let warnings: Vec<String> = cloud.warnings.iter().map(ToString::to_string).collect();
     assert!(warnings.iter().any(|w| w.contains("hypervisors_links") && w.contains("next page")), "{warnings:?}");
     assert!(warnings.iter().any(|w| w.contains("nested provider")), "{warnings:?}");

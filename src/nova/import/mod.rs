@@ -61,8 +61,11 @@
 //!
 //! Request bodies (server create, PUT inventories' single-class body, set_metadata, reshaper,
 //! allocation writes), resource classes, the version document and statistics are not cluster
-//! state: they are an [`ImportError::UnknownKind`] or a warning. Fields the scheduler does not
-//! read are ignored.
+//! state: they are an [`ImportError::UnknownKind`] or a warning; so is a consumer's own
+//! allocations. Fields the scheduler does not read are ignored; flavor extra specs it reads but
+//! does not model (`hw:` NUMA and pinning, `pci_passthrough:`, granular `resources1:` and
+//! `trait1:` groups), a paged response's next page and nested or sharing providers are
+//! warnings.
 //!
 //! # The scheduler
 //!
@@ -536,9 +539,11 @@ impl OpenStackCloud {
             .or_else(|| self.flavors.iter().find(|f| f.id.as_deref() == Some(name)))
     }
 
-    /// The nova engine's request for `count` instances of flavor `name`: its memory, vCPUs and
-    /// root plus ephemeral disk (a `resources:CLASS=N` extra spec sets the amount of a class,
-    /// `0` removes it), its required and forbidden traits as a host selector.
+    /// The nova engine's request for `count` instances of flavor `name`, as Nova asks
+    /// Placement for it: its memory, vCPUs and disk (root, ephemeral and swap rounded up to
+    /// whole GiB; a volume-backed instance's root disk is not known here and is counted), a
+    /// `resources:CLASS=N` extra spec setting the amount of a class (`0` removes it), its
+    /// required and forbidden traits as a host selector.
     ///
     /// # Errors
     ///
@@ -551,6 +556,12 @@ impl OpenStackCloud {
         })?;
         let mut request = NovaRequest::for_flavor(count, flavor.clone());
         request.vm.image = Some(Image::default());
+        // Placement's DISK_GB counts the swap too, in whole GiB rounded up.
+        let swap_gb = (flavor.swap / 1024.0).ceil();
+        if swap_gb > 0.0 {
+            let disk = flavor.root_gb + flavor.ephemeral_gb + swap_gb;
+            request.request.resources.insert("disk_gb".into(), disk);
+        }
         let mut traits = Vec::new();
         for (key, value) in flavor.extra_specs.iter() {
             if let Some(class) = key.strip_prefix("resources:") {

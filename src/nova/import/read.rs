@@ -682,8 +682,33 @@ impl Tables {
             add_specs(flavor, &o.child("extra_specs", &specs), &specs)?;
             *self.kinds.entry("extra_specs").or_default() += 1;
         }
+        for (flavor, origin) in &self.flavors {
+            let unmodelled: Vec<&str> =
+                flavor.extra_specs.iter().filter(|(k, v)| not_modelled(k, v)).map(|(k, _)| k).collect();
+            if !unmodelled.is_empty() {
+                self.warnings.push(ImportWarning {
+                    origin: origin.clone(),
+                    object: Some(ObjectRef::new("flavor", flavor.name.clone())),
+                    field: "extra_specs".into(),
+                    message: format!(
+                        "read but not modelled (NUMA, CPU pinning, PCI, granular groups): {}",
+                        unmodelled.join(", ")
+                    ),
+                });
+            }
+        }
         Ok(())
     }
+}
+
+/// Whether placewise places without extra spec `key = value`: the NUMA topology, CPU pinning
+/// (`hw:cpu_policy` other than `shared`) and every other `hw:` spec, PCI devices and Placement's
+/// granular request groups (`resources1:`, `trait_x:`).
+fn not_modelled(key: &str, value: &str) -> bool {
+    let prefix = key.split(':').next().unwrap_or(key);
+    let granular = ["resources", "trait"].iter().any(|p| prefix.len() > p.len() && prefix.starts_with(p));
+    let shared_cpus = key == "hw:cpu_policy" && value == "shared";
+    granular || (key.starts_with("hw:") && !shared_cpus) || key.starts_with("pci_passthrough:")
 }
 
 /// The items of a list response (`plural`) or the one object of a single response (`single`).
