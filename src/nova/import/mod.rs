@@ -273,13 +273,6 @@ fn build(t: &mut Tables, config: &SchedulerConfig) -> Result<Cluster, ImportErro
                 .resource("memory_mb", ResourceSpec::new(mem).used(mem_used).allocation_ratio(ratio("ram")))
                 .resource("disk_gb", ResourceSpec::new(disk).used(disk_used).allocation_ratio(ratio("disk")));
             has_resources = true;
-        } else {
-            warnings.push(ImportWarning {
-                origin: h.origin.clone(),
-                object: Some(ObjectRef::new("hypervisor", h.nodename.clone())),
-                field: String::new(),
-                message: "no resource provider and no capacity fields (2.88+): the host has no resources".into(),
-            });
         }
         let mut node = Node {
             origin: h.origin.clone(),
@@ -344,7 +337,9 @@ fn build(t: &mut Tables, config: &SchedulerConfig) -> Result<Cluster, ImportErro
                 origin: n.origin.clone(),
                 object: Some(ObjectRef::new("host", n.name.clone())),
                 field: String::new(),
-                message: "no inventories given: the host has no resources".into(),
+                message: "no inventories (and no hypervisor capacity fields, which 2.88 removed): \
+                          the host has no resources"
+                    .into(),
             });
         }
     }
