@@ -90,6 +90,9 @@ pub(crate) struct Ask {
     /// OpenStack: a `nova.conf`-style file with the `[filter_scheduler]` section.
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// OpenStack: the server group (by id or name) the instances join.
+    #[arg(long, value_name = "GROUP")]
+    pub(crate) server_group: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -14,8 +14,9 @@
 //! and `int()` ([`pyvalue`]), extra-spec operators ([`extra_specs`]), the JSON query
 //! ([`json_query`]) and metric weight settings ([`weight_setting`]); the VM part of a request:
 //! flavor, image, hints, server group, forced and ignored hosts ([`request`]); a host in the
-//! filter scheduler's vocabulary ([`host_state`]); configuration by name ([`config`]); and the
-//! reference tool's scenario format, replayed decision for decision ([`scenario`]).
+//! filter scheduler's vocabulary ([`host_state`]); configuration by name ([`config`]); the
+//! reference tool's scenario format, replayed decision for decision ([`scenario`]); and OpenStack's
+//! own API JSON and `nova.conf` read into a snapshot and a configuration ([`import`]).
 //!
 //! # Paths
 //!
