@@ -144,19 +144,7 @@ pub(crate) fn inspect(docs: &[Document]) -> Result<Answer, CliError> {
 
 /// Refuses the flags of other systems.
 fn only_longhorn(ask: &Ask) -> Result<(), CliError> {
-    let other = [
-        ("--service", ask.service.is_some()),
-        ("--tasks", ask.tasks.is_some()),
-        ("--flavor", ask.flavor.is_some()),
-        ("--count", ask.count.is_some()),
-        ("--config", ask.config.is_some()),
-    ];
-    match other.iter().find(|(_, given)| *given) {
-        Some((flag, _)) => {
-            Err(CliError::Usage(format!("{flag} is not for Longhorn objects (use --volume, or --size and --replicas)")))
-        }
-        None => Ok(()),
-    }
+    ask.only(&["--volume", "--size", "--replicas"], "Longhorn")
 }
 
 /// The size flag as bytes.

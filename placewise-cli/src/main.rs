@@ -95,6 +95,30 @@ pub(crate) struct Ask {
     pub(crate) server_group: Option<String>,
 }
 
+impl Ask {
+    /// Refuses the first flag given that is not among `own` (a system's flags), saying which
+    /// flags `system` takes instead.
+    pub(crate) fn only(&self, own: &[&str], system: &str) -> Result<(), CliError> {
+        let given = [
+            ("--volume", self.volume.is_some()),
+            ("--size", self.size.is_some()),
+            ("--replicas", self.replicas.is_some()),
+            ("--service", self.service.is_some()),
+            ("--tasks", self.tasks.is_some()),
+            ("--flavor", self.flavor.is_some()),
+            ("--count", self.count.is_some()),
+            ("--config", self.config.is_some()),
+            ("--server-group", self.server_group.is_some()),
+        ];
+        match given.iter().find(|(flag, on)| *on && !own.contains(flag)) {
+            Some((flag, _)) => {
+                Err(CliError::Usage(format!("{flag} is not for {system} objects ({system} takes {})", own.join(", "))))
+            }
+            None => Ok(()),
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 struct CapacityArgs {
     #[command(flatten)]

@@ -31,18 +31,7 @@ fn cloud(docs: &[Document], ask: Option<&Ask>) -> Result<OpenStackCloud, CliErro
 
 /// The flavor `--flavor` names, refusing the other systems' flags.
 fn flavor(ask: &Ask) -> Result<&str, CliError> {
-    let foreign = [
-        ("--volume", ask.volume.is_some()),
-        ("--size", ask.size.is_some()),
-        ("--replicas", ask.replicas.is_some()),
-        ("--service", ask.service.is_some()),
-        ("--tasks", ask.tasks.is_some()),
-    ];
-    if let Some((flag, _)) = foreign.iter().find(|f| f.1) {
-        return Err(CliError::Usage(format!(
-            "{flag} is not an OpenStack flag; OpenStack takes --flavor, --count and --config"
-        )));
-    }
+    ask.only(&["--flavor", "--count", "--config", "--server-group"], "OpenStack")?;
     ask.flavor.as_deref().ok_or_else(|| CliError::Usage("OpenStack needs --flavor NAME (a flavor's name or id)".into()))
 }
 

@@ -213,17 +213,7 @@ fn warnings_json(warnings: &[ImportWarning]) -> Vec<Value> {
 
 /// Refuses the flags of the other systems, and asks for `--service`.
 fn service<'a>(swarm: &SwarmCluster, ask: &'a Ask) -> Result<&'a str, CliError> {
-    let foreign = [
-        ("--volume", ask.volume.is_some()),
-        ("--size", ask.size.is_some()),
-        ("--replicas", ask.replicas.is_some()),
-        ("--flavor", ask.flavor.is_some()),
-        ("--count", ask.count.is_some()),
-        ("--config", ask.config.is_some()),
-    ];
-    if let Some((flag, _)) = foreign.iter().find(|(_, given)| *given) {
-        return Err(CliError::Usage(format!("{flag} is not a Docker Swarm option (use --service and --tasks)")));
-    }
+    ask.only(&["--service", "--tasks"], "Docker Swarm")?;
     ask.service.as_deref().ok_or_else(|| {
         let names: Vec<&str> = swarm.services.iter().map(|s| s.name.as_str()).collect();
         CliError::Usage(format!(

@@ -5,8 +5,7 @@
 //! from the seeded generator, written as Longhorn's objects and read back, gives the same
 //! decisions and the same volume capacity.
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 use placewise::capacity;
 use placewise::import::{Document, ImportError};

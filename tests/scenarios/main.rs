@@ -8,6 +8,8 @@
 
 #[path = "../support/data.rs"]
 mod data;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod api;
 mod capacity;

@@ -127,7 +127,11 @@ fn bad_input_exits_2_naming_file_object_and_field() {
     assert!(unknown.stderr.contains("no service `shop_nope`"), "{}", unknown.stderr);
     let foreign = run(&["place", &cluster(), "--service", "shop_web", "--volume", "v1"]);
     assert_eq!(foreign.status, Some(2));
-    assert!(foreign.stderr.contains("--volume is not a Docker Swarm option"), "{}", foreign.stderr);
+    assert!(
+        foreign.stderr.contains("--volume is not for Docker Swarm objects (Docker Swarm takes --service, --tasks)"),
+        "{}",
+        foreign.stderr
+    );
 }
 
 /// What each file of `peer_objects/swarm/` is, and what reading it alone must give.

@@ -83,6 +83,10 @@ pub(super) struct Tables {
     pending: Vec<(Option<String>, String, &'static str, Value)>,
     /// Flavor extra-specs responses: `(flavor from the path, origin, specs)`.
     extra_specs: Vec<(Option<String>, String, Value)>,
+    /// The first hypervisors page that links a next page, as its warning.
+    next_page: Option<ImportWarning>,
+    /// A hypervisors page without a next link (the last page, or the only one) was read.
+    last_page: bool,
 }
 
 /// The response kinds read, as [`recognises`](super::recognises) and errors name them.
@@ -177,6 +181,10 @@ impl Tables {
                 t.document(&doc.origin, value)?;
             }
         }
+        // Pages link the next one; the last links none. Without it, hosts are missing.
+        if let (Some(w), false) = (t.next_page.take(), t.last_page) {
+            t.warnings.push(w);
+        }
         t.resolve()?;
         Ok(t)
     }
@@ -230,10 +238,12 @@ impl Tables {
                 }
                 self.count(kind, doc.opt_array("hypervisors")?.map_or(0, <[Value]>::len));
                 let next = doc.opt_array("hypervisors_links")?.unwrap_or_default();
-                if next.iter().any(|l| l.get("rel").and_then(Value::as_str) == Some("next")) {
-                    self.warnings.push(doc.warning(
+                if !next.iter().any(|l| l.get("rel").and_then(Value::as_str) == Some("next")) {
+                    self.last_page = true;
+                } else if self.next_page.is_none() {
+                    self.next_page = Some(doc.warning(
                         "hypervisors_links",
-                        "the response has a next page: give every page, or the hosts on later pages are missing",
+                        "the response has a next page and no last page was given: give every page, or the hosts on later pages are missing",
                     ));
                 }
             }
