@@ -47,6 +47,156 @@ impl Document {
             Err(e) => Err(ImportError::Parse { origin, source: ErrorSource::new(e) }),
         }
     }
+
+    /// [`from_json`](Document::from_json) leaving out the members an importer never reads
+    /// ([`Unread`]: bookkeeping such as `uid`, `resourceVersion`, condition timestamps). Those
+    /// values are checked as JSON but not kept, which saves much of the cost of parsing a
+    /// large dump into a [`Value`]. The result is the whole document without those members; an
+    /// importer that gives the same answer on both is pinned by its tests.
+    pub fn from_json_dropping(origin: impl Into<String>, text: &str, unread: &Unread<'_>) -> Result<Self, ImportError> {
+        let origin = origin.into();
+        let mut de = serde_json::Deserializer::from_str(text);
+        let filter =
+            unread.below.iter().flat_map(|(_, keys)| keys.iter()).chain(unread.anywhere).fold(0, |m, k| m | key_bit(k));
+        let seed = Dropping { unread, filter, extra: &[] };
+        let parsed = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|v| {
+            de.end()?;
+            Ok(v)
+        });
+        match parsed {
+            Ok(value) => Ok(Document { origin, value }),
+            Err(e) => Err(ImportError::Parse { origin, source: ErrorSource::new(e) }),
+        }
+    }
+}
+
+/// The members of a document an importer never reads, by key
+/// ([`Document::from_json_dropping`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Unread<'k> {
+    /// Keys left out at any depth.
+    pub anywhere: &'k [&'k str],
+    /// Keys left out at any depth below a member of the given key (the innermost such member
+    /// decides): `("diskStatus", &["message"])` drops a disk condition's message and keeps a
+    /// volume's.
+    pub below: &'k [(&'k str, &'k [&'k str])],
+}
+
+/// A [`Value`] read without the [`Unread`] members.
+#[derive(Clone, Copy)]
+struct Dropping<'k> {
+    unread: &'k Unread<'k>,
+    /// The [`key_bit`]s of every listed key: a key whose bit is not set is kept at once.
+    filter: u64,
+    /// The keys dropped below the innermost member named in [`Unread::below`].
+    extra: &'k [&'k str],
+}
+
+impl<'k> Dropping<'k> {
+    #[inline]
+    fn drops(&self, key: &str) -> bool {
+        self.filter & key_bit(key) != 0 && (self.unread.anywhere.contains(&key) || self.extra.contains(&key))
+    }
+
+    /// The seed for the value of member `key`.
+    #[inline]
+    fn below(self, key: &str) -> Self {
+        match self.unread.below.iter().find(|(k, _)| *k == key) {
+            Some((_, keys)) => Dropping { extra: keys, ..self },
+            None => self,
+        }
+    }
+}
+
+/// One of 64 bits, from a key's length and last byte.
+#[inline]
+fn key_bit(key: &str) -> u64 {
+    let last = key.as_bytes().last().copied().unwrap_or(0) as usize;
+    1 << ((key.len().wrapping_mul(7) ^ last) & 63)
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Dropping<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A map key, borrowed from the input when it holds no escape.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Dropping<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(v) = seq.next_element_seed(self)? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            if self.drops(&key) {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            } else {
+                let v = map.next_value_seed(self.below(&key))?;
+                out.insert(key.into_owned(), v);
+            }
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// Names one object of the input: its kind and its name.
@@ -247,10 +397,16 @@ impl<'a> Object<'a> {
     /// The value at a dotted `path`; `None` when a step is missing or is `null`.
     pub fn get(&self, path: &str) -> Option<&'a Value> {
         let mut at = self.value;
-        if !path.is_empty() {
-            for step in path.split('.') {
-                at = at.as_object()?.get(step)?;
-            }
+        let mut rest = path;
+        // Step by step without `split`, whose searcher costs more than the lookups on a
+        // large dump.
+        while !rest.is_empty() {
+            let (step, next) = match rest.as_bytes().iter().position(|&b| b == b'.') {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (rest, ""),
+            };
+            at = at.as_object()?.get(step)?;
+            rest = next;
         }
         (!at.is_null()).then_some(at)
     }
@@ -457,6 +613,42 @@ mod tests {
             "f.json: Node n1: field `status.diskStatus.d.1.storageMaximum`: \
              expected a whole number, found \"x\""
         );
+    }
+
+    #[test]
+    fn dropping_leaves_out_the_listed_members_at_any_depth_and_nothing_else() {
+        let text = r#"{"uid": "x", "a": {"uid": 1, "b": [{"uid": [1, 2], "c": 1.5}, -3, null]},
+                       "esc\u0061ped": "v\n", "big": 18446744073709551615, "t": true}"#;
+        let full = Document::from_json("f", text).unwrap().value;
+        let unread = Unread { anywhere: &["uid"], below: &[] };
+        let dropped = Document::from_json_dropping("f", text, &unread).unwrap().value;
+        let mut expected = full.clone();
+        fn strip(v: &mut Value) {
+            match v {
+                Value::Object(m) => {
+                    m.remove("uid");
+                    m.values_mut().for_each(strip);
+                }
+                Value::Array(a) => a.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        strip(&mut expected);
+        assert_eq!(dropped, expected);
+        assert_eq!(dropped["escaped"], "v\n");
+        let nothing = Unread { anywhere: &[], below: &[] };
+        assert_eq!(Document::from_json_dropping("f", text, &nothing).unwrap().value, full);
+        // Below a named member only: `c` goes under `b`, stays elsewhere.
+        let below = Unread { anywhere: &[], below: &[("b", &["c"])] };
+        let text = r#"{"c": 1, "b": [{"c": 2, "d": {"c": 3}}], "e": {"c": 4}}"#;
+        let v = Document::from_json_dropping("f", text, &below).unwrap().value;
+        assert_eq!(v, serde_json::json!({"c": 1, "b": [{"d": {}}], "e": {"c": 4}}));
+        // A syntax error, also inside a dropped member, or trailing text, is the same error.
+        for bad in [r#"{"uid": [1,}"#, r#"{"a": 1} x"#, r#"{"a": tru}"#] {
+            let e = Document::from_json_dropping("bad.json", bad, &unread).unwrap_err().to_string();
+            let f = Document::from_json("bad.json", bad).unwrap_err().to_string();
+            assert_eq!(e, f);
+        }
     }
 
     #[test]

@@ -319,3 +319,42 @@ fn a_generated_cluster_written_and_read_back_decides_the_same() {
         }
     }
 }
+
+/// `read_json`, which parses without the members `read` never reads, gives what `read` gives
+/// on the whole document: the same snapshot, settings, volumes and warnings, or the same error.
+fn assert_same_read(origin: &str, text: &str) {
+    let fast = import::read_json(origin, text);
+    let whole = match Document::from_json(origin, text) {
+        Ok(d) => import::read(&[d]),
+        Err(e) => Err(e),
+    };
+    match (fast, whole) {
+        (Ok(f), Ok(w)) => {
+            assert_eq!(f.cluster.to_json(), w.cluster.to_json(), "{origin}");
+            assert_eq!((&f.settings, &f.settings_read, &f.format), (&w.settings, &w.settings_read, &w.format));
+            assert_eq!(f.volumes, w.volumes, "{origin}");
+            assert_eq!(f.warnings, w.warnings, "{origin}");
+        }
+        (Err(f), Err(w)) => assert_eq!(f.to_string(), w.to_string(), "{origin}"),
+        (f, w) => panic!("{origin}: read_json {:?}, read {:?}", f.err(), w.err()),
+    }
+}
+
+#[test]
+fn read_json_answers_as_read_of_the_whole_document() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path(""))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "the JSON fixtures");
+    for p in &files {
+        assert_same_read(&p.display().to_string(), &std::fs::read_to_string(p).unwrap());
+    }
+    for seed in [5, 9] {
+        let cluster = varied(60, seed);
+        let text = serde_json::to_string(&import::write(&cluster, &ReplicaSettings::default(), &[])).unwrap();
+        assert_same_read("written.json", &text);
+    }
+}
