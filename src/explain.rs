@@ -77,6 +77,27 @@ pub struct RankedHost {
     pub terms: Vec<WeightTerm>,
 }
 
+impl RankedHost {
+    /// A host ranked by keys compared in order, each `(name, raw value, multiplier)` a tier of
+    /// its own (not normalised: the engine compares raw values; multiplier −1 where lower is
+    /// better), for the engines whose choice is not a weighted sum (replica, spread).
+    pub(crate) fn by_keys(host: String, disk: Option<String>, keys: &[(&str, f64, f64)]) -> Self {
+        let terms: Vec<WeightTerm> = keys
+            .iter()
+            .enumerate()
+            .map(|(tier, &(name, raw, multiplier))| WeightTerm {
+                tier: tier as u32,
+                weigher: name.to_owned(),
+                raw,
+                normalized: raw,
+                multiplier,
+                weighted: raw * multiplier,
+            })
+            .collect();
+        RankedHost { host, disk, scores: terms.iter().map(|t| t.weighted).collect(), terms }
+    }
+}
+
 /// Why a request went where it went, or why it could not.
 ///
 /// Displays as `0/12 hosts are available: 7 insufficient memory, 5 not in zone az2`.

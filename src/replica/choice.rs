@@ -419,13 +419,7 @@ pub(crate) fn choose_entries(strategy: DiskChoice, entries: &[Entry], pool: Pool
         }
         DiskChoice::BalanceScore => {
             let s = size as i128;
-            let mut node_stats = Wide::default();
-            let mut disk_stats = Agg::EMPTY;
-            for e in entries {
-                let agg = pool.agg(e);
-                node_stats.push(agg.sum);
-                disk_stats.merge(agg);
-            }
+            let (node_stats, disk_stats) = stats(entries, pool);
             // Every score shares the mean `(sum − s) / n`, so a range no smaller than the best
             // one's cannot score strictly lower and is skipped without the float division.
             let mut best_node = None;
@@ -451,6 +445,18 @@ pub(crate) fn choose_entries(strategy: DiskChoice, entries: &[Entry], pool: Pool
             Some(best_disk(pool.cands(node), &disk_stats, s).unwrap_or(first))
         }
     }
+}
+
+/// The balance score's summaries of `entries`: the nodes' usable totals and every disk's.
+fn stats(entries: &[Entry], pool: Pool<'_>) -> (Wide, Agg) {
+    let mut node_stats = Wide::default();
+    let mut disk_stats = Agg::EMPTY;
+    for e in entries {
+        let agg = pool.agg(e);
+        node_stats.push(agg.sum);
+        disk_stats.merge(agg);
+    }
+    (node_stats, disk_stats)
 }
 
 /// The balance score's disk stage: among `cands` (the chosen node's, in disk order) with at
@@ -510,13 +516,7 @@ pub(crate) fn ranked(
         }
         DiskChoice::BalanceScore => {
             let s = size as i128;
-            let mut node_stats = Wide::default();
-            let mut disk_stats = Agg::EMPTY;
-            for e in entries {
-                let agg = pool.agg(e);
-                node_stats.push(agg.sum);
-                disk_stats.merge(agg);
-            }
+            let (node_stats, disk_stats) = stats(entries, pool);
             let mut keyed: Vec<(f64, f64, Ranked)> = Vec::new();
             for e in entries {
                 let total = pool.agg(e).sum;

@@ -321,7 +321,7 @@ pub use volume::{
 };
 
 use crate::error::{BuildError, EventError, ScheduleError};
-use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
+use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount};
 use crate::filter::Filter;
 use crate::hooks::{hook_methods, Hooks};
 use crate::id::{DiskId, HostId, Symbol};
@@ -597,25 +597,9 @@ impl ReplicaSelection {
 /// A ranked candidate as the explanation lists it: the host, the disk, and each term of the
 /// disk choice as a tier of its own (a balance score's lower value is better: multiplier −1).
 fn ranked_host(cluster: &Cluster, r: choice::Ranked) -> RankedHost {
-    let terms: Vec<WeightTerm> = r
-        .terms
-        .iter()
-        .enumerate()
-        .map(|(tier, &(name, raw, multiplier))| WeightTerm {
-            tier: tier as u32,
-            weigher: name.to_owned(),
-            raw,
-            normalized: raw,
-            multiplier,
-            weighted: raw * multiplier,
-        })
-        .collect();
-    RankedHost {
-        host: cluster.host_name(r.cand.host).to_owned(),
-        disk: cluster.disk(r.cand.host, r.cand.disk).map(|d| d.name.to_string()),
-        scores: terms.iter().map(|t| t.weighted).collect(),
-        terms,
-    }
+    let host = cluster.host_name(r.cand.host).to_owned();
+    let disk = cluster.disk(r.cand.host, r.cand.disk).map(|d| d.name.to_string());
+    RankedHost::by_keys(host, disk, &r.terms)
 }
 
 /// What one scheduling call reads, resolved once.

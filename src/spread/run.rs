@@ -7,7 +7,7 @@ use super::outcome::{BranchNote, BranchReport};
 use super::skew::Domains;
 use super::tree::Tree;
 use super::SpreadError;
-use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount, WeightTerm};
+use crate::explain::{Explanation, HostVerdict, RankedHost, RejectionCount};
 use crate::filter::chain::{every_reason, judge_chunk};
 use crate::filter::{Filter, Reason, Rejections};
 use crate::id::{HostId, ResourceId, Symbol};
@@ -749,24 +749,7 @@ impl<'a> Run<'a> {
                 if self.scored {
                     keys.push(("weighers", n.score[i], 1.0));
                 }
-                let terms: Vec<WeightTerm> = keys
-                    .into_iter()
-                    .enumerate()
-                    .map(|(tier, (name, raw, multiplier))| WeightTerm {
-                        tier: tier as u32,
-                        weigher: name.to_owned(),
-                        raw,
-                        normalized: raw,
-                        multiplier,
-                        weighted: raw * multiplier,
-                    })
-                    .collect();
-                RankedHost {
-                    host: self.cluster.host_name(h).to_owned(),
-                    disk: None,
-                    scores: terms.iter().map(|t| t.weighted).collect(),
-                    terms,
-                }
+                RankedHost::by_keys(self.cluster.host_name(h).to_owned(), None, &keys)
             })
             .collect()
     }
