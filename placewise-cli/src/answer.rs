@@ -1,6 +1,8 @@
 //! What a subcommand gives back, and what goes wrong.
 
+use placewise::explain::HostVerdict;
 use placewise::import::ImportError;
+use std::fmt::Write;
 use std::path::PathBuf;
 
 /// A subcommand's answer: the text for people, the JSON for machines, and what `inspect
@@ -63,5 +65,24 @@ pub(crate) enum CliError {
 impl From<ImportError> for CliError {
     fn from(e: ImportError) -> Self {
         CliError::Import(Box::new(e))
+    }
+}
+
+/// One line per verdict, indented by `indent`: `host[ disk d]: passed`, or `rejected by` the rule that
+/// rejected it, and every reason it gave.
+pub(crate) fn verdict_lines(text: &mut String, indent: &str, verdicts: &[HostVerdict]) {
+    for v in verdicts {
+        let what = match &v.disk {
+            Some(d) => format!("{} disk {d}", v.host),
+            None => v.host.clone(),
+        };
+        if v.passed {
+            let _ = writeln!(text, "{indent}{what}: passed");
+        } else {
+            let reasons =
+                if v.reasons.is_empty() { v.reason.clone().unwrap_or_default() } else { v.reasons.join("; ") };
+            let rule = v.filter.as_deref().unwrap_or("the request's host lists");
+            let _ = writeln!(text, "{indent}{what}: rejected by {rule}: {reasons}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The command line's answers on Longhorn objects: what was read, where a volume's missing
 //! replicas go, why a replica is unschedulable, and how many more volumes fit.
 
-use crate::answer::{Answer, CliError};
+use crate::answer::{verdict_lines, Answer, CliError};
 use crate::own::{bytes, summary};
 use crate::svg::{bars, Bar};
 use crate::Ask;
@@ -248,18 +248,7 @@ fn selection(text: &mut String, name: &str, s: &ReplicaSelection, explain: bool)
         if let Some(b) = &s.binding {
             let _ = writeln!(text, "  binding rule: {} ({})", b.filter, b.reason);
         }
-        for v in &e.verdicts {
-            let what = match &v.disk {
-                Some(d) => format!("{} disk {d}", v.host),
-                None => v.host.clone(),
-            };
-            let verdict = if v.passed {
-                "passed".to_owned()
-            } else {
-                format!("{}: {}", v.filter.as_deref().unwrap_or("-"), v.reason.as_deref().unwrap_or("-"))
-            };
-            let _ = writeln!(text, "    {what}: {verdict}");
-        }
+        verdict_lines(text, "    ", &e.verdicts);
     }
     json!({
         "replica": name,

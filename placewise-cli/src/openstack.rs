@@ -1,7 +1,7 @@
 //! The command line's answers on OpenStack objects: the Placement and Nova APIs' JSON, with an
 //! optional `nova.conf` (`--config`), through `placewise::nova::import`.
 
-use crate::answer::{Answer, CliError};
+use crate::answer::{verdict_lines, Answer, CliError};
 use crate::own::{number, summary};
 use crate::svg::{bars, Bar};
 use crate::Ask;
@@ -195,19 +195,7 @@ pub(crate) fn explain(docs: &[Document], ask: &Ask) -> Result<Answer, CliError> 
         );
     }
     let _ = writeln!(text, "hosts:");
-    for v in &e.verdicts {
-        if v.passed {
-            let _ = writeln!(text, "  {}: passed", v.host);
-        } else {
-            let _ = writeln!(
-                text,
-                "  {}: rejected by {}: {}",
-                v.host,
-                v.filter.as_deref().unwrap_or("the request's host lists"),
-                if v.reasons.is_empty() { v.reason.clone().unwrap_or_default() } else { v.reasons.join(", ") }
-            );
-        }
-    }
+    verdict_lines(&mut text, "  ", &e.verdicts);
     if !e.top.is_empty() {
         let _ = writeln!(text, "weighed:");
         for r in &e.top {

@@ -2,7 +2,7 @@
 //! inspect` and `docker inspect` of tasks (or the API's `GET /nodes|/services|/tasks`), and
 //! Compose files of services to plan, read by `placewise::spread::import`.
 
-use crate::answer::{Answer, CliError};
+use crate::answer::{verdict_lines, Answer, CliError};
 use crate::own;
 use crate::svg::{self, Bar};
 use crate::Ask;
@@ -261,19 +261,7 @@ pub(crate) fn explain(docs: &[Document], ask: &Ask) -> Result<Answer, CliError> 
     let _ = writeln!(text, "{e}");
     let _ = writeln!(text, "SwarmKit says: {}", out.message().unwrap_or("every task found a node"));
     text.push_str("nodes:\n");
-    for v in &e.verdicts {
-        if v.passed {
-            let _ = writeln!(text, "  {}: passes", v.host);
-        } else {
-            let _ = writeln!(
-                text,
-                "  {}: {} ({})",
-                v.host,
-                v.reason.as_deref().unwrap_or("rejected"),
-                v.filter.as_deref().unwrap_or("")
-            );
-        }
-    }
+    verdict_lines(&mut text, "  ", &e.verdicts);
     write_warnings(&mut text, &swarm.warnings);
     let json = json!({ "service": name, "outcome": out, "warnings": warnings_json(&swarm.warnings) });
     Ok(Answer { text, json, snapshot: None, svg: None })

@@ -58,8 +58,12 @@ fn explain_gives_longhorns_text_and_every_verdict() {
     assert_eq!(run.status, Some(0), "{}", run.stderr);
     assert!(run.stdout.contains("Longhorn reports: tags not fulfilled"), "{}", run.stdout);
     assert!(run.stdout.contains("pvc-fast-r-0d1e2f3a: unschedulable: tags not fulfilled"), "{}", run.stdout);
-    assert!(run.stdout.contains("node-c disk default-disk-c1: disk selector: tags not fulfilled"), "{}", run.stdout);
-    assert!(run.stdout.contains("node-d: node condition: node is cordoned"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("node-c disk default-disk-c1: rejected by disk selector: tags not fulfilled"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("node-d: rejected by node condition: node is cordoned"), "{}", run.stdout);
     let json =
         crate::common::run(&["explain", "--volume", "pvc-fast", &fixture("longhorn", "cluster.yaml"), "--json"]).json();
     let failed = &json["selections"][0];

@@ -64,7 +64,7 @@ fn explain_gives_swarmkits_words_and_every_nodes_verdict() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("not available for new tasks (ready)"), "{}", out.stdout);
+    assert!(out.stdout.contains("rejected by ready: not available for new tasks"), "{}", out.stdout);
     let json = run(&["explain", "--json", &cluster(), "--service", "shop_web", "--tasks", "20"]).json();
     assert_eq!(json["outcome"]["explanation"]["verdicts"].as_array().map(Vec::len), Some(6));
     assert_eq!(json["outcome"]["unplaced"], 13);
