@@ -4,6 +4,7 @@
 
 #[allow(dead_code)] // each system uses its own part
 mod common;
+mod detect;
 mod longhorn;
 mod openstack;
 mod swarm;
