@@ -8,6 +8,7 @@
 
 use std::fs;
 use std::io;
+use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -103,7 +104,12 @@ pub fn require_server(test: &str) -> Option<TempServer> {
     match TempServer::start() {
         Ok(server) => Some(server),
         Err(ServerError::NotFound) if std::env::var(REQUIRE_VAR).as_deref() != Ok("1") => {
-            eprintln!("\n!!! SKIPPED {test}: no PostgreSQL server binaries found; set {REQUIRE_VAR}=1 to make this a failure\n");
+            // Straight to the process's standard error: the test harness captures `eprintln!`
+            // and shows it only for a failed test, and a skip must be seen.
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n!!! SKIPPED {test}: no PostgreSQL server binaries found; set {REQUIRE_VAR}=1 to make this a failure\n"
+            );
             None
         }
         Err(e) => panic!("{test}: cannot start a PostgreSQL server: {e}"),
