@@ -269,8 +269,8 @@ pub enum ImportError {
     Missing {
         /// The file.
         origin: String,
-        /// The object.
-        object: ObjectRef,
+        /// The object (boxed: it keeps the error small enough to return unboxed).
+        object: Box<ObjectRef>,
         /// The field, as a dotted path.
         field: String,
     },
@@ -280,8 +280,8 @@ pub enum ImportError {
     Invalid {
         /// The file.
         origin: String,
-        /// The object.
-        object: ObjectRef,
+        /// The object (boxed: it keeps the error small enough to return unboxed).
+        object: Box<ObjectRef>,
         /// The field, as a dotted path.
         field: String,
         /// What is wrong, with the value found.
@@ -303,7 +303,7 @@ pub enum ImportError {
         /// The file.
         origin: String,
         /// The object holding the reference.
-        object: ObjectRef,
+        object: Box<ObjectRef>,
         /// The field, as a dotted path.
         field: String,
         /// What it names (`node n9`, `disk 0f1e… on node n2`).
@@ -314,8 +314,8 @@ pub enum ImportError {
     Duplicate {
         /// The file of the second one.
         origin: String,
-        /// The object.
-        object: ObjectRef,
+        /// The object (boxed: it keeps the error small enough to return unboxed).
+        object: Box<ObjectRef>,
         /// The file of the first one.
         first: String,
     },
@@ -413,14 +413,18 @@ impl<'a> Object<'a> {
 
     /// [`ImportError::Missing`] for `path`.
     pub fn missing(&self, path: &str) -> ImportError {
-        ImportError::Missing { origin: self.origin.to_owned(), object: self.object_ref(), field: self.full(path) }
+        ImportError::Missing {
+            origin: self.origin.to_owned(),
+            object: self.object_ref().into(),
+            field: self.full(path),
+        }
     }
 
     /// [`ImportError::Invalid`] for `path`, with `reason`.
     pub fn invalid(&self, path: &str, reason: impl Into<String>) -> ImportError {
         ImportError::Invalid {
             origin: self.origin.to_owned(),
-            object: self.object_ref(),
+            object: self.object_ref().into(),
             field: self.full(path),
             reason: reason.into(),
         }
@@ -430,7 +434,7 @@ impl<'a> Object<'a> {
     pub fn dangling(&self, path: &str, target: impl Into<String>) -> ImportError {
         ImportError::Dangling {
             origin: self.origin.to_owned(),
-            object: self.object_ref(),
+            object: self.object_ref().into(),
             field: self.full(path),
             target: target.into(),
         }
@@ -649,6 +653,12 @@ mod tests {
             let f = Document::from_json("bad.json", bad).unwrap_err().to_string();
             assert_eq!(e, f);
         }
+    }
+
+    #[test]
+    fn an_import_error_is_small_enough_to_return_unboxed() {
+        // clippy's `result_large_err` fires at 128 bytes, in every caller's code.
+        assert!(std::mem::size_of::<ImportError>() < 128, "{}", std::mem::size_of::<ImportError>());
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod replica_gen;
 mod support;
 
 mod capacity;
+mod import_mutations;
 mod operation_sequences;
 mod replica_hooks;
 mod replica_properties;

@@ -30,7 +30,6 @@ fn path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/longhorn").join(name)
 }
 
-#[allow(clippy::result_large_err)] // the library's own error, as `import::read` returns it
 fn load(name: &str) -> Result<LonghornCluster, ImportError> {
     let p = path(name);
     let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

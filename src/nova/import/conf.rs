@@ -65,7 +65,7 @@ pub(super) fn parse_ini(origin: &str, text: &str) -> Result<Vec<Entry>, ImportEr
 fn syntax(origin: &str, line: usize, text: &str, what: &str) -> ImportError {
     ImportError::Invalid {
         origin: origin.to_owned(),
-        object: ObjectRef::new("line", line.to_string()),
+        object: ObjectRef::new("line", line.to_string()).into(),
         field: text.chars().take(60).collect(),
         reason: what.to_owned(),
     }
@@ -154,7 +154,7 @@ pub fn read_conf(origin: &str, text: &str) -> Result<(SchedulerConfig, Vec<Impor
     let mut initial = Vec::new();
     let invalid = |e: &Entry, reason: String| ImportError::Invalid {
         origin: origin.to_owned(),
-        object: ObjectRef::new("section", e.section.clone()),
+        object: ObjectRef::new("section", e.section.clone()).into(),
         field: e.key.clone(),
         reason,
     };
@@ -256,7 +256,7 @@ pub fn read_conf(origin: &str, text: &str) -> Result<(SchedulerConfig, Vec<Impor
     }
     let read = SchedulerConfig::try_from(Value::Object(all)).map_err(|err| ImportError::Invalid {
         origin: origin.to_owned(),
-        object: ObjectRef::new("section", "filter_scheduler"),
+        object: ObjectRef::new("section", "filter_scheduler").into(),
         field: String::new(),
         reason: err.to_string(),
     })?;

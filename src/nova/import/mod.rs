@@ -385,7 +385,7 @@ fn build(t: &mut Tables, config: &SchedulerConfig) -> Result<Cluster, ImportErro
                 }
                 return Err(ImportError::Dangling {
                     origin: a.origin.clone(),
-                    object: ObjectRef::new("aggregate", a.name.clone()),
+                    object: ObjectRef::new("aggregate", a.name.clone()).into(),
                     field: "hosts".into(),
                     target: format!("host `{h}`"),
                 });
@@ -470,7 +470,7 @@ fn build(t: &mut Tables, config: &SchedulerConfig) -> Result<Cluster, ImportErro
         if let Some(first) = spec.hosts.iter().find(|h| h.name == n.spec.name) {
             return Err(ImportError::Duplicate {
                 origin: n.origin.clone(),
-                object: ObjectRef::new("host", first.name.clone()),
+                object: ObjectRef::new("host", first.name.clone()).into(),
                 first: "a hypervisor or resource provider of the same name".into(),
             });
         }

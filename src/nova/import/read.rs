@@ -323,7 +323,7 @@ impl Tables {
         if let Some(first) = self.providers.iter().find(|q| q.uuid == p.uuid) {
             return Err(ImportError::Duplicate {
                 origin: origin.to_owned(),
-                object: ObjectRef::new("resource_provider", uuid),
+                object: ObjectRef::new("resource_provider", uuid).into(),
                 first: first.origin.clone(),
             });
         }
@@ -386,7 +386,7 @@ impl Tables {
         if let Some(first) = self.hypervisors.iter().find(|g| g.nodename == nodename) {
             return Err(ImportError::Duplicate {
                 origin: origin.to_owned(),
-                object: h.object_ref(),
+                object: h.object_ref().into(),
                 first: first.origin.clone(),
             });
         }
@@ -527,7 +527,7 @@ impl Tables {
         if let Some(first) = self.aggregates.iter().find(|b| b.name == name) {
             return Err(ImportError::Duplicate {
                 origin: origin.to_owned(),
-                object: ObjectRef::new("aggregate", name),
+                object: ObjectRef::new("aggregate", name).into(),
                 first: first.origin.clone(),
             });
         }
@@ -576,7 +576,7 @@ impl Tables {
         if let Some((_, first)) = self.flavors.iter().find(|(g, _)| g.id == flavor.id) {
             return Err(ImportError::Duplicate {
                 origin: origin.to_owned(),
-                object: ObjectRef::new("flavor", name),
+                object: ObjectRef::new("flavor", name).into(),
                 first: first.clone(),
             });
         }
@@ -633,7 +633,7 @@ impl Tables {
                 None if self.kinds.contains_key("resource_providers") => {
                     return Err(ImportError::Dangling {
                         origin: origin.clone(),
-                        object: ObjectRef::new(kind, "response"),
+                        object: ObjectRef::new(kind, "response").into(),
                         field: "(path)".into(),
                         target: format!("resource provider {uuid}"),
                     });
@@ -681,7 +681,7 @@ impl Tables {
                 }
                 return Err(ImportError::Dangling {
                     origin,
-                    object: ObjectRef::new("extra_specs", "response"),
+                    object: ObjectRef::new("extra_specs", "response").into(),
                     field: "(path)".into(),
                     target: format!("flavor `{}`", folder.unwrap_or_default()),
                 });

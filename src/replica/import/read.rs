@@ -181,7 +181,7 @@ fn duplicates(list: &[Obj<'_>], kind: &str) -> Result<(), ImportError> {
         if let Some(first) = seen.insert(o.name, o.origin) {
             return Err(ImportError::Duplicate {
                 origin: o.origin.to_owned(),
-                object: ObjectRef::new(kind, o.name),
+                object: ObjectRef::new(kind, o.name).into(),
                 first: first.to_owned(),
             });
         }
@@ -267,7 +267,7 @@ pub(super) fn read(docs: &[Document]) -> Result<LonghornCluster, ImportError> {
             let second = same.next().map_or("", |n| n.origin);
             return Err(ImportError::Duplicate {
                 origin: second.to_owned(),
-                object: ObjectRef::new("Node", name),
+                object: ObjectRef::new("Node", name).into(),
                 first: first.to_owned(),
             });
         }
@@ -760,7 +760,7 @@ fn read_replicas(
         if let Some(first) = seen.insert(r.name, r.origin) {
             return Err(ImportError::Duplicate {
                 origin: r.origin.to_owned(),
-                object: ObjectRef::new("Replica", r.name),
+                object: ObjectRef::new("Replica", r.name).into(),
                 first: first.to_owned(),
             });
         }

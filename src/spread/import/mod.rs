@@ -304,7 +304,7 @@ pub fn read(docs: &[Document]) -> Result<SwarmCluster, ImportError> {
             if let Some((_, first)) = service_at.get(key) {
                 return Err(ImportError::Duplicate {
                     origin: s.origin.clone(),
-                    object: crate::import::ObjectRef::new("Service", s.name.clone()),
+                    object: crate::import::ObjectRef::new("Service", s.name.clone()).into(),
                     first: first.clone(),
                 });
             }
@@ -335,7 +335,7 @@ pub fn read(docs: &[Document]) -> Result<SwarmCluster, ImportError> {
                     if let Some((_, first)) = node_at.get(&id) {
                         return Err(ImportError::Duplicate {
                             origin: origin.to_owned(),
-                            object: o.object_ref(),
+                            object: o.object_ref().into(),
                             first: (*first).to_owned(),
                         });
                     }
@@ -390,7 +390,7 @@ pub fn read(docs: &[Document]) -> Result<SwarmCluster, ImportError> {
         if let Some(first) = task_seen.insert(id, origin) {
             return Err(ImportError::Duplicate {
                 origin: origin.to_owned(),
-                object: o.object_ref(),
+                object: o.object_ref().into(),
                 first: first.to_owned(),
             });
         }
