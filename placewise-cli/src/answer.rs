@@ -46,10 +46,9 @@ pub(crate) enum CliError {
     /// A file is not valid YAML.
     #[error("{origin}: not valid YAML: {message}")]
     Yaml { origin: String, message: String },
-    /// The objects could not be imported (boxed: the error is large, and every function of
-    /// the command line returns it).
+    /// The objects could not be imported.
     #[error(transparent)]
-    Import(Box<ImportError>),
+    Import(#[from] ImportError),
     /// The command line asks for something the input cannot answer.
     #[error("{0}")]
     Usage(String),
@@ -60,12 +59,6 @@ pub(crate) enum CliError {
         #[source]
         source: std::io::Error,
     },
-}
-
-impl From<ImportError> for CliError {
-    fn from(e: ImportError) -> Self {
-        CliError::Import(Box::new(e))
-    }
 }
 
 /// One line per verdict, indented by `indent`: `host[ disk d]: passed`, or `rejected by` the rule that
