@@ -56,9 +56,7 @@ impl Document {
     pub fn from_json_dropping(origin: impl Into<String>, text: &str, unread: &Unread<'_>) -> Result<Self, ImportError> {
         let origin = origin.into();
         let mut de = serde_json::Deserializer::from_str(text);
-        let filter =
-            unread.below.iter().flat_map(|(_, keys)| keys.iter()).chain(unread.anywhere).fold(0, |m, k| m | key_bit(k));
-        let seed = Dropping { unread, filter, extra: &[] };
+        let seed = Dropping { unread, extra: &[] };
         let parsed = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|v| {
             de.end()?;
             Ok(v)
@@ -86,8 +84,6 @@ pub struct Unread<'k> {
 #[derive(Clone, Copy)]
 struct Dropping<'k> {
     unread: &'k Unread<'k>,
-    /// The [`key_bit`]s of every listed key: a key whose bit is not set is kept at once.
-    filter: u64,
     /// The keys dropped below the innermost member named in [`Unread::below`].
     extra: &'k [&'k str],
 }
@@ -95,7 +91,7 @@ struct Dropping<'k> {
 impl<'k> Dropping<'k> {
     #[inline]
     fn drops(&self, key: &str) -> bool {
-        self.filter & key_bit(key) != 0 && (self.unread.anywhere.contains(&key) || self.extra.contains(&key))
+        self.unread.anywhere.contains(&key) || self.extra.contains(&key)
     }
 
     /// The seed for the value of member `key`.
@@ -106,13 +102,6 @@ impl<'k> Dropping<'k> {
             None => self,
         }
     }
-}
-
-/// One of 64 bits, from a key's length and last byte.
-#[inline]
-fn key_bit(key: &str) -> u64 {
-    let last = key.as_bytes().last().copied().unwrap_or(0) as usize;
-    1 << ((key.len().wrapping_mul(7) ^ last) & 63)
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for Dropping<'_> {

@@ -139,7 +139,8 @@ pub const UNREAD: Unread<'static> = Unread {
 /// [`read`] of one JSON text (a `List`, or a single object), parsed without the members
 /// [`read`] never reads ([`UNREAD`], through
 /// [`Document::from_json_dropping`](crate::import::Document::from_json_dropping)): the same
-/// answer for about half the parsing cost of a `kubectl get -o json` dump. A fast path,
+/// answer for less: on the import bench's 10,000 nodes, 335 ms against 396 ms for
+/// `Document::from_json` then `read`. A fast path,
 /// pinned to `read` of the whole document by the tests.
 ///
 /// # Errors
