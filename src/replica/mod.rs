@@ -1190,7 +1190,9 @@ impl ReplicaScheduler {
                 pick
             }
         };
-        explanation.top = ranked.into_iter().map(|r| ranked_host(cx.cluster, r)).collect();
+        if self.explain {
+            explanation.top = ranked.into_iter().map(|r| ranked_host(cx.cluster, r)).collect();
+        }
         Ok(pick.and_then(|p| self.placement(cx.cluster, volume, replica, p)))
     }
 

@@ -734,8 +734,12 @@ impl<'a> Run<'a> {
         }
         let mut passing: Vec<HostId> =
             self.cluster.hosts().map(|(h, _)| h).filter(|&h| self.fails(h, true).is_none()).collect();
-        passing.sort_by(|&a, &b| self.full_order(a, b).then(a.cmp(&b)));
-        passing.truncate(k);
+        let order = |a: &HostId, b: &HostId| self.full_order(*a, *b).then(a.cmp(b));
+        if passing.len() > k {
+            passing.select_nth_unstable_by(k - 1, order);
+            passing.truncate(k);
+        }
+        passing.sort_by(order);
         let n = &*self.nodes;
         passing
             .into_iter()

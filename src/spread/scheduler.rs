@@ -475,6 +475,10 @@ mod tests {
         assert_eq!(top, [("b", vec![0.0, 0.0, 2.0]), ("c", vec![0.0, 1.0, 1.0]), ("a", vec![0.0, 2.0, 2.0])]);
         let names: Vec<&str> = out.explanation.top[0].terms.iter().map(|t| t.weigher.as_str()).collect();
         assert_eq!(names, ["failure penalty", "service tasks", "total tasks"]);
+        // Fewer than the passing nodes: the first of the same order.
+        let two = s.schedule(&cluster, &req.clone().explain(ExplainOptions { verdicts: false, top: 2 })).unwrap();
+        let names: Vec<&str> = two.explanation.top.iter().map(|r| r.host.as_str()).collect();
+        assert_eq!(names, ["b", "c"]);
         assert!(s.schedule(&cluster, &req.explain(ExplainOptions::default())).unwrap().explanation.top.is_empty());
     }
 
